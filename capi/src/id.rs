@@ -1,0 +1,247 @@
+//! Bundle entry IDs and target IDs.
+
+use std::ffi::c_char;
+
+use core_lib::id::{self, BundleEntryId, FeatureSetting, TargetId};
+
+use crate::bundle::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE;
+use crate::ffi::{array_arg, clangoffload_bytes, out_arg, str_arg, write_text};
+use crate::status::clangoffload_status;
+
+/// A bundle entry ID split into its parts; every view borrows the string
+/// given to `clangoffload_entry_id_parse`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_entry_id {
+    /// Offload kind (`host`, `openmp`, `hip`, `hipv4`, ...).
+    pub kind: clangoffload_bytes,
+    /// Triple architecture.
+    pub arch: clangoffload_bytes,
+    /// Triple vendor.
+    pub vendor: clangoffload_bytes,
+    /// Triple OS.
+    pub os: clangoffload_bytes,
+    /// Triple environment (often empty).
+    pub env: clangoffload_bytes,
+    /// Target ID (empty if absent); may contain `-` and `:`.
+    pub target_id: clangoffload_bytes,
+    /// Whether the kind is one the bundler accepts on its command line.
+    pub known_kind: bool,
+    /// Whether LLVM's triple parser knows the architecture.
+    pub known_arch: bool,
+}
+
+/// Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
+/// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_entry_id_parse(
+    text: *const c_char,
+    len: usize,
+    out: *mut clangoffload_entry_id,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for len bytes, as the caller promises.
+        let id = BundleEntryId::parse(unsafe { str_arg(text, len) }?)?;
+        let t = id.triple();
+        let view = |s: &str| clangoffload_bytes::of(s.as_bytes());
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_entry_id {
+            kind: view(id.kind()),
+            arch: view(t.arch),
+            vendor: view(t.vendor),
+            os: view(t.os),
+            env: view(t.env),
+            target_id: view(id.target_id()),
+            known_kind: id.has_known_kind(),
+            known_arch: t.has_known_arch(),
+        };
+        Ok(())
+    })
+}
+
+/// Writes the ID clang-offload-bundler 22 stores for the `-targets` entry
+/// `text`: triple normalised (amdhsa: empty environment), target ID dropped
+/// unless clang knows its processor. Output as `write_text`: NUL-terminated
+/// into `buf` (`cap` bytes), length without the NUL in `*out_len`;
+/// `BUFFER_TOO_SMALL` stores the length needed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_entry_id_normalize(
+    text: *const c_char,
+    len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for len bytes, as the caller promises.
+        let normalized = id::normalize_entry_id(unsafe { str_arg(text, len) }?)?;
+        // SAFETY: buf writable for cap bytes, out_len writable, as promised.
+        unsafe { write_text(normalized.as_bytes(), buf, cap, out_len) }
+    })
+}
+
+/// Whether a code object stored under entry ID `code_object` may be given to
+/// a request for entry ID `requested`, by the bundler's rules (see the
+/// README); `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
+    code_object: *const c_char,
+    code_object_len: usize,
+    requested: *const c_char,
+    requested_len: usize,
+    flags: u32,
+    out: *mut bool,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: both strings readable for their lengths, as promised.
+        let (co, req) = unsafe {
+            (
+                str_arg(code_object, code_object_len)?,
+                str_arg(requested, requested_len)?,
+            )
+        };
+        let (co, req) = (BundleEntryId::parse(co)?, BundleEntryId::parse(req)?);
+        let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = co.is_compatible_with(&req, hip_openmp);
+        Ok(())
+    })
+}
+
+/// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot
+/// be bundled together (same kind, triple and processor; a feature set in one
+/// and "any" in the other) and stores their indices, lower-sorting ID first.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if there is none.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
+    ids: *const clangoffload_bytes,
+    count: usize,
+    out_first: *mut usize,
+    out_second: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: count readable views, as the caller promises.
+        let views = unsafe { array_arg(ids, count) }?;
+        let mut parsed = Vec::new();
+        let mut index = Vec::new();
+        for (i, view) in views.iter().enumerate() {
+            // SAFETY: each view readable, as the caller promises.
+            let bytes = unsafe { view.as_slice() }?;
+            let text = std::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)?;
+            if let Ok(id) = BundleEntryId::parse(text) {
+                parsed.push(id);
+                index.push(i);
+            }
+        }
+        let (a, b) = id::find_conflicting_targets(&parsed).ok_or(clangoffload_status::NotFound)?;
+        let (a, b) = (index.get(a), index.get(b));
+        let (Some(&a), Some(&b)) = (a, b) else {
+            return Err(clangoffload_status::NotFound);
+        };
+        // SAFETY: writable, as the caller promises.
+        let (first, second) = unsafe { (out_arg(out_first)?, out_arg(out_second)?) };
+        *first = a;
+        *second = b;
+        Ok(())
+    })
+}
+
+/// The setting of a target feature.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum clangoffload_feature {
+    /// Not given ("any").
+    Any = 0,
+    /// `+`
+    On = 1,
+    /// `-`
+    Off = 2,
+}
+
+impl From<FeatureSetting> for clangoffload_feature {
+    fn from(s: FeatureSetting) -> Self {
+        match s {
+            FeatureSetting::Any => clangoffload_feature::Any,
+            FeatureSetting::On => clangoffload_feature::On,
+            FeatureSetting::Off => clangoffload_feature::Off,
+        }
+    }
+}
+
+/// A parsed AMDGPU target ID.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_target_id {
+    /// Canonical processor name (static storage; aliases resolved).
+    pub processor: clangoffload_bytes,
+    /// The `xnack` setting.
+    pub xnack: clangoffload_feature,
+    /// The `sramecc` setting.
+    pub sramecc: clangoffload_feature,
+}
+
+/// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor
+/// or alias, each feature at most once with a sign, only features the
+/// processor supports.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_target_id_parse(
+    text: *const c_char,
+    len: usize,
+    out: *mut clangoffload_target_id,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for len bytes, as the caller promises.
+        let id = TargetId::parse(unsafe { str_arg(text, len) }?)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_target_id {
+            processor: clangoffload_bytes::of(id.processor().as_bytes()),
+            xnack: id.xnack().into(),
+            sramecc: id.sramecc().into(),
+        };
+        Ok(())
+    })
+}
+
+/// Writes the canonical form of an AMDGPU target ID (canonical processor,
+/// features sorted: `gfx90a:sramecc+:xnack-`), as `write_text` does.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
+    text: *const c_char,
+    len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for len bytes, as the caller promises.
+        let id = TargetId::parse(unsafe { str_arg(text, len) }?)?;
+        let canonical = id.canonical().to_string();
+        // SAFETY: buf writable for cap bytes, out_len writable, as promised.
+        unsafe { write_text(canonical.as_bytes(), buf, cap, out_len) }
+    })
+}
+
+/// Whether code built for AMDGPU target ID `code_object` may run where
+/// `requested` is asked for: same processor, and every feature the code
+/// object sets is set the same way in the request ("any" accepts on and off).
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_target_id_is_compatible(
+    code_object: *const c_char,
+    code_object_len: usize,
+    requested: *const c_char,
+    requested_len: usize,
+    out: *mut bool,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: both strings readable for their lengths, as promised.
+        let (co, req) = unsafe {
+            (
+                TargetId::parse(str_arg(code_object, code_object_len)?)?,
+                TargetId::parse(str_arg(requested, requested_len)?)?,
+            )
+        };
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = co.is_compatible_with(&req);
+        Ok(())
+    })
+}

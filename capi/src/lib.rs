@@ -1,0 +1,48 @@
+//! The C ABI of clangoffload. Every exported function is a thin, panic-safe
+//! shell over the core crate: it checks its pointers, calls the core, and turns
+//! the result into a status code and out-parameters.
+//!
+//! Conventions (also in `include/clangoffload.h`): statuses are returned as
+//! [`clangoffload_status`]; out-parameters are written only on success; views
+//! borrow the caller's buffer.
+#![allow(non_camel_case_types)]
+
+#[macro_use]
+mod ffi;
+pub mod bundle;
+pub mod id;
+pub mod status;
+
+pub use bundle::*;
+pub use id::*;
+pub use status::*;
+
+/// Major version of the library; agrees with `clangoffload_version()`.
+pub const CLANGOFFLOAD_VERSION_MAJOR: u32 = 0;
+/// Minor version of the library.
+pub const CLANGOFFLOAD_VERSION_MINOR: u32 = 1;
+/// Patch version of the library.
+pub const CLANGOFFLOAD_VERSION_PATCH: u32 = 0;
+
+/// The library version as a static NUL-terminated string, e.g. `"0.1.0"`.
+/// Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn clangoffload_version() -> *const std::ffi::c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_constants_agree_with_the_package() {
+        let v = format!(
+            "{}.{}.{}",
+            super::CLANGOFFLOAD_VERSION_MAJOR,
+            super::CLANGOFFLOAD_VERSION_MINOR,
+            super::CLANGOFFLOAD_VERSION_PATCH
+        );
+        assert_eq!(v, env!("CARGO_PKG_VERSION"));
+        let s = unsafe { std::ffi::CStr::from_ptr(super::clangoffload_version()) };
+        assert_eq!(s.to_str().unwrap(), v);
+    }
+}

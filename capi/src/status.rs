@@ -1,0 +1,233 @@
+//! Status codes, their messages, and the detailed error record.
+
+use std::ffi::c_char;
+use std::io::Write;
+
+use core_lib::id::IdError;
+use core_lib::{Error, ErrorKind};
+
+use crate::ffi::out_arg;
+
+/// What a function did. The numbers are part of the ABI and are never reused;
+/// take a status you store or pass around as `uint32_t`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum clangoffload_status {
+    /// Success.
+    Ok = 0,
+    /// A required pointer was NULL.
+    NullArgument = 1,
+    /// An argument is out of range (misaligned pointer, unknown flag, length over `PTRDIFF_MAX`).
+    InvalidArgument = 2,
+    /// A string argument is not UTF-8.
+    InvalidUtf8 = 3,
+    /// An output buffer is too small; the length needed was stored.
+    BufferTooSmall = 4,
+    /// An index is past the end.
+    IndexOutOfRange = 5,
+    /// Nothing matched.
+    NotFound = 6,
+    /// Memory could not be allocated.
+    OutOfMemory = 7,
+    /// The input is not a bundle (no magic).
+    NotABundle = 10,
+    /// The input ends inside a header field.
+    Truncated = 11,
+    /// The entry count cannot fit in the input.
+    CountTooLarge = 12,
+    /// An entry ID runs past the end of the input.
+    IdOutOfBounds = 13,
+    /// An entry ID is empty.
+    EmptyId = 14,
+    /// An entry's payload offset is 0.
+    ZeroOffset = 15,
+    /// An entry's payload offset plus size overflows.
+    PayloadOverflow = 16,
+    /// An entry's payload ends past the end of the input.
+    PayloadOutOfBounds = 17,
+    /// A bundle alignment of 0 was requested.
+    ZeroAlignment = 18,
+    /// A bundle to write would exceed 2^64 bytes.
+    LayoutOverflow = 19,
+    /// A bundle entry ID has fewer than 5 components.
+    EntryIdTooFewComponents = 30,
+    /// A target ID has no processor.
+    TargetIdEmptyProcessor = 31,
+    /// A target feature lacks its `+`/`-`.
+    TargetIdMissingSign = 32,
+    /// A target feature other than `sramecc`/`xnack`.
+    TargetIdUnknownFeature = 33,
+    /// A target feature given twice.
+    TargetIdDuplicateFeature = 34,
+    /// The processor is unknown.
+    TargetIdUnknownProcessor = 35,
+    /// The processor does not support a feature the ID sets.
+    TargetIdUnsupportedFeature = 36,
+    /// A bug: the library panicked. Please report it.
+    Panic = 255,
+}
+
+impl clangoffload_status {
+    fn message(self) -> &'static str {
+        use clangoffload_status as S;
+        match self {
+            S::Ok => "success\0",
+            S::NullArgument => "a required pointer argument is NULL\0",
+            S::InvalidArgument => "invalid argument\0",
+            S::InvalidUtf8 => "string argument is not UTF-8\0",
+            S::BufferTooSmall => "output buffer too small\0",
+            S::IndexOutOfRange => "index out of range\0",
+            S::NotFound => "not found\0",
+            S::OutOfMemory => "out of memory\0",
+            S::NotABundle => "not a bundle: missing magic\0",
+            S::Truncated => "truncated header\0",
+            S::CountTooLarge => "entry count cannot fit in the input\0",
+            S::IdOutOfBounds => "entry ID runs past the end of the input\0",
+            S::EmptyId => "empty entry ID\0",
+            S::ZeroOffset => "entry payload offset is 0\0",
+            S::PayloadOverflow => "entry payload offset + size overflows\0",
+            S::PayloadOutOfBounds => "entry payload ends past the end of the input\0",
+            S::ZeroAlignment => "bundle alignment must be at least 1\0",
+            S::LayoutOverflow => "bundle layout overflows 64 bits\0",
+            S::EntryIdTooFewComponents => {
+                "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
+            }
+            S::TargetIdEmptyProcessor => "target ID has no processor\0",
+            S::TargetIdMissingSign => "target feature does not end in '+' or '-'\0",
+            S::TargetIdUnknownFeature => "unknown target feature\0",
+            S::TargetIdDuplicateFeature => "target feature given twice\0",
+            S::TargetIdUnknownProcessor => "unknown processor\0",
+            S::TargetIdUnsupportedFeature => "processor does not support the target feature\0",
+            S::Panic => "internal error (panic) in clangoffload\0",
+        }
+    }
+
+    fn from_u32(n: u32) -> Option<Self> {
+        use clangoffload_status as S;
+        const ALL: &[clangoffload_status] = &[
+            S::Ok,
+            S::NullArgument,
+            S::InvalidArgument,
+            S::InvalidUtf8,
+            S::BufferTooSmall,
+            S::IndexOutOfRange,
+            S::NotFound,
+            S::OutOfMemory,
+            S::NotABundle,
+            S::Truncated,
+            S::CountTooLarge,
+            S::IdOutOfBounds,
+            S::EmptyId,
+            S::ZeroOffset,
+            S::PayloadOverflow,
+            S::PayloadOutOfBounds,
+            S::ZeroAlignment,
+            S::LayoutOverflow,
+            S::EntryIdTooFewComponents,
+            S::TargetIdEmptyProcessor,
+            S::TargetIdMissingSign,
+            S::TargetIdUnknownFeature,
+            S::TargetIdDuplicateFeature,
+            S::TargetIdUnknownProcessor,
+            S::TargetIdUnsupportedFeature,
+            S::Panic,
+        ];
+        ALL.iter().copied().find(|s| *s as u32 == n)
+    }
+}
+
+impl From<ErrorKind> for clangoffload_status {
+    fn from(kind: ErrorKind) -> Self {
+        use clangoffload_status as S;
+        match kind {
+            ErrorKind::BadMagic => S::NotABundle,
+            ErrorKind::Truncated { .. } => S::Truncated,
+            ErrorKind::CountTooLarge { .. } => S::CountTooLarge,
+            ErrorKind::IdOutOfBounds { .. } => S::IdOutOfBounds,
+            ErrorKind::EmptyId => S::EmptyId,
+            ErrorKind::ZeroOffset => S::ZeroOffset,
+            ErrorKind::PayloadOverflow { .. } => S::PayloadOverflow,
+            ErrorKind::PayloadOutOfBounds { .. } => S::PayloadOutOfBounds,
+            ErrorKind::ZeroAlignment => S::ZeroAlignment,
+            ErrorKind::LayoutOverflow => S::LayoutOverflow,
+            ErrorKind::OutOfMemory { .. } => S::OutOfMemory,
+            _ => S::InvalidArgument,
+        }
+    }
+}
+
+impl From<IdError> for clangoffload_status {
+    fn from(e: IdError) -> Self {
+        use clangoffload_status as S;
+        match e {
+            IdError::TooFewComponents { .. } => S::EntryIdTooFewComponents,
+            IdError::EmptyProcessor => S::TargetIdEmptyProcessor,
+            IdError::MissingFeatureSign { .. } => S::TargetIdMissingSign,
+            IdError::UnknownFeature { .. } => S::TargetIdUnknownFeature,
+            IdError::DuplicateFeature { .. } => S::TargetIdDuplicateFeature,
+            IdError::UnknownProcessor => S::TargetIdUnknownProcessor,
+            IdError::UnsupportedFeature => S::TargetIdUnsupportedFeature,
+            _ => S::InvalidArgument,
+        }
+    }
+}
+
+/// A static, NUL-terminated English message for any status value (unknown
+/// values get "unknown status"). Never NULL; do not free.
+#[no_mangle]
+pub extern "C" fn clangoffload_status_message(status: u32) -> *const c_char {
+    clangoffload_status::from_u32(status)
+        .map_or("unknown status\0", clangoffload_status::message)
+        .as_ptr()
+        .cast()
+}
+
+/// Sentinel in `clangoffload_error.entry` when the error is not in an entry.
+pub const CLANGOFFLOAD_NO_ENTRY: u64 = u64::MAX;
+
+/// Where and why an input was rejected: filled by the functions that take a
+/// `clangoffload_error *` (which may be NULL when the details are not wanted).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_error {
+    /// The status the function returned.
+    pub status: u32,
+    /// Byte offset of the offending field from the start of the input.
+    pub offset: u64,
+    /// Index of the offending entry, or `CLANGOFFLOAD_NO_ENTRY`.
+    pub entry: u64,
+    /// A precise NUL-terminated description, with the values at fault.
+    pub message: [c_char; 256],
+}
+
+impl clangoffload_error {
+    pub(crate) fn from_core(e: &Error) -> Self {
+        let mut err = clangoffload_error {
+            status: clangoffload_status::from(e.kind()) as u32,
+            offset: e.offset(),
+            entry: e.entry().unwrap_or(CLANGOFFLOAD_NO_ENTRY),
+            message: [0; 256],
+        };
+        let mut buf = [0u8; 255];
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        // Truncation of an over-long message is fine: the cursor stops at 255 bytes.
+        let _ = write!(cursor, "{e}");
+        let n = usize::try_from(cursor.position()).unwrap_or(0);
+        for (dst, src) in err.message.iter_mut().zip(&buf[..n]) {
+            *dst = c_char::from_ne_bytes([*src]);
+        }
+        err
+    }
+}
+
+/// Stores `e` into the caller's optional error record.
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `clangoffload_error`.
+pub(crate) unsafe fn report(e: &Error, out: *mut clangoffload_error) -> clangoffload_status {
+    // SAFETY: forwarded to the caller; NULL means "not wanted".
+    if let Ok(slot) = unsafe { out_arg(out) } {
+        *slot = clangoffload_error::from_core(e);
+    }
+    clangoffload_status::from(e.kind())
+}

@@ -1,0 +1,292 @@
+//! clang-offload-bundler's binary bundle ("uncompressed bundle").
+//!
+//! ```text
+//! 0   24 B  "__CLANG_OFFLOAD_BUNDLE__"
+//! 24  u64   N, the number of entries
+//! 32        N descriptors, back to back: u64 offset, u64 size, u64 id_len, id bytes
+//! ...       payloads at their (absolute) offsets; gaps are zero
+//! ```
+//! All integers are little-endian. [`Bundle::parse`] checks every descriptor
+//! before it returns; [`Bundle::parse_lenient`] checks only the magic so that a
+//! loader can still take the good entries in front of a bad one.
+
+use zerocopy::little_endian::U64;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::bytes::{range, to_u64, Cursor};
+use crate::{Error, ErrorKind, Field, Result};
+
+#[cfg(feature = "alloc")]
+mod validate;
+#[cfg(feature = "alloc")]
+mod writer;
+
+#[cfg(feature = "alloc")]
+pub use validate::BundleDiagnostic;
+#[cfg(feature = "alloc")]
+pub use writer::{write_bundle, BundleLayout};
+
+/// The magic that starts every binary bundle.
+pub const BUNDLE_MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
+
+/// The fixed part of a bundle header.
+#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct BundleHeader {
+    /// [`BUNDLE_MAGIC`].
+    pub magic: [u8; 24],
+    /// Number of entry descriptors that follow.
+    pub entry_count: U64,
+}
+const _: () = assert!(core::mem::size_of::<BundleHeader>() == 32);
+
+/// The fixed part of an entry descriptor; `id_len` bytes of ID follow it.
+#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct BundleEntryDescriptor {
+    /// Absolute offset of the payload from the start of the bundle.
+    pub offset: U64,
+    /// Payload size in bytes.
+    pub size: U64,
+    /// Length of the entry ID that follows.
+    pub id_len: U64,
+}
+const _: () = assert!(core::mem::size_of::<BundleEntryDescriptor>() == 24);
+
+const HEADER_SIZE: u64 = 32;
+const DESCRIPTOR_SIZE: u64 = 24;
+
+/// A binary bundle: a checked header over a borrowed buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Bundle<'data> {
+    data: &'data [u8],
+    entry_count: u64,
+    /// End of the descriptor table, known once every descriptor has been read.
+    header_end: Option<u64>,
+}
+
+/// One entry of a bundle: its ID and payload, both borrowed from the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BundleEntry<'data> {
+    index: u64,
+    descriptor_offset: u64,
+    id: &'data [u8],
+    offset: u64,
+    payload: &'data [u8],
+}
+
+impl<'data> Bundle<'data> {
+    /// Whether `data` starts with the bundle magic.
+    pub fn is_bundle(data: &[u8]) -> bool {
+        data.starts_with(BUNDLE_MAGIC)
+    }
+
+    /// Parses a bundle and checks every descriptor: the count must fit in the
+    /// input, every ID and payload must lie inside it. Payload bytes are not read.
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        let mut bundle = Self::parse_lenient(data)?;
+        let max = to_u64(data.len()).saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE;
+        if bundle.entry_count > max {
+            return Err(Error::new(
+                ErrorKind::CountTooLarge {
+                    count: bundle.entry_count,
+                    max,
+                },
+                24,
+            ));
+        }
+        let mut entries = bundle.entries();
+        for entry in &mut entries {
+            entry?;
+        }
+        bundle.header_end = Some(entries.cursor.offset());
+        Ok(bundle)
+    }
+
+    /// Parses only the magic and the entry count. Descriptors are checked as
+    /// [`Bundle::entries`] reaches them, so the good entries in front of a bad
+    /// one can still be used.
+    pub fn parse_lenient(data: &'data [u8]) -> Result<Self> {
+        let mut cursor = Cursor::at(data, 0);
+        let Some(header) = cursor.read::<BundleHeader>() else {
+            return Err(if Self::is_bundle(data) {
+                Error::new(
+                    truncated(Field::EntryCount, 8, data.len().saturating_sub(24)),
+                    24,
+                )
+            } else if BUNDLE_MAGIC.starts_with(data) && !data.is_empty() {
+                Error::new(truncated(Field::BundleMagic, 24, data.len()), 0)
+            } else {
+                Error::new(ErrorKind::BadMagic, 0)
+            });
+        };
+        if &header.magic != BUNDLE_MAGIC {
+            return Err(Error::new(ErrorKind::BadMagic, 0));
+        }
+        Ok(Bundle {
+            data,
+            entry_count: header.entry_count.get(),
+            header_end: None,
+        })
+    }
+
+    /// The whole input buffer the bundle was parsed from.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// The entry count stored in the header (checked only by [`Bundle::parse`]).
+    pub fn entry_count(&self) -> u64 {
+        self.entry_count
+    }
+
+    /// The size of the header (magic, count and descriptors), if every
+    /// descriptor was checked by [`Bundle::parse`].
+    pub fn header_len(&self) -> Option<u64> {
+        self.header_end
+    }
+
+    /// The entries in file order. Each descriptor is read when it is reached;
+    /// after an error the iterator ends.
+    pub fn entries(&self) -> BundleEntryIter<'data> {
+        BundleEntryIter {
+            data: self.data,
+            cursor: Cursor::at(self.data, 32),
+            next_index: 0,
+            entry_count: self.entry_count,
+        }
+    }
+}
+
+fn truncated(field: Field, needed: u64, available: usize) -> ErrorKind {
+    ErrorKind::Truncated {
+        field,
+        needed,
+        available: to_u64(available),
+    }
+}
+
+impl<'data> BundleEntry<'data> {
+    /// Position of the entry in the file's descriptor table.
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The entry ID exactly as stored (bytes: IDs in files need not be UTF-8).
+    pub fn id(&self) -> &'data [u8] {
+        self.id
+    }
+
+    /// The entry ID if it is UTF-8.
+    pub fn id_str(&self) -> Option<&'data str> {
+        core::str::from_utf8(self.id).ok()
+    }
+
+    /// Absolute offset of the payload in the bundle.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Payload size in bytes.
+    pub fn size(&self) -> u64 {
+        to_u64(self.payload.len())
+    }
+
+    /// The payload, borrowed from the input.
+    pub fn payload(&self) -> &'data [u8] {
+        self.payload
+    }
+
+    /// Offset of this entry's descriptor in the header.
+    pub fn descriptor_offset(&self) -> u64 {
+        self.descriptor_offset
+    }
+}
+
+/// Iterator over a bundle's entries in file order; see [`Bundle::entries`].
+#[derive(Debug, Clone)]
+pub struct BundleEntryIter<'data> {
+    data: &'data [u8],
+    cursor: Cursor<'data>,
+    next_index: u64,
+    entry_count: u64,
+}
+
+impl<'data> BundleEntryIter<'data> {
+    fn read_entry(&mut self, index: u64) -> Result<BundleEntry<'data>> {
+        let descriptor_offset = self.cursor.offset();
+        let at = |kind, offset| Error::new(kind, offset).in_entry(index);
+        let Some(descriptor) = self.cursor.read::<BundleEntryDescriptor>() else {
+            let left = self.cursor.remaining();
+            let (field, field_start) = match left {
+                0..=7 => (Field::EntryOffset, 0),
+                8..=15 => (Field::EntrySize, 8),
+                _ => (Field::IdLength, 16),
+            };
+            return Err(at(
+                truncated(field, 8, left.saturating_sub(field_start)),
+                descriptor_offset.saturating_add(to_u64(field_start)),
+            ));
+        };
+        let (offset, size, id_len) = (
+            descriptor.offset.get(),
+            descriptor.size.get(),
+            descriptor.id_len.get(),
+        );
+        let id_offset = self.cursor.offset();
+        let Some(id) = self.cursor.read_bytes(id_len) else {
+            let available = to_u64(self.cursor.remaining());
+            return Err(at(
+                ErrorKind::IdOutOfBounds {
+                    len: id_len,
+                    available,
+                },
+                id_offset.saturating_sub(8),
+            ));
+        };
+        if id.is_empty() {
+            return Err(at(ErrorKind::EmptyId, id_offset.saturating_sub(8)));
+        }
+        if offset == 0 {
+            return Err(at(ErrorKind::ZeroOffset, descriptor_offset));
+        }
+        if offset.checked_add(size).is_none() {
+            return Err(at(
+                ErrorKind::PayloadOverflow { offset, size },
+                descriptor_offset,
+            ));
+        }
+        let Some(payload) = range(self.data, offset, size) else {
+            let len = to_u64(self.data.len());
+            return Err(at(
+                ErrorKind::PayloadOutOfBounds { offset, size, len },
+                descriptor_offset,
+            ));
+        };
+        Ok(BundleEntry {
+            index,
+            descriptor_offset,
+            id,
+            offset,
+            payload,
+        })
+    }
+}
+
+impl<'data> Iterator for BundleEntryIter<'data> {
+    type Item = Result<BundleEntry<'data>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next_index >= self.entry_count {
+            return None;
+        }
+        let index = self.next_index;
+        self.next_index = self.next_index.saturating_add(1);
+        let entry = self.read_entry(index);
+        if entry.is_err() {
+            self.cursor.finish();
+            self.next_index = self.entry_count;
+        }
+        Some(entry)
+    }
+}

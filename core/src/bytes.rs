@@ -1,0 +1,96 @@
+//! The one place that does offset arithmetic on untrusted input: a bounded
+//! cursor and checked ranges. Every format reads through it.
+
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+
+/// Widens a length or position to the `u64` that offsets in files use.
+pub(crate) fn to_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// The `size` bytes at `offset`, or `None` if any of them lie outside `data`.
+pub(crate) fn range(data: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(size).ok()?)?;
+    data.get(start..end)
+}
+
+/// A read position inside a buffer that can only move forward and never past
+/// the end.
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor<'data> {
+    data: &'data [u8],
+    pos: usize,
+}
+
+impl<'data> Cursor<'data> {
+    pub(crate) fn at(data: &'data [u8], pos: usize) -> Self {
+        Cursor {
+            data,
+            pos: pos.min(data.len()),
+        }
+    }
+
+    /// The current position as a file offset.
+    pub(crate) fn offset(&self) -> u64 {
+        to_u64(self.pos)
+    }
+
+    pub(crate) fn remaining(&self) -> usize {
+        self.data.len().saturating_sub(self.pos)
+    }
+
+    /// Reads a fixed-layout record, or returns `None` (without moving) if it
+    /// does not fit.
+    pub(crate) fn read<T>(&mut self) -> Option<&'data T>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned,
+    {
+        let rest = self.data.get(self.pos..)?;
+        let (value, _) = T::ref_from_prefix(rest).ok()?;
+        self.pos = self.pos.checked_add(core::mem::size_of::<T>())?;
+        Some(value)
+    }
+
+    /// Reads `len` bytes, or returns `None` (without moving) if they do not fit.
+    pub(crate) fn read_bytes(&mut self, len: u64) -> Option<&'data [u8]> {
+        let bytes = range(self.data, self.offset(), len)?;
+        self.pos = self.pos.checked_add(bytes.len())?;
+        Some(bytes)
+    }
+
+    /// Moves to the end so that every later read fails: used after an error so
+    /// an iterator cannot spin on a bad record.
+    pub(crate) fn finish(&mut self) {
+        self.pos = self.data.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_rejects_overflow_and_out_of_bounds() {
+        let data = [0u8; 8];
+        assert_eq!(range(&data, 2, 3), Some(&data[2..5]));
+        assert_eq!(range(&data, 8, 0), Some(&data[8..8]));
+        assert_eq!(range(&data, 9, 0), None);
+        assert_eq!(range(&data, 4, 5), None);
+        assert_eq!(range(&data, u64::MAX, 2), None);
+        assert_eq!(range(&data, 1, u64::MAX), None);
+    }
+
+    #[test]
+    fn cursor_does_not_move_on_failed_reads() {
+        let data = [1u8, 2, 3];
+        let mut c = Cursor::at(&data, 0);
+        assert_eq!(c.read_bytes(4), None);
+        assert_eq!(c.offset(), 0);
+        assert_eq!(c.read_bytes(2), Some(&data[..2]));
+        assert_eq!(c.remaining(), 1);
+        c.finish();
+        assert_eq!(c.read_bytes(0), Some(&[][..]));
+        assert_eq!(c.read_bytes(1), None);
+    }
+}

@@ -1,0 +1,75 @@
+//! The entry IDs the bundler writes for the targets it is given.
+
+use alloc::format;
+use alloc::string::String;
+
+use super::processor::PROCESSORS;
+use super::{BundleEntryId, IdError};
+
+/// NVIDIA processors clang 22 knows as offload architectures.
+const CUDA_ARCHS: &[&str] = &[
+    "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60",
+    "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89",
+    "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110",
+    "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a",
+];
+
+fn or_unknown(component: &str) -> &str {
+    if component.is_empty() {
+        "unknown"
+    } else {
+        component
+    }
+}
+
+/// Whether clang knows `name` as an offload architecture: the only target IDs
+/// the bundler keeps in the IDs it writes. AMDGPU alias names are not among them.
+pub fn is_offload_arch(name: &str) -> bool {
+    CUDA_ARCHS.contains(&name)
+        || PROCESSORS.iter().any(|p| p.name == name)
+        || name == "amdgcnspirv"
+        || name == "generic"
+}
+
+/// The ID clang-offload-bundler 22 writes for a `-targets` entry: the triple
+/// normalised to four fields (`amdhsa` triples to three and an empty
+/// environment) and the target ID dropped unless its processor is a known
+/// offload architecture. Features are kept as given.
+///
+/// ```
+/// use clangoffload::id::normalize_entry_id;
+/// assert_eq!(normalize_entry_id("hip-amdgcn-amd-amdhsa-unknown-gfx906").unwrap(),
+///            "hip-amdgcn-amd-amdhsa--gfx906");
+/// assert_eq!(normalize_entry_id("host-x86_64-unknown-linux-gnu").unwrap(),
+///            "host-x86_64-unknown-linux-gnu-");
+/// ```
+pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
+    let id = BundleEntryId::parse(text)?;
+    let processor = id.target_id().split(':').next().unwrap_or("");
+    let target_id = if is_offload_arch(processor) {
+        id.target_id()
+    } else {
+        ""
+    };
+    let t = id.triple();
+    Ok(if t.is_amdhsa() {
+        format!(
+            "{}-{}-{}-{}--{}",
+            id.kind(),
+            t.arch,
+            or_unknown(t.vendor),
+            t.os,
+            target_id
+        )
+    } else {
+        format!(
+            "{}-{}-{}-{}-{}-{}",
+            id.kind(),
+            t.arch,
+            or_unknown(t.vendor),
+            or_unknown(t.os),
+            or_unknown(t.env),
+            target_id
+        )
+    })
+}

@@ -1,0 +1,137 @@
+//! The AMDGPU processors LLVM 22 knows, their alias names, the target features
+//! each supports, and the generic family the HIP runtime falls back to.
+
+/// One AMDGPU processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Processor {
+    /// Canonical name, e.g. `gfx90a`.
+    pub name: &'static str,
+    /// Other names LLVM accepts for it, e.g. `fiji` for `gfx803`.
+    pub aliases: &'static [&'static str],
+    /// Whether `xnack` may be given in its target ID.
+    pub xnack: bool,
+    /// Whether `sramecc` may be given in its target ID.
+    pub sramecc: bool,
+    /// The generic processor whose code the HIP runtime also loads on it.
+    pub generic: Option<&'static str>,
+}
+
+const fn p(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    xnack: bool,
+    sramecc: bool,
+    generic: Option<&'static str>,
+) -> Processor {
+    Processor {
+        name,
+        aliases,
+        xnack,
+        sramecc,
+        generic,
+    }
+}
+
+const G9: Option<&str> = Some("gfx9-generic");
+const G94: Option<&str> = Some("gfx9-4-generic");
+const G101: Option<&str> = Some("gfx10-1-generic");
+const G103: Option<&str> = Some("gfx10-3-generic");
+const G11: Option<&str> = Some("gfx11-generic");
+const G12: Option<&str> = Some("gfx12-generic");
+
+/// Every AMDGPU processor of LLVM 22, specific ones first, then generic ones.
+pub const PROCESSORS: &[Processor] = &[
+    p("gfx600", &["tahiti"], false, false, None),
+    p("gfx601", &["pitcairn", "verde"], false, false, None),
+    p("gfx602", &["hainan", "oland"], false, false, None),
+    p("gfx700", &["kaveri"], false, false, None),
+    p("gfx701", &["hawaii"], false, false, None),
+    p("gfx702", &[], false, false, None),
+    p("gfx703", &["kabini", "mullins"], false, false, None),
+    p("gfx704", &["bonaire"], false, false, None),
+    p("gfx705", &[], false, false, None),
+    p("gfx801", &["carrizo"], true, false, None),
+    p("gfx802", &["iceland", "tonga"], false, false, None),
+    p(
+        "gfx803",
+        &["fiji", "polaris10", "polaris11"],
+        false,
+        false,
+        None,
+    ),
+    p("gfx805", &["tongapro"], false, false, None),
+    p("gfx810", &["stoney"], true, false, None),
+    p("gfx900", &[], true, false, G9),
+    p("gfx902", &[], true, false, G9),
+    p("gfx904", &[], true, false, G9),
+    p("gfx906", &[], true, true, G9),
+    p("gfx908", &[], true, true, None),
+    p("gfx909", &[], true, false, G9),
+    p("gfx90a", &[], true, true, None),
+    p("gfx90c", &[], true, false, G9),
+    p("gfx942", &[], true, true, G94),
+    p("gfx950", &[], true, true, G94),
+    p("gfx1010", &[], true, false, G101),
+    p("gfx1011", &[], true, false, G101),
+    p("gfx1012", &[], true, false, G101),
+    p("gfx1013", &[], true, false, G101),
+    p("gfx1030", &[], false, false, G103),
+    p("gfx1031", &[], false, false, G103),
+    p("gfx1032", &[], false, false, G103),
+    p("gfx1033", &[], false, false, G103),
+    p("gfx1034", &[], false, false, G103),
+    p("gfx1035", &[], false, false, G103),
+    p("gfx1036", &[], false, false, G103),
+    p("gfx1100", &[], false, false, G11),
+    p("gfx1101", &[], false, false, G11),
+    p("gfx1102", &[], false, false, G11),
+    p("gfx1103", &[], false, false, G11),
+    p("gfx1150", &[], false, false, G11),
+    p("gfx1151", &[], false, false, G11),
+    p("gfx1152", &[], false, false, G11),
+    p("gfx1153", &[], false, false, G11),
+    p("gfx1200", &[], false, false, G12),
+    p("gfx1201", &[], false, false, G12),
+    p("gfx1250", &[], false, false, None),
+    p("gfx1251", &[], false, false, None),
+    p("gfx9-generic", &[], true, false, None),
+    p("gfx9-4-generic", &[], true, true, None),
+    p("gfx10-1-generic", &[], true, false, None),
+    p("gfx10-3-generic", &[], false, false, None),
+    p("gfx11-generic", &[], false, false, None),
+    p("gfx12-generic", &[], false, false, None),
+];
+
+/// Looks a processor up by its canonical name or an alias (exact, as LLVM does).
+pub fn lookup(name: &str) -> Option<&'static Processor> {
+    PROCESSORS
+        .iter()
+        .find(|p| p.name == name || p.aliases.contains(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_resolve_to_canonical_names() {
+        assert_eq!(lookup("fiji").map(|p| p.name), Some("gfx803"));
+        assert_eq!(lookup("stoney").map(|p| p.name), Some("gfx810"));
+        assert_eq!(lookup("gfx90a").map(|p| p.name), Some("gfx90a"));
+        assert_eq!(lookup("gfx940"), None);
+        assert_eq!(lookup("GFX90A"), None);
+    }
+
+    #[test]
+    fn generic_families_point_at_known_generic_processors() {
+        for p in PROCESSORS {
+            if let Some(g) = p.generic {
+                let g = lookup(g).expect("generic processor in table");
+                assert!(g.generic.is_none());
+                // A generic target can only carry features its members have.
+                assert!(!g.xnack || p.xnack, "{}", p.name);
+                assert!(!g.sramecc || p.sramecc, "{}", p.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Picking the entry to load: the bundler's first-compatible rule and the HIP
+//! runtime's preference for a device.
+
+use core::fmt::{self, Write};
+
+use super::{BundleEntryId, TargetId, Triple};
+use crate::{Bundle, BundleEntry};
+
+/// The first entry, in file order, whose code object is compatible with
+/// `requested` ([`BundleEntryId::is_compatible_with`]) — what the HIP
+/// runtime's comgr does. Entries whose ID is not UTF-8 or does not parse are
+/// skipped; a damaged descriptor ends the search.
+pub fn first_compatible<'data>(
+    bundle: &Bundle<'data>,
+    requested: &BundleEntryId<'_>,
+    hip_openmp_compatible: bool,
+) -> Option<BundleEntry<'data>> {
+    bundle.entries().map_while(Result::ok).find(|entry| {
+        entry
+            .id_str()
+            .and_then(|id| BundleEntryId::parse(id).ok())
+            .is_some_and(|id| id.is_compatible_with(requested, hip_openmp_compatible))
+    })
+}
+
+/// Which of the HIP runtime's candidates an entry was chosen as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceMatch {
+    /// Code for the device's own processor.
+    Native,
+    /// Code for the processor's generic family (`gfx9-generic`, ...).
+    Generic,
+    /// SPIR-V, compiled for the device at load time.
+    SpirV,
+}
+
+const AMDHSA: Triple<'static> = Triple {
+    arch: "amdgcn",
+    vendor: "amd",
+    os: "amdhsa",
+    env: "",
+};
+const SPIRV: Triple<'static> = Triple {
+    arch: "spirv64",
+    vendor: "amd",
+    os: "amdhsa",
+    env: "",
+};
+
+/// The entry the HIP runtime would load on a device with target ID `device`
+/// (e.g. `gfx90a:sramecc+:xnack-`): native code first, then the generic
+/// family's, then SPIR-V; within each, the first compatible `hip`/`hipv4`
+/// entry in file order.
+pub fn select_for_device<'data>(
+    bundle: &Bundle<'data>,
+    device: &TargetId<'_>,
+) -> Option<(DeviceMatch, BundleEntry<'data>)> {
+    let mut native = SmallStr::new();
+    write!(native, "{}", device.canonical()).ok()?;
+    let found = |triple, target: &str| {
+        first_compatible(
+            bundle,
+            &BundleEntryId::from_parts("hipv4", triple, target),
+            false,
+        )
+    };
+    if let Some(entry) = found(AMDHSA, native.as_str()) {
+        return Some((DeviceMatch::Native, entry));
+    }
+    let generic = device
+        .amdgpu_processor()
+        .and_then(|p| p.generic)
+        .and_then(super::processor::lookup);
+    if let Some(generic) = generic {
+        let mut text = SmallStr::new();
+        write!(text, "{}", device.with_processor(generic).canonical()).ok()?;
+        if let Some(entry) = found(AMDHSA, text.as_str()) {
+            return Some((DeviceMatch::Generic, entry));
+        }
+    }
+    found(SPIRV, "amdgcnspirv").map(|entry| (DeviceMatch::SpirV, entry))
+}
+
+/// A fixed buffer long enough for any canonical AMDGPU target ID.
+struct SmallStr {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl SmallStr {
+    fn new() -> Self {
+        SmallStr {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        self.buf
+            .get(..self.len)
+            .and_then(|b| core::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+}
+
+impl Write for SmallStr {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}

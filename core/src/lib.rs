@@ -1,0 +1,39 @@
+//! Zero-copy readers and writers for LLVM/Clang's offloading containers.
+//!
+//! Every reader is a view over a borrowed `&[u8]`: parsing checks the header once,
+//! keeps references into the input and never copies or allocates. Writers and the
+//! checks that need a scratch index (duplicate IDs, overlaps) live behind the
+//! `alloc` feature.
+//!
+//! Modules are named after the format they implement:
+//! - [`bundle`]: clang-offload-bundler's binary bundles (`__CLANG_OFFLOAD_BUNDLE__`).
+//! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    warn(
+        clippy::indexing_slicing,
+        clippy::arithmetic_side_effects,
+        clippy::as_conversions,
+        clippy::unwrap_used
+    )
+)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod bundle;
+mod bytes;
+mod error;
+pub mod id;
+
+pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
+pub use error::{Error, ErrorKind, Field};
+pub use id::{BundleEntryId, IdError, TargetId};
+
+/// The result type of every fallible reader in this crate.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
