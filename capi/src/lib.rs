@@ -14,6 +14,7 @@ pub mod id;
 pub mod status;
 
 pub use bundle::*;
+pub use ffi::clangoffload_bytes;
 pub use id::*;
 pub use status::*;
 

@@ -1,0 +1,346 @@
+//! Safe wrappers over the C ABI this tool ships: every call into the library
+//! goes through here, so the CLI exercises exactly what C users get.
+
+use std::ffi::{c_char, CStr};
+
+use c::{clangoffload_bytes, clangoffload_error, clangoffload_status as Status};
+use clangoffload as c;
+
+/// A failure reported by the library: its status and, where it has one, the
+/// precise message with offsets.
+#[derive(Debug, Clone)]
+pub struct AbiError {
+    pub message: String,
+}
+
+impl AbiError {
+    fn from_status(status: Status) -> Self {
+        // SAFETY: status_message returns a static NUL-terminated string.
+        let text = unsafe { CStr::from_ptr(c::clangoffload_status_message(status as u32)) };
+        AbiError {
+            message: text.to_string_lossy().into_owned(),
+        }
+    }
+
+    fn from_record(record: &clangoffload_error) -> Self {
+        let bytes: Vec<u8> = record
+            .message
+            .iter()
+            .take_while(|&&ch| ch != 0)
+            .map(|&ch| ch.to_ne_bytes()[0])
+            .collect();
+        AbiError {
+            message: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+}
+
+impl std::fmt::Display for AbiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn check(status: Status) -> Result<(), AbiError> {
+    if status == Status::Ok {
+        Ok(())
+    } else {
+        Err(AbiError::from_status(status))
+    }
+}
+
+fn empty_error() -> clangoffload_error {
+    clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    }
+}
+
+/// # Safety
+/// `view` must come from the library and borrow memory that outlives `'a`.
+unsafe fn view<'a>(view: clangoffload_bytes) -> &'a [u8] {
+    if view.ptr.is_null() || view.len == 0 {
+        return &[];
+    }
+    // SAFETY: the library hands out views of live memory, as the caller promises.
+    unsafe { std::slice::from_raw_parts(view.ptr, view.len) }
+}
+
+/// A parsed bundle, borrowing the bytes it was parsed from.
+pub struct Bundle<'data> {
+    handle: *mut c::clangoffload_bundle,
+    _data: std::marker::PhantomData<&'data [u8]>,
+}
+
+/// One entry of a [`Bundle`].
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'data> {
+    pub id: &'data [u8],
+    pub payload: &'data [u8],
+    pub offset: u64,
+}
+
+impl<'data> Bundle<'data> {
+    /// Parses strictly (every descriptor checked).
+    pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
+        let mut handle = std::ptr::null_mut();
+        let mut err = empty_error();
+        // SAFETY: data is live for 'data, which the returned value cannot outlive.
+        let status = unsafe {
+            c::clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, &mut err)
+        };
+        if status != Status::Ok {
+            return Err(if err.status == 0 {
+                AbiError::from_status(status)
+            } else {
+                AbiError::from_record(&err)
+            });
+        }
+        Ok(Bundle {
+            handle,
+            _data: std::marker::PhantomData,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        // SAFETY: the handle is live.
+        unsafe { c::clangoffload_bundle_entry_count(self.handle) }
+    }
+
+    pub fn entry(&self, index: usize) -> Option<Entry<'data>> {
+        let mut out = c::clangoffload_bundle_entry {
+            id: clangoffload_bytes {
+                ptr: std::ptr::null(),
+                len: 0,
+            },
+            payload: clangoffload_bytes {
+                ptr: std::ptr::null(),
+                len: 0,
+            },
+            offset: 0,
+            descriptor_offset: 0,
+        };
+        // SAFETY: the handle is live; out is a valid record.
+        let status = unsafe { c::clangoffload_bundle_get_entry(self.handle, index, &mut out) };
+        (status == Status::Ok).then(|| Entry {
+            // SAFETY: the views borrow the parsed buffer, live for 'data.
+            id: unsafe { view(out.id) },
+            // SAFETY: as above.
+            payload: unsafe { view(out.payload) },
+            offset: out.offset,
+        })
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = Entry<'data>> + '_ {
+        (0..self.len()).filter_map(|i| self.entry(i))
+    }
+
+    /// Questionable features (duplicates, overlaps, ...), as text.
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut count = 0usize;
+        // SAFETY: the handle is live; cap 0 with a NULL array only counts.
+        let status = unsafe {
+            c::clangoffload_bundle_validate(self.handle, std::ptr::null_mut(), 0, &mut count)
+        };
+        if status != Status::Ok || count == 0 {
+            return Vec::new();
+        }
+        let blank = c::clangoffload_bundle_diagnostic {
+            kind: c::clangoffload_diagnostic_kind::TrailingBytes,
+            a: 0,
+            b: 0,
+        };
+        let mut found = vec![blank; count];
+        // SAFETY: found has room for count records.
+        let status = unsafe {
+            c::clangoffload_bundle_validate(
+                self.handle,
+                found.as_mut_ptr(),
+                found.len(),
+                &mut count,
+            )
+        };
+        if status != Status::Ok {
+            return Vec::new();
+        }
+        found.iter().take(count).map(describe_diagnostic).collect()
+    }
+}
+
+fn describe_diagnostic(d: &c::clangoffload_bundle_diagnostic) -> String {
+    use c::clangoffload_diagnostic_kind as K;
+    match d.kind {
+        K::DuplicateId => format!("entries {} and {} have the same ID", d.a, d.b),
+        K::OverlappingPayloads => format!("payloads of entries {} and {} overlap", d.a, d.b),
+        K::PayloadOverlapsHeader => {
+            format!(
+                "payload of entry {} starts inside the header (which ends at {:#x})",
+                d.a, d.b
+            )
+        }
+        K::TrailingBytes => format!(
+            "{} bytes follow the end of the bundle at offset {:#x}",
+            d.b, d.a
+        ),
+    }
+}
+
+impl Drop for Bundle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from parse and is released once.
+        unsafe { c::clangoffload_bundle_free(self.handle) }
+    }
+}
+
+/// A bundle entry ID split into parts.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryId {
+    pub known_kind: bool,
+    pub known_arch: bool,
+}
+
+pub fn parse_entry_id(text: &str) -> Result<(EntryId, [String; 6]), AbiError> {
+    let empty = clangoffload_bytes {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
+    let mut out = c::clangoffload_entry_id {
+        kind: empty,
+        arch: empty,
+        vendor: empty,
+        os: empty,
+        env: empty,
+        target_id: empty,
+        known_kind: false,
+        known_arch: false,
+    };
+    // SAFETY: text is live for the call; out is a valid record.
+    check(unsafe { c::clangoffload_entry_id_parse(text.as_ptr().cast(), text.len(), &mut out) })?;
+    // SAFETY: the views borrow `text`, which is live here.
+    let part = |v| String::from_utf8_lossy(unsafe { view(v) }).into_owned();
+    let parts = [
+        part(out.kind),
+        part(out.arch),
+        part(out.vendor),
+        part(out.os),
+        part(out.env),
+        part(out.target_id),
+    ];
+    Ok((
+        EntryId {
+            known_kind: out.known_kind,
+            known_arch: out.known_arch,
+        },
+        parts,
+    ))
+}
+
+/// Calls a library function that writes text into a caller buffer,
+/// growing the buffer once if it is too small.
+fn text_out(
+    mut call: impl FnMut(*mut c_char, usize, &mut usize) -> Status,
+) -> Result<String, AbiError> {
+    let mut buf = vec![0u8; 128];
+    let mut len = 0usize;
+    let mut status = call(buf.as_mut_ptr().cast(), buf.len(), &mut len);
+    if status == Status::BufferTooSmall {
+        buf = vec![0u8; len.saturating_add(1)];
+        status = call(buf.as_mut_ptr().cast(), buf.len(), &mut len);
+    }
+    check(status)?;
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|_| AbiError::from_status(Status::InvalidUtf8))
+}
+
+pub fn normalize_entry_id(text: &str) -> Result<String, AbiError> {
+    text_out(|buf, cap, len| {
+        // SAFETY: text is live; buf is writable for cap bytes.
+        unsafe {
+            c::clangoffload_entry_id_normalize(text.as_ptr().cast(), text.len(), buf, cap, len)
+        }
+    })
+}
+
+pub fn entry_id_is_compatible(code_object: &[u8], requested: &str, hip_openmp: bool) -> bool {
+    let mut out = false;
+    let flags = if hip_openmp {
+        c::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE
+    } else {
+        0
+    };
+    // SAFETY: both strings are live for the call.
+    let status = unsafe {
+        c::clangoffload_entry_id_is_compatible(
+            code_object.as_ptr().cast(),
+            code_object.len(),
+            requested.as_ptr().cast(),
+            requested.len(),
+            flags,
+            &mut out,
+        )
+    };
+    status == Status::Ok && out
+}
+
+/// Indices of the first pair of entry IDs that may not be bundled together.
+pub fn find_conflict(ids: &[&str]) -> Option<(usize, usize)> {
+    let views: Vec<clangoffload_bytes> = ids
+        .iter()
+        .map(|s| clangoffload_bytes {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        })
+        .collect();
+    let (mut a, mut b) = (0usize, 0usize);
+    // SAFETY: views borrow `ids`, live for the call.
+    let status = unsafe {
+        c::clangoffload_entry_ids_find_conflict(views.as_ptr(), views.len(), &mut a, &mut b)
+    };
+    (status == Status::Ok).then_some((a, b))
+}
+
+/// The header bytes and payload offsets of a bundle.
+pub struct Layout {
+    pub header: Vec<u8>,
+    pub offsets: Vec<u64>,
+}
+
+pub fn bundle_layout(ids: &[&[u8]], sizes: &[u64], align: u64) -> Result<Layout, AbiError> {
+    let views: Vec<clangoffload_bytes> = ids
+        .iter()
+        .map(|s| clangoffload_bytes {
+            ptr: s.as_ptr(),
+            len: s.len(),
+        })
+        .collect();
+    let mut offsets = vec![0u64; ids.len()];
+    let mut header = vec![0u8; 4096];
+    let (mut header_len, mut total) = (0usize, 0u64);
+    for _ in 0..2 {
+        // SAFETY: views/sizes hold ids.len() records; header and offsets are
+        // writable for their lengths.
+        let status = unsafe {
+            c::clangoffload_bundle_layout(
+                views.as_ptr(),
+                sizes.as_ptr(),
+                views.len().min(sizes.len()),
+                align,
+                header.as_mut_ptr(),
+                header.len(),
+                &mut header_len,
+                offsets.as_mut_ptr(),
+                &mut total,
+            )
+        };
+        if status == Status::BufferTooSmall {
+            header = vec![0u8; header_len];
+            continue;
+        }
+        check(status)?;
+        header.truncate(header_len);
+        return Ok(Layout { header, offsets });
+    }
+    Err(AbiError::from_status(Status::BufferTooSmall))
+}

@@ -1,0 +1,401 @@
+//! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
+//! binary bundles with LLVM 22's flags, checks and messages.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use super::{sniff, Failure, Sniffed};
+use crate::abi::{self, Bundle};
+use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
+use crate::io::{os_message, write_zeros, Input, Payload};
+
+/// The validated command line.
+struct Args {
+    file_type: String,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    /// `-targets` as given.
+    targets: Vec<String>,
+    /// `-targets` as the bundler writes and matches them.
+    normalized: Vec<String>,
+    /// Index of the host target, if one was given.
+    host: Option<usize>,
+    align: u64,
+    allow_missing: bool,
+    hip_openmp: bool,
+    unbundle: bool,
+}
+
+/// Runs the tool; returns the process exit status.
+pub fn main(argv0: &str, args: &[String]) -> i32 {
+    let program = Path::new(argv0)
+        .file_name()
+        .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
+    let (parsed, errors) = flags::parse(OPTIONS, args, argv0);
+    if ["help", "help-list", "help-hidden", "help-list-hidden"]
+        .iter()
+        .any(|h| parsed.flag(h))
+    {
+        print!("{HELP}");
+        return 0;
+    }
+    if parsed.flag("version") {
+        println!(
+            "clang-offload-bundler version 22.1.8 (clangoffload {})",
+            env!("CARGO_PKG_VERSION")
+        );
+        return 0;
+    }
+    for e in &errors {
+        eprintln!("{program}: {e}");
+    }
+    let missing_type = parsed.last("type").is_none();
+    if missing_type {
+        eprintln!("{program}: for the --type option: must be specified at least once!");
+    }
+    if !errors.is_empty() || missing_type {
+        return 1;
+    }
+    if parsed.flag("h") {
+        print!("{HELP}");
+        return 0;
+    }
+    match run(&parsed, argv0) {
+        Ok(()) => 0,
+        Err(Failure(message)) => {
+            eprintln!("{argv0}: error: {message}");
+            1
+        }
+    }
+}
+
+fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
+    let inputs = merge_deprecated(parsed, "input", "inputs", argv0)?;
+    let outputs = merge_deprecated(parsed, "output", "outputs", argv0)?;
+    let file_type = parsed.last("type").unwrap_or_default().to_owned();
+    let unbundle = parsed.flag("unbundle");
+    if parsed.flag("list") {
+        if unbundle {
+            return fail("-unbundle and -list cannot be used together");
+        }
+        if inputs.len() != 1 {
+            return fail("only one input file supported for -list");
+        }
+        if !outputs.is_empty() {
+            return fail("-outputs option is invalid for -list");
+        }
+        if parsed.occurrences("targets") > 0 {
+            return fail("-targets option is invalid for -list");
+        }
+        return list(&file_type, &inputs[0]);
+    }
+    if parsed.flag("check-input-archive") {
+        if !unbundle {
+            return fail("-check-input-archive cannot be used while bundling");
+        }
+        if file_type != "a" {
+            return fail("-check-input-archive can only be used for unbundling archives (-type=a)");
+        }
+    }
+    if outputs.is_empty() {
+        return fail("no output file specified!");
+    }
+    if parsed.occurrences("targets") == 0 {
+        return fail("for the --targets option: must be specified at least once!");
+    }
+    let targets = parsed.list("targets").to_vec();
+    if unbundle {
+        if inputs.len() != 1 {
+            return fail("only one input file supported in unbundling mode");
+        }
+        if outputs.len() != targets.len() {
+            return fail("number of output files and targets should match in unbundling mode");
+        }
+    } else {
+        if file_type == "a" {
+            return fail("Archive files are only supported for unbundling");
+        }
+        if outputs.len() != 1 {
+            return fail("only one output file supported in bundling mode");
+        }
+        if inputs.len() != targets.len() {
+            return fail("number of input files and targets should match in bundling mode");
+        }
+    }
+    let (normalized, host) = check_targets(&targets, unbundle)?;
+    let args = Args {
+        file_type,
+        inputs,
+        outputs,
+        targets,
+        normalized,
+        host,
+        align: parsed
+            .last("bundle-align")
+            .map_or(Ok(1), str::parse)
+            .unwrap_or(1),
+        allow_missing: parsed.flag("allow-missing-bundles"),
+        hip_openmp: parsed.flag("hip-openmp-compatible"),
+        unbundle,
+    };
+    if parsed.flag("compress") {
+        return fail("compressed bundles (-compress) are not supported yet");
+    }
+    if args.unbundle {
+        unbundle_files(&args)
+    } else {
+        bundle_files(&args)
+    }
+}
+
+fn fail<T>(message: &str) -> Result<T, Failure> {
+    Err(Failure(message.to_owned()))
+}
+
+/// `-input` plus the deprecated comma-separated `-inputs` (likewise outputs).
+fn merge_deprecated(
+    parsed: &Parsed,
+    name: &str,
+    deprecated: &str,
+    argv0: &str,
+) -> Result<Vec<String>, Failure> {
+    let mut values = parsed.list(name).to_vec();
+    let old = parsed.list(deprecated);
+    if !old.is_empty() {
+        if !values.is_empty() {
+            return Err(Failure(format!(
+                "-{deprecated} and -{name} cannot be used together, use only -{name} instead"
+            )));
+        }
+        eprintln!("{argv0}: warning: -{deprecated} is deprecated, use -{name} instead");
+        values = old.to_vec();
+    }
+    Ok(values)
+}
+
+const TARGET_FORMAT: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
+
+/// LLVM's per-target checks, in its order; returns the normalised targets
+/// and the host target's index.
+fn check_targets(
+    targets: &[String],
+    unbundle: bool,
+) -> Result<(Vec<String>, Option<usize>), Failure> {
+    let mut normalized = Vec::with_capacity(targets.len());
+    let mut hosts = 0usize;
+    let mut host = None;
+    let mut hip_only = true;
+    for (i, target) in targets.iter().enumerate() {
+        if targets[..i].contains(target) {
+            return fail("Duplicate targets are not allowed");
+        }
+        let Ok((id, parts)) = abi::parse_entry_id(target) else {
+            return fail(TARGET_FORMAT);
+        };
+        if !id.known_kind || !id.known_arch {
+            let mut message = format!("invalid target '{target}'");
+            if !id.known_kind {
+                message += &format!(", unknown offloading kind '{}'", parts[0]);
+            }
+            if !id.known_arch {
+                message += &format!(", unknown target triple '{}'", parts[1..5].join("-"));
+            }
+            return Err(Failure(message));
+        }
+        if parts[0] == "host" {
+            hosts += 1;
+            host = Some(i);
+        }
+        hip_only &= parts[0] == "hip" || parts[0] == "hipv4";
+        normalized.push(abi::normalize_entry_id(target)?);
+    }
+    let texts: Vec<&str> = targets.iter().map(String::as_str).collect();
+    if let Some((a, b)) = abi::find_conflict(&texts) {
+        return Err(Failure(format!(
+            "Cannot bundle inputs with conflicting targets: '{}' and '{}'",
+            targets[a], targets[b]
+        )));
+    }
+    if (!unbundle && !hip_only && hosts != 1) || (unbundle && hosts > 1) {
+        return Err(Failure(format!(
+            "expecting exactly one host target but got {hosts}"
+        )));
+    }
+    Ok((normalized, host))
+}
+
+/// How `-type` says to read and write the files.
+fn check_type(file_type: &str) -> Result<(), Failure> {
+    match file_type {
+        "bc" | "gch" | "ast" | "o" => Ok(()),
+        "i" | "ii" | "cui" | "hipi" | "d" | "ll" | "s" => Err(Failure(format!(
+            "text bundles (-type={file_type}) are not supported yet"
+        ))),
+        "a" => fail("archives (-type=a) are not supported yet"),
+        other => Err(Failure(format!("'{other}': invalid file type specified"))),
+    }
+}
+
+fn open_input(path: &str) -> Result<Input, Failure> {
+    Input::open(Path::new(path)).map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
+}
+
+fn create_output(path: &str) -> Result<File, Failure> {
+    File::create(path).map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
+}
+
+/// The bundle in `input`, or `None` for a file that is not one (which the
+/// bundler treats as holding no bundles).
+fn read_bundle<'a>(
+    file_type: &str,
+    path: &str,
+    input: &'a Input,
+) -> Result<Option<Bundle<'a>>, Failure> {
+    match sniff(input.data()) {
+        Sniffed::Bundle => {}
+        Sniffed::CompressedBundle => {
+            return Err(Failure(format!(
+                "'{path}': compressed bundles are not supported yet"
+            )))
+        }
+        Sniffed::Object if file_type == "o" => {
+            return Err(Failure(format!(
+                "'{path}': object-file bundles (-type=o with a host object) are not supported yet"
+            )))
+        }
+        _ => return Ok(None),
+    }
+    Bundle::parse(input.data())
+        .map(Some)
+        .map_err(|e| Failure(format!("'{path}': malformed bundle: {e}")))
+}
+
+fn list(file_type: &str, path: &str) -> Result<(), Failure> {
+    let input = open_input(path)?;
+    check_type(file_type)?;
+    let Some(bundle) = read_bundle(file_type, path, &input)? else {
+        return Ok(());
+    };
+    let mut out = std::io::stdout().lock();
+    for entry in bundle.entries() {
+        out.write_all(entry.id)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Each entry, in file order, goes to the first still-open requested target
+/// it is compatible with.
+fn unbundle_files(args: &Args) -> Result<(), Failure> {
+    let path = &args.inputs[0];
+    let input = open_input(path)?;
+    check_type(&args.file_type)?;
+    let bundle = read_bundle(&args.file_type, path, &input)?;
+    let mut open: Vec<usize> = (0..args.targets.len()).collect();
+    let mut found_host = false;
+    for entry in bundle.iter().flat_map(|b| b.entries()) {
+        let valid = std::str::from_utf8(entry.id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
+        if !valid {
+            return fail("invalid bundle id read from the bundle");
+        }
+        let Some(slot) = open.iter().position(|&t| {
+            abi::entry_id_is_compatible(entry.id, &args.normalized[t], args.hip_openmp)
+        }) else {
+            continue;
+        };
+        let target = open.remove(slot);
+        let mut out = create_output(&args.outputs[target])?;
+        input.copy_range(entry.offset, entry.payload.len() as u64, &mut out)?;
+        found_host |= entry.id.starts_with(b"host-");
+    }
+    if !args.allow_missing && !open.is_empty() {
+        let mut missing: Vec<&str> = open.iter().map(|&t| args.normalized[t].as_str()).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        return Err(Failure(format!(
+            "Can't find bundles for {}",
+            english_list(&missing)
+        )));
+    }
+    if open.len() == args.targets.len() {
+        // Nothing matched: the input is taken to be the host's own file.
+        for &t in &open {
+            let mut out = create_output(&args.outputs[t])?;
+            if args.normalized[t].starts_with("host-") {
+                out.write_all(input.data())?;
+            }
+        }
+        return Ok(());
+    }
+    if !(found_host || args.host.is_none() || args.allow_missing) {
+        return fail("Can't find bundle for the host target");
+    }
+    for &t in &open {
+        create_output(&args.outputs[t])?;
+    }
+    Ok(())
+}
+
+/// `A`, `A and B`, `A, B, and C`.
+fn english_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [a, b] => format!("{a} and {b}"),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    }
+}
+
+fn bundle_files(args: &Args) -> Result<(), Failure> {
+    let payloads = args
+        .inputs
+        .iter()
+        .map(|p| {
+            Payload::open(Path::new(p)).map_err(|e| Failure(format!("'{p}': {}", os_message(&e))))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    check_type(&args.file_type)?;
+    if args.file_type == "o" {
+        let carrier = &payloads[args.host.unwrap_or(0)];
+        if sniff(&carrier.head(8)?) == Sniffed::Object {
+            return fail("object-file bundles (-type=o with a host object) are not supported yet");
+        }
+    }
+    if args.align == 0 {
+        return fail("invalid -bundle-align=0: the alignment must be at least 1");
+    }
+    let ids: Vec<&[u8]> = args.normalized.iter().map(|s| s.as_bytes()).collect();
+    let sizes: Vec<u64> = payloads.iter().map(Payload::len).collect();
+    let layout = abi::bundle_layout(&ids, &sizes, args.align)?;
+    let path = &args.outputs[0];
+    let written = (|| -> Result<(), Failure> {
+        let mut out = create_output(path)?;
+        out.write_all(&layout.header)?;
+        let mut at = layout.header.len() as u64;
+        for (payload, &offset) in payloads.iter().zip(&layout.offsets) {
+            write_zeros(&mut out, offset - at)?;
+            payload.copy_to(&mut out)?;
+            at = offset + payload.len();
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::english_list;
+
+    #[test]
+    fn missing_targets_are_listed_as_llvm_does() {
+        assert_eq!(english_list(&["a"]), "a");
+        assert_eq!(english_list(&["a", "b"]), "a and b");
+        assert_eq!(english_list(&["a", "b", "c"]), "a, b, and c");
+        assert_eq!(english_list(&["a", "b", "c", "d"]), "a, b, c, and d");
+    }
+}

@@ -1,0 +1,77 @@
+//! `clangoffload extract FILE [-o DIR]`: every entry to its own file, named
+//! `<file name>.<index>.<entry ID>` with the ID made safe as a file name.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::{sniff, Failure, Sniffed};
+use crate::abi::Bundle;
+use crate::io::{os_message, Input};
+
+pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
+    let (file, dir) = match args {
+        [file] => (file, PathBuf::from(".")),
+        [file, flag, dir] if flag == "-o" => (file, PathBuf::from(dir)),
+        _ => return Err(Failure("usage: clangoffload extract FILE [-o DIR]".into())),
+    };
+    let input = Input::open(Path::new(file))
+        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    if sniff(input.data()) != Sniffed::Bundle {
+        return Err(Failure(format!(
+            "'{file}': not an uncompressed offload bundle"
+        )));
+    }
+    let bundle = Bundle::parse(input.data())
+        .map_err(|e| Failure(format!("'{file}': malformed bundle: {e}")))?;
+    let stem = Path::new(file)
+        .file_name()
+        .map_or("bundle".into(), |n| n.to_string_lossy());
+    for (index, entry) in bundle.entries().enumerate() {
+        let path = dir.join(format!(
+            "{}.{index}.{}",
+            safe_name(stem.as_bytes()),
+            safe_name(entry.id)
+        ));
+        let mut out = File::create(&path)
+            .map_err(|e| Failure(format!("'{}': {}", path.display(), os_message(&e))))?;
+        input.copy_range(entry.offset, entry.payload.len() as u64, &mut out)?;
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// A file name that stays in its directory: only `[A-Za-z0-9._+:-]` is kept
+/// (anything else, including `/` and NUL, becomes `_`), and it cannot start
+/// with `.` (so `..` is impossible).
+pub fn safe_name(raw: &[u8]) -> String {
+    let mut name: String = raw
+        .iter()
+        .map(|&b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'+' | b':' | b'-' => {
+                char::from(b)
+            }
+            _ => '_',
+        })
+        .collect();
+    if name.is_empty() || name.starts_with('.') {
+        name.insert(0, '_');
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_name;
+
+    #[test]
+    fn names_from_ids_cannot_escape_the_directory() {
+        assert_eq!(
+            safe_name(b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+"),
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"
+        );
+        assert_eq!(safe_name(b"../../etc/passwd"), "_.._.._etc_passwd");
+        assert_eq!(safe_name(b".."), "_..");
+        assert_eq!(safe_name(b"a\0b/c\xff"), "a_b_c_");
+        assert_eq!(safe_name(b""), "_");
+    }
+}

@@ -1,0 +1,160 @@
+//! Reading inputs without copying them and writing payload ranges at copy
+//! speed.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// An input file's bytes: mapped when it is a regular file (so parsing and
+/// listing touch only the header pages), read otherwise (pipes, devices).
+pub struct Input {
+    file: Option<File>,
+    bytes: Bytes,
+}
+
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    pub fn open(path: &Path) -> io::Result<Input> {
+        let mut file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() && meta.len() > 0 {
+            // SAFETY: the map is read-only and private to this process. It
+            // stays valid while the file is unchanged; a file truncated by
+            // someone else while we read it is outside what we guard against.
+            let map = unsafe { memmap2::Mmap::map(&file) }?;
+            return Ok(Input {
+                file: Some(file),
+                bytes: Bytes::Mapped(map),
+            });
+        }
+        let mut owned = Vec::new();
+        file.read_to_end(&mut owned)?;
+        Ok(Input {
+            file: None,
+            bytes: Bytes::Owned(owned),
+        })
+    }
+
+    pub fn data(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Mapped(map) => map,
+            Bytes::Owned(v) => v,
+        }
+    }
+
+    /// Writes `len` bytes at `offset` to `out`: file to file in the kernel
+    /// (`copy_file_range`) when the input is a regular file.
+    pub fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
+        if let Some(mut file) = self.file.as_ref() {
+            file.seek(SeekFrom::Start(offset))?;
+            let copied = io::copy(&mut file.take(len), out)?;
+            if copied != len {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "input file shrank while reading",
+                ));
+            }
+            return Ok(());
+        }
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(start, n)| self.data().get(start..start.checked_add(n)?));
+        match range {
+            Some(bytes) => out.write_all(bytes),
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "range past the end of the input",
+            )),
+        }
+    }
+}
+
+/// An input to bundle: a file streamed into the output, or bytes read from
+/// a non-regular file (e.g. `/dev/null`).
+pub struct Payload {
+    file: Option<File>,
+    owned: Vec<u8>,
+    len: u64,
+}
+
+impl Payload {
+    pub fn open(path: &Path) -> io::Result<Payload> {
+        let mut file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() {
+            return Ok(Payload {
+                len: meta.len(),
+                file: Some(file),
+                owned: Vec::new(),
+            });
+        }
+        let mut owned = Vec::new();
+        file.read_to_end(&mut owned)?;
+        Ok(Payload {
+            len: u64::try_from(owned.len()).unwrap_or(u64::MAX),
+            file: None,
+            owned,
+        })
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// The first bytes, to sniff the file's kind.
+    pub fn head(&self, n: usize) -> io::Result<Vec<u8>> {
+        match self.file.as_ref() {
+            Some(mut file) => {
+                let mut buf = Vec::with_capacity(n);
+                file.seek(SeekFrom::Start(0))?;
+                file.take(u64::try_from(n).unwrap_or(0))
+                    .read_to_end(&mut buf)?;
+                Ok(buf)
+            }
+            None => Ok(self.owned.iter().take(n).copied().collect()),
+        }
+    }
+
+    pub fn copy_to(&self, out: &mut File) -> io::Result<()> {
+        match self.file.as_ref() {
+            Some(mut file) => {
+                file.seek(SeekFrom::Start(0))?;
+                let copied = io::copy(&mut file.take(self.len), out)?;
+                if copied != self.len {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "input file shrank while reading",
+                    ));
+                }
+                Ok(())
+            }
+            None => out.write_all(&self.owned),
+        }
+    }
+}
+
+/// Writes `n` zero bytes.
+pub fn write_zeros(out: &mut File, mut n: u64) -> io::Result<()> {
+    let zeros = [0u8; 8192];
+    while n > 0 {
+        let chunk = n.min(zeros.len() as u64);
+        out.write_all(&zeros[..chunk as usize])?;
+        n -= chunk;
+    }
+    Ok(())
+}
+
+/// An I/O error as LLVM words it: the OS message without Rust's
+/// " (os error N)" suffix.
+pub fn os_message(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}

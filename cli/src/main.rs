@@ -1,0 +1,70 @@
+//! `clangoffload`: inspect, list, bundle and unbundle LLVM offloading
+//! containers. Invoked as `clang-offload-bundler` it is a drop-in for LLVM's
+//! tool. Everything goes through the library's C ABI.
+
+mod abi;
+mod commands;
+mod flags;
+mod io;
+
+use std::path::Path;
+
+const USAGE: &str = "\
+clangoffload: read and write LLVM/Clang offloading containers
+
+USAGE:
+  clangoffload list FILE                  entry IDs of a bundle, in file order
+  clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
+  clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
+  clangoffload --version | --help
+
+Invoked under the name clang-offload-bundler, it acts as that tool.
+";
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().collect();
+    let argv0 = if args.is_empty() {
+        "clangoffload".to_owned()
+    } else {
+        args.remove(0)
+    };
+    let name = Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let status = if name.as_deref() == Some("clang-offload-bundler") {
+        commands::bundler::main(&argv0, &args)
+    } else {
+        dispatch(&argv0, &args)
+    };
+    std::process::exit(status);
+}
+
+fn dispatch(argv0: &str, args: &[String]) -> i32 {
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return 1;
+    };
+    let run = match command.as_str() {
+        "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
+        "list" => commands::list::run(argv0, rest),
+        "extract" => commands::extract::run(argv0, rest),
+        "--help" | "-h" | "help" => {
+            print!("{USAGE}");
+            return 0;
+        }
+        "--version" | "-V" => {
+            println!("clangoffload {}", env!("CARGO_PKG_VERSION"));
+            return 0;
+        }
+        other => Err(commands::Failure(format!(
+            "unknown command '{other}'; see clangoffload --help"
+        ))),
+    };
+    match run {
+        Ok(()) => 0,
+        Err(commands::Failure(message)) => {
+            eprintln!("{argv0}: error: {message}");
+            1
+        }
+    }
+}
