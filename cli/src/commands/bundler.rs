@@ -11,7 +11,9 @@ use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
 use crate::io::{os_message, write_zeros, Input, Payload};
 
 /// The validated command line.
-struct Args {
+struct Args<'a> {
+    /// How we were invoked: LLVM prefixes its messages with it.
+    argv0: &'a str,
     file_type: String,
     inputs: Vec<String>,
     outputs: Vec<String>,
@@ -125,6 +127,7 @@ fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
     }
     let (normalized, host) = check_targets(&targets, unbundle)?;
     let args = Args {
+        argv0,
         file_type,
         inputs,
         outputs,
@@ -149,6 +152,10 @@ fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
     }
 }
 
+fn warn(argv0: &str, message: &str) {
+    eprintln!("{argv0}: warning: {message}");
+}
+
 fn fail<T>(message: &str) -> Result<T, Failure> {
     Err(Failure(message.to_owned()))
 }
@@ -168,7 +175,10 @@ fn merge_deprecated(
                 "-{deprecated} and -{name} cannot be used together, use only -{name} instead"
             )));
         }
-        eprintln!("{argv0}: warning: -{deprecated} is deprecated, use -{name} instead");
+        warn(
+            argv0,
+            &format!("-{deprecated} is deprecated, use -{name} instead"),
+        );
         values = old.to_vec();
     }
     Ok(values)
@@ -293,6 +303,9 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let input = open_input(path)?;
     check_type(&args.file_type)?;
     let bundle = read_bundle(&args.file_type, path, &input)?;
+    for warning in bundle.iter().flat_map(Bundle::diagnostics) {
+        warn(args.argv0, &format!("'{path}': {warning}"));
+    }
     let mut open: Vec<usize> = (0..args.targets.len()).collect();
     let mut found_host = false;
     for entry in bundle.iter().flat_map(|b| b.entries()) {
@@ -365,6 +378,20 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
     }
     if args.align == 0 {
         return fail("invalid -bundle-align=0: the alignment must be at least 1");
+    }
+    for (i, id) in args.normalized.iter().enumerate() {
+        if let Some(j) = args.normalized[..i]
+            .iter()
+            .position(|earlier| earlier == id)
+        {
+            warn(
+                args.argv0,
+                &format!(
+                "targets '{}' and '{}' are both written as '{id}'; readers will take one of them",
+                args.targets[j], args.targets[i]
+            ),
+            );
+        }
     }
     let ids: Vec<&[u8]> = args.normalized.iter().map(|s| s.as_bytes()).collect();
     let sizes: Vec<u64> = payloads.iter().map(Payload::len).collect();

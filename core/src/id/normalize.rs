@@ -6,7 +6,7 @@ use alloc::string::String;
 use super::processor::PROCESSORS;
 use super::{BundleEntryId, IdError};
 
-/// NVIDIA processors clang 22 knows as offload architectures.
+/// NVIDIA processors clang 22 knows as offload architectures (in its table order).
 const CUDA_ARCHS: &[&str] = &[
     "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60",
     "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89",
@@ -22,13 +22,13 @@ fn or_unknown(component: &str) -> &str {
     }
 }
 
-/// Whether clang knows `name` as an offload architecture: the only target IDs
-/// the bundler keeps in the IDs it writes. AMDGPU alias names are not among them.
+/// Whether clang 22 knows `name` as an offload architecture (NVIDIA, AMDGPU,
+/// SPIR-V, Intel, `generic`): the only target IDs the bundler keeps in the IDs
+/// it writes. AMDGPU alias names are not among them.
 pub fn is_offload_arch(name: &str) -> bool {
     CUDA_ARCHS.contains(&name)
         || PROCESSORS.iter().any(|p| p.name == name)
-        || name == "amdgcnspirv"
-        || name == "generic"
+        || ["amdgcnspirv", "generic", "graniterapids", "bmg_g21"].contains(&name)
 }
 
 /// The ID clang-offload-bundler 22 writes for a `-targets` entry: the triple

@@ -1,0 +1,391 @@
+//! Our bundler against LLVM's: committed fixtures made by LLVM 22 (and older
+//! versions), and live round trips when LLVM 22 is installed.
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+
+use common::*;
+
+fn bundle_args(case: &Case, output: &std::path::Path) -> Vec<String> {
+    let mut args = vec![
+        format!("-type={}", case.file_type),
+        format!("-bundle-align={}", case.align),
+        format!("-targets={}", case.targets.join(",")),
+    ];
+    args.extend(
+        case.inputs
+            .iter()
+            .map(|i| format!("-input={}", i.display())),
+    );
+    args.push(format!("-output={}", output.display()));
+    args
+}
+
+#[test]
+fn bundling_is_byte_identical_to_llvm_22() {
+    let sb = Sandbox::new();
+    for case in cases().into_iter().filter(|c| c.name != "duplicate-ids") {
+        let out = sb.path(&format!("{}.bundle", case.name));
+        let r = run(&sb.ours(), &bundle_args(&case, &out));
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            case.name,
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let ours = std::fs::read(&out).unwrap();
+        let llvm = std::fs::read(
+            fixtures()
+                .join("llvm22")
+                .join(format!("{}.bundle", case.name)),
+        )
+        .unwrap();
+        assert!(
+            ours == llvm,
+            "{}: our bundle differs from LLVM 22's",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn list_matches_every_llvm_version() {
+    let sb = Sandbox::new();
+    for version in fixture_versions() {
+        for case in cases() {
+            let bundle = fixtures().join(format!("llvm{version}/{}.bundle", case.name));
+            if !bundle.exists() {
+                continue;
+            }
+            let r = run(
+                &sb.ours(),
+                &[
+                    format!("-type={}", case.file_type),
+                    "-list".into(),
+                    format!("-input={}", bundle.display()),
+                ],
+            );
+            assert!(r.status.success());
+            let mut ours = sorted_lines(&r.stdout);
+            ours.dedup(); // LLVM lists a repeated ID once
+            let expected = std::fs::read(bundle.with_extension("list")).unwrap();
+            assert_eq!(ours, sorted_lines(&expected), "llvm{version}/{}", case.name);
+        }
+    }
+}
+
+#[test]
+fn unbundle_returns_the_inputs_for_every_llvm_version() {
+    let sb = Sandbox::new();
+    for version in fixture_versions() {
+        for case in cases() {
+            let bundle = fixtures().join(format!("llvm{version}/{}.bundle", case.name));
+            if !bundle.exists() || case.name == "normalized" || case.name == "duplicate-ids" {
+                continue; // their requests are not what was bundled: own tests
+            }
+            let outputs: Vec<_> = (0..case.targets.len())
+                .map(|i| sb.path(&format!("{version}-{}-{i}", case.name)))
+                .collect();
+            let mut args = vec![
+                format!("-type={}", case.file_type),
+                "-unbundle".into(),
+                format!("-input={}", bundle.display()),
+                format!("-targets={}", case.targets.join(",")),
+            ];
+            args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
+            let r = run(&sb.ours(), &args);
+            assert!(
+                r.status.success(),
+                "llvm{version}/{}: {}",
+                case.name,
+                String::from_utf8_lossy(&r.stderr)
+            );
+            for (input, output) in case.inputs.iter().zip(&outputs) {
+                assert!(
+                    std::fs::read(input).unwrap() == std::fs::read(output).unwrap(),
+                    "llvm{version}/{}",
+                    case.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
+    // hip-amdgcn-amd-amdhsa-gfx906 (gfx906 taken as the environment) and
+    // hip-amdgcn-amd-amdhsa--tahiti (alias dropped) both become
+    // hip-amdgcn-amd-amdhsa--. LLVM 22 writes both descriptors but leaves the
+    // first slot zero; we write each payload into its own slot and warn.
+    let sb = Sandbox::new();
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "duplicate-ids")
+        .unwrap();
+    let out = sb.path("dup.bundle");
+    let r = run(&sb.ours(), &bundle_args(&case, &out));
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("warning: targets 'hip-amdgcn-amd-amdhsa-gfx906' and 'hip-amdgcn-amd-amdhsa--tahiti' are both written as 'hip-amdgcn-amd-amdhsa--'"));
+    let ours = std::fs::read(&out).unwrap();
+    let llvm = std::fs::read(fixtures().join("llvm22/duplicate-ids.bundle")).unwrap();
+    assert_eq!(ours.len(), llvm.len());
+    let first = std::fs::read(&case.inputs[1]).unwrap();
+    let slot = llvm.len() - std::fs::read(&case.inputs[2]).unwrap().len() - first.len();
+    assert!(
+        llvm[slot..slot + first.len()].iter().all(|&b| b == 0),
+        "LLVM's first slot is zeros"
+    );
+    assert!(
+        ours[slot..slot + first.len()] == first[..],
+        "ours holds the first payload"
+    );
+    // Unbundling the duplicate: first in file order wins, with a warning.
+    let got = sb.path("got");
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            "-unbundle".into(),
+            format!("-input={}", out.display()),
+            "-targets=hip-amdgcn-amd-amdhsa--".into(),
+            format!("-output={}", got.display()),
+        ],
+    );
+    assert!(r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("entries 1 and 2 have the same ID"));
+    assert!(std::fs::read(got).unwrap() == first);
+}
+
+#[test]
+fn llvm_22_reads_what_we_write() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    for case in cases() {
+        let out = sb.path(&format!("{}.ours", case.name));
+        assert!(run(&sb.ours(), &bundle_args(&case, &out)).status.success());
+        let listed = run(
+            &llvm,
+            &[
+                format!("-type={}", case.file_type),
+                "-list".into(),
+                format!("-input={}", out.display()),
+            ],
+        );
+        assert!(listed.status.success());
+        assert_eq!(
+            sorted_lines(&listed.stdout),
+            sorted_lines(
+                &std::fs::read(fixtures().join(format!("llvm22/{}.list", case.name))).unwrap()
+            )
+        );
+        if case.name == "normalized" || case.name == "duplicate-ids" {
+            continue;
+        }
+        let outputs: Vec<_> = (0..case.targets.len())
+            .map(|i| sb.path(&format!("{}-llvm-{i}", case.name)))
+            .collect();
+        let mut args = vec![
+            format!("-type={}", case.file_type),
+            "-unbundle".into(),
+            format!("-input={}", out.display()),
+            format!("-targets={}", case.targets.join(",")),
+        ];
+        args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
+        let r = run(&llvm, &args);
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            case.name,
+            String::from_utf8_lossy(&r.stderr)
+        );
+        for (input, output) in case.inputs.iter().zip(&outputs) {
+            assert!(
+                std::fs::read(input).unwrap() == std::fs::read(output).unwrap(),
+                "{}",
+                case.name
+            );
+        }
+    }
+}
+
+#[test]
+fn live_bundles_from_llvm_22_match_ours_for_more_alignments() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    let case = &cases()[0];
+    for align in ["1", "2", "7", "64", "65536"] {
+        let (a, b) = (
+            sb.path(&format!("llvm-{align}")),
+            sb.path(&format!("ours-{align}")),
+        );
+        let mut c = Case {
+            name: case.name.clone(),
+            file_type: case.file_type.clone(),
+            align: align.into(),
+            targets: case.targets.clone(),
+            inputs: case.inputs.clone(),
+        };
+        assert!(run(&llvm, &bundle_args(&c, &a)).status.success());
+        assert!(run(&sb.ours(), &bundle_args(&c, &b)).status.success());
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "align {align}"
+        );
+        c.name.clear();
+    }
+}
+
+/// Command lines LLVM 22 rejects; ours must print the same message and exit 1.
+const INVALID: &[&[&str]] = &[
+    &[],
+    &["-type=o"],
+    &["-type=o", "-input=IN", "-output=x"],
+    &["-type=o", "-input=IN", "-input=IN", "-list"],
+    &["-type=o", "-input=IN", "-list", "-output=x"],
+    &["-type=o", "-input=IN", "-list", "-targets=host-x86_64-unknown-linux-gnu"],
+    &["-type=o", "-input=IN", "-list", "-unbundle"],
+    &["-type=o", "-unbundle", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906", "-output=x"],
+    &["-type=o", "-input=IN", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,host-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=foo-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=foo-blah-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,host-aarch64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=openmp-amdgcn-amd-amdhsa--gfx906", "-output=x"],
+    &["-type=zz", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=a", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu", "-bundle-align=abc", "-output=x"],
+    &["-type=o", "-input=NOPE", "-targets=host-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-inputs=IN", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu", "-output=x"],
+    &["-type=o", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu", "-check-input-archive", "-output=x"],
+    &["-type=o", "-input=IN", "-targets", ],
+    &["-type=o", "-unbundle=foo"],
+    &["-type=o", "-input=IN", "-input=IN", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906,hip-amdgcn-amd-amdhsa--gfx906:xnack+", "-output=x"],
+    &["-type=o", "-unbundle", "-input=BUNDLE", "-targets=hip-amdgcn-amd-amdhsa--gfx908,hip-amdgcn-amd-amdhsa--gfx90a,hip-amdgcn-amd-amdhsa--gfx1030", "-output=a", "-output=b", "-output=c"],
+    &["-type=o", "-unbundle", "-input=BUNDLE", "-targets=hip-amdgcn-amd-amdhsa--gfx908,hip-amdgcn-amd-amdhsa--gfx90a", "-output=a", "-output=b"],
+    &["-type=o", "-unbundle", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906", "-output=a", "-output=b"],
+];
+
+#[test]
+fn errors_match_llvm_22_word_for_word() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    let input = fixtures().join("inputs/host.bc");
+    let bundle = fixtures().join("llvm22/hip-4096.bundle");
+    for case in INVALID {
+        let args: Vec<String> = case
+            .iter()
+            .map(|a| {
+                a.replace("=IN", &format!("={}", input.display()))
+                    .replace("=BUNDLE", &format!("={}", bundle.display()))
+                    .replace("=NOPE", "=/nonexistent/input")
+                    .replace("-output=", &format!("-output={}/", sb.dir.path().display()))
+            })
+            .collect();
+        let theirs = run(&llvm, &args);
+        let ours = run(&sb.ours(), &args);
+        let clean = |o: &std::process::Output, tool: &std::path::Path| {
+            String::from_utf8_lossy(&o.stderr).replace(&tool.display().to_string(), "TOOL")
+        };
+        assert_eq!(ours.status.code(), theirs.status.code(), "{case:?}");
+        assert_eq!(clean(&ours, &sb.ours()), clean(&theirs, &llvm), "{case:?}");
+    }
+}
+
+/// Each class of malformed bundle: exit 1 with a located message, never a signal.
+#[test]
+fn malformed_bundles_fail_cleanly() {
+    let sb = Sandbox::new();
+    let good = std::fs::read(fixtures().join("llvm22/openmp.bundle")).unwrap();
+    let desc = 32; // first descriptor
+    let set =
+        |data: &mut Vec<u8>, at: usize, v: u64| data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    cases.push((
+        "truncated count",
+        good[..28].to_vec(),
+        "truncated entry count",
+    ));
+    cases.push(("truncated descriptor", good[..40].to_vec(), "cannot fit"));
+    let mut c = good.clone();
+    set(&mut c, 24, 1 << 63);
+    cases.push((
+        "huge count",
+        c,
+        "entry count 9223372036854775808 cannot fit",
+    ));
+    let mut c = good.clone();
+    set(&mut c, desc + 8, 1 << 40);
+    cases.push(("payload past end", c, "ends past the end"));
+    let mut c = good.clone();
+    set(&mut c, desc + 8, u64::MAX);
+    cases.push(("payload wraps", c, "overflows"));
+    let mut c = good.clone();
+    set(&mut c, desc + 16, u64::MAX);
+    cases.push(("id length wraps", c, "entry ID length"));
+    let mut c = good.clone();
+    set(&mut c, desc, 0);
+    cases.push(("offset 0", c, "offset is 0"));
+    let mut c = good.clone();
+    set(&mut c, desc + 16, 0);
+    cases.push(("empty id", c, "empty entry ID"));
+    for (what, data, message) in cases {
+        let path = sb.path("bad");
+        std::fs::write(&path, &data).unwrap();
+        for args in [
+            vec![
+                "-type=bc".to_owned(),
+                "-list".into(),
+                format!("-input={}", path.display()),
+            ],
+            vec![
+                "-type=bc".into(),
+                "-unbundle".into(),
+                format!("-input={}", path.display()),
+                "-targets=host-x86_64-unknown-linux-gnu".into(),
+                format!("-output={}", sb.path("o").display()),
+            ],
+        ] {
+            let r = run(&sb.ours(), &args);
+            assert_eq!(r.status.signal(), None, "{what}");
+            assert_eq!(r.status.code(), Some(1), "{what}");
+            let err = String::from_utf8_lossy(&r.stderr);
+            assert!(
+                err.contains("malformed bundle") && err.contains(message),
+                "{what}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn zero_alignment_is_an_error_not_a_crash() {
+    let sb = Sandbox::new();
+    let input = fixtures().join("inputs/host.bc");
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            "-bundle-align=0".into(),
+            "-targets=host-x86_64-unknown-linux-gnu".into(),
+            format!("-input={}", input.display()),
+            format!("-output={}", sb.path("o").display()),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("-bundle-align=0"));
+}
+
+#[test]
+fn help_is_llvm_22_byte_for_byte() {
+    let sb = Sandbox::new();
+    let ours = run(&sb.ours(), &["--help"]);
+    assert!(ours.status.success());
+    assert!(String::from_utf8_lossy(&ours.stdout).starts_with(
+        "OVERVIEW: A tool to bundle several input files of the specified type <type> \n"
+    ));
+    if let Some(llvm) = llvm22() {
+        assert_eq!(ours.stdout, run(&llvm, &["--help"]).stdout);
+    }
+}
