@@ -140,7 +140,7 @@ fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
         ours[slot..slot + first.len()] == first[..],
         "ours holds the first payload"
     );
-    // Unbundling the duplicate: first in file order wins, with a warning.
+    // Unbundling the duplicate: the last entry wins, as in LLVM 22, with a warning.
     let got = sb.path("got");
     let r = run(
         &sb.ours(),
@@ -154,7 +154,22 @@ fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
     );
     assert!(r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("entries 1 and 2 have the same ID"));
-    assert!(std::fs::read(got).unwrap() == first);
+    assert!(std::fs::read(got).unwrap() == std::fs::read(&case.inputs[2]).unwrap());
+    if let Some(llvm) = llvm22() {
+        let theirs = sb.path("theirs");
+        let r = run(
+            &llvm,
+            &[
+                "-type=bc".into(),
+                "-unbundle".into(),
+                format!("-input={}", out.display()),
+                "-targets=hip-amdgcn-amd-amdhsa--".into(),
+                format!("-output={}", theirs.display()),
+            ],
+        );
+        assert!(r.status.success());
+        assert!(std::fs::read(theirs).unwrap() == std::fs::read(&case.inputs[2]).unwrap());
+    }
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
 //! binary bundles with LLVM 22's flags, checks and messages.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
 use super::{sniff, Failure, Sniffed};
-use crate::abi::{self, Bundle};
+use crate::abi::{self, Bundle, Entry};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
 use crate::io::{os_message, write_zeros, Input, Payload};
 
@@ -297,7 +298,8 @@ fn list(file_type: &str, path: &str) -> Result<(), Failure> {
 }
 
 /// Each entry, in file order, goes to the first still-open requested target
-/// it is compatible with.
+/// (in `-targets` order) it is compatible with. LLVM visits both in hash
+/// order instead; see the README.
 fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let path = &args.inputs[0];
     let input = open_input(path)?;
@@ -306,9 +308,15 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     for warning in bundle.iter().flat_map(Bundle::diagnostics) {
         warn(args.argv0, &format!("'{path}': {warning}"));
     }
+    let entries: Vec<Entry> = bundle.iter().flat_map(|b| b.entries()).collect();
+    // Like LLVM 22, a repeated ID means its last entry.
+    let last: HashMap<&[u8], usize> = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
     let mut open: Vec<usize> = (0..args.targets.len()).collect();
     let mut found_host = false;
-    for entry in bundle.iter().flat_map(|b| b.entries()) {
+    for (i, entry) in entries.iter().enumerate() {
+        if last.get(entry.id) != Some(&i) {
+            continue;
+        }
         let valid = std::str::from_utf8(entry.id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
         if !valid {
             return fail("invalid bundle id read from the bundle");

@@ -71,6 +71,8 @@ pub fn find_conflicting_targets(ids: &[BundleEntryId<'_>]) -> Option<(usize, usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::format;
+    use alloc::string::String;
 
     fn conflict(targets: &[&str]) -> Option<(String, String)> {
         let ids: Vec<_> = targets

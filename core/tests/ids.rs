@@ -1,0 +1,266 @@
+//! Entry IDs, target IDs, compatibility and selection, against what LLVM 22
+//! does (verified with its tools; see README).
+
+use clangoffload::bundle::write_bundle;
+use clangoffload::id::{
+    first_compatible, normalize_entry_id, select_for_device, BundleEntryId, DeviceMatch,
+    FeatureSetting, IdError, TargetId,
+};
+use clangoffload::Bundle;
+
+fn id(s: &str) -> BundleEntryId<'_> {
+    BundleEntryId::parse(s).unwrap()
+}
+
+#[test]
+fn entry_id_parts() {
+    let e = id("hipv4-amdgcn-amd-amdhsa--gfx9-4-generic:xnack+");
+    assert_eq!(e.kind(), "hipv4");
+    assert_eq!(e.triple().arch, "amdgcn");
+    assert_eq!(e.triple().env, "");
+    assert_eq!(e.target_id(), "gfx9-4-generic:xnack+");
+    assert_eq!(
+        e.to_string(),
+        "hipv4-amdgcn-amd-amdhsa--gfx9-4-generic:xnack+"
+    );
+    // Five components: no target ID; the fifth is the environment.
+    let e = id("hip-amdgcn-amd-amdhsa-gfx906");
+    assert_eq!((e.triple().env, e.target_id()), ("gfx906", ""));
+    assert_eq!(
+        BundleEntryId::parse("hip-amdgcn-amd"),
+        Err(IdError::TooFewComponents { found: 3 })
+    );
+    assert_eq!(
+        BundleEntryId::parse(""),
+        Err(IdError::TooFewComponents { found: 1 })
+    );
+    assert!(id("host-x86_64-unknown-linux-gnu-").is_host());
+}
+
+#[test]
+fn target_id_parse_and_canonical_form() {
+    let t = TargetId::parse("gfx90a:xnack-:sramecc+").unwrap();
+    assert_eq!(t.processor(), "gfx90a");
+    assert_eq!(
+        (t.xnack(), t.sramecc()),
+        (FeatureSetting::Off, FeatureSetting::On)
+    );
+    assert_eq!(t.canonical().to_string(), "gfx90a:sramecc+:xnack-");
+    assert_eq!(
+        TargetId::parse("fiji").unwrap().canonical().to_string(),
+        "gfx803"
+    );
+    assert_eq!(
+        TargetId::parse("gfx906:").unwrap().canonical().to_string(),
+        "gfx906"
+    );
+    assert_eq!(
+        TargetId::parse("gfx906:xnack+:xnack-"),
+        Err(IdError::DuplicateFeature { at: 14 })
+    );
+    assert_eq!(
+        TargetId::parse("gfx906:xnack"),
+        Err(IdError::MissingFeatureSign { at: 7 })
+    );
+    assert_eq!(
+        TargetId::parse("gfx906::xnack+"),
+        Err(IdError::MissingFeatureSign { at: 7 })
+    );
+    assert_eq!(
+        TargetId::parse("gfx906:foo+"),
+        Err(IdError::UnknownFeature { at: 7 })
+    );
+    assert_eq!(
+        TargetId::parse("gfx1030:xnack+"),
+        Err(IdError::UnsupportedFeature)
+    );
+    assert_eq!(
+        TargetId::parse("gfx9-generic:sramecc+"),
+        Err(IdError::UnsupportedFeature)
+    );
+    assert_eq!(TargetId::parse("gfx940"), Err(IdError::UnknownProcessor));
+    assert_eq!(TargetId::parse(":xnack+"), Err(IdError::EmptyProcessor));
+    assert!(TargetId::parse("gfx9-4-generic:sramecc+:xnack-").is_ok());
+}
+
+#[test]
+fn any_in_the_code_object_accepts_on_and_off_not_the_reverse() {
+    let t = |s| TargetId::parse(s).unwrap();
+    assert!(t("gfx90a").is_compatible_with(&t("gfx90a:xnack+")));
+    assert!(!t("gfx90a:xnack+").is_compatible_with(&t("gfx90a")));
+    assert!(!t("gfx90a:xnack+").is_compatible_with(&t("gfx90a:xnack-")));
+    assert!(t("gfx906:xnack+:sramecc-").is_compatible_with(&t("gfx906:sramecc-:xnack+")));
+    assert!(t("fiji").is_compatible_with(&t("gfx803")));
+    assert!(!t("gfx906").is_compatible_with(&t("gfx900")));
+    // Conflicts are symmetric.
+    assert!(t("gfx906:xnack+").conflicts_with(&t("gfx906")));
+    assert!(t("gfx906").conflicts_with(&t("gfx906:xnack+")));
+    assert!(!t("gfx906:xnack+").conflicts_with(&t("gfx906:xnack-")));
+    assert!(!t("gfx906").conflicts_with(&t("gfx908:xnack+")));
+}
+
+#[test]
+fn bundle_entry_compatibility_rules() {
+    let ok = |co, req| id(co).is_compatible_with(&id(req), false);
+    // Exact match, including IDs whose target ID does not parse.
+    assert!(ok(
+        "host-x86_64-unknown-linux-gnu-",
+        "host-x86_64-unknown-linux-gnu-"
+    ));
+    assert!(ok(
+        "host-x86_64-unknown-linux-gnu",
+        "host-x86_64-unknown-linux-gnu-"
+    ));
+    assert!(ok(
+        "hip-amdgcn-amd-amdhsa--gfx906:foo+",
+        "hip-amdgcn-amd-amdhsa--gfx906:foo+"
+    ));
+    assert!(!ok(
+        "hip-amdgcn-amd-amdhsa--gfx906:foo+",
+        "hip-amdgcn-amd-amdhsa--gfx906:foo+:xnack+"
+    ));
+    // hip and hipv4 are one family; unknown env equals empty env.
+    assert!(ok(
+        "hipv4-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa-unknown-gfx906:xnack+"
+    ));
+    assert!(!ok(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "openmp-amdgcn-amd-amdhsa--gfx906"
+    ));
+    assert!(id("hip-amdgcn-amd-amdhsa--gfx906")
+        .is_compatible_with(&id("openmp-amdgcn-amd-amdhsa--gfx906"), true));
+    assert!(id("openmp-amdgcn-amd-amdhsa--gfx906")
+        .is_compatible_with(&id("HIPv4-amdgcn-amd-amdhsa--gfx906"), true));
+    // Code-object features must be matched exactly by the request.
+    assert!(!ok(
+        "hip-amdgcn-amd-amdhsa--gfx906:xnack+",
+        "hip-amdgcn-amd-amdhsa--gfx906"
+    ));
+    assert!(ok(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx906:xnack+"
+    ));
+    // A missing target ID only matches exactly.
+    assert!(!ok(
+        "hip-amdgcn-amd-amdhsa--",
+        "hip-amdgcn-amd-amdhsa--gfx906"
+    ));
+    // NVPTX processors are taken as written and carry no features.
+    assert!(ok(
+        "openmp-nvptx64-nvidia-cuda--sm_70",
+        "openmp-nvptx64-nvidia-cuda-unknown-sm_70"
+    ));
+    assert!(!ok(
+        "openmp-nvptx64-nvidia-cuda--sm_70",
+        "openmp-nvptx64-nvidia-cuda--sm_75"
+    ));
+    assert!(!ok(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-pc-amdhsa--gfx906"
+    ));
+}
+
+#[test]
+fn normalization_as_the_bundler_writes_ids() {
+    for (given, written) in [
+        (
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        ("hip-amdgcn-amd-amdhsa-gfx906", "hip-amdgcn-amd-amdhsa--"),
+        ("hip-amdgcn-amd-amdhsa--tahiti", "hip-amdgcn-amd-amdhsa--"),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx908:xnack++",
+            "hip-amdgcn-amd-amdhsa--gfx908:xnack++",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx906:sramecc-:xnack+",
+            "hip-amdgcn-amd-amdhsa--gfx906:sramecc-:xnack+",
+        ),
+        (
+            "openmp-nvptx64-nvidia-cuda-sm_70",
+            "openmp-nvptx64-nvidia-cuda-sm_70-",
+        ),
+        (
+            "openmp-nvptx64-nvidia-cuda--sm_70",
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
+        (
+            "openmp-spirv64-intel-unknown-unknown-bmg_g21",
+            "openmp-spirv64-intel-unknown-unknown-bmg_g21",
+        ),
+        (
+            "hip-spirv64-amd-amdhsa-unknown-amdgcnspirv",
+            "hip-spirv64-amd-amdhsa--amdgcnspirv",
+        ),
+    ] {
+        assert_eq!(normalize_entry_id(given).unwrap(), written, "{given}");
+    }
+}
+
+fn hip_bundle(ids: &[&str]) -> Vec<u8> {
+    let payloads: Vec<Vec<u8>> = (0..ids.len()).map(|i| vec![i as u8; 4]).collect();
+    let entries: Vec<(&[u8], &[u8])> = ids
+        .iter()
+        .zip(&payloads)
+        .map(|(i, p)| (i.as_bytes(), p.as_slice()))
+        .collect();
+    write_bundle(&entries, 1).unwrap()
+}
+
+#[test]
+fn first_compatible_is_file_order() {
+    let data = hip_bundle(&[
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hipv4-amdgcn-amd-amdhsa--gfx906:xnack+",
+    ]);
+    let bundle = Bundle::parse(&data).unwrap();
+    let got =
+        first_compatible(&bundle, &id("hip-amdgcn-amd-amdhsa--gfx906:xnack+"), false).unwrap();
+    assert_eq!(
+        got.index(),
+        0,
+        "no best-match ranking: the first compatible wins"
+    );
+    assert!(first_compatible(&bundle, &id("hip-amdgcn-amd-amdhsa--gfx908"), false).is_none());
+}
+
+#[test]
+fn device_selection_prefers_native_then_generic_then_spirv() {
+    let data = hip_bundle(&[
+        "hip-spirv64-amd-amdhsa--amdgcnspirv",
+        "hipv4-amdgcn-amd-amdhsa--gfx9-generic:xnack-",
+        "hipv4-amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-",
+        "hipv4-amdgcn-amd-amdhsa--gfx11-generic",
+        "openmp-amdgcn-amd-amdhsa--gfx1100",
+    ]);
+    let bundle = Bundle::parse(&data).unwrap();
+    let pick = |device: &str| {
+        select_for_device(&bundle, &TargetId::parse(device).unwrap())
+            .map(|(how, e)| (how, e.index()))
+    };
+    assert_eq!(
+        pick("gfx906:sramecc+:xnack-"),
+        Some((DeviceMatch::Native, 2))
+    );
+    // sramecc- rules out the native entry; the generic one keeps xnack- only.
+    assert_eq!(
+        pick("gfx906:sramecc-:xnack-"),
+        Some((DeviceMatch::Generic, 1))
+    );
+    assert_eq!(pick("gfx900:xnack+"), Some((DeviceMatch::SpirV, 0)));
+    assert_eq!(
+        pick("gfx1100"),
+        Some((DeviceMatch::Generic, 3)),
+        "OpenMP entries are not HIP code"
+    );
+    assert_eq!(pick("gfx90a"), Some((DeviceMatch::SpirV, 0)));
+    let no_spirv = hip_bundle(&["hipv4-amdgcn-amd-amdhsa--gfx906"]);
+    let bundle = Bundle::parse(&no_spirv).unwrap();
+    assert!(select_for_device(&bundle, &TargetId::parse("gfx90a").unwrap()).is_none());
+}
