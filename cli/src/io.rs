@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// An input file's bytes: mapped when it is a regular file (so parsing and
@@ -17,11 +18,19 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
+/// The (device, inode) of a file, to tell when an output would overwrite an
+/// input.
+pub fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 impl Input {
-    pub fn open(path: &Path) -> io::Result<Input> {
+    /// Opens `path`; `in_memory` reads it whole (for an input that is also
+    /// about to be overwritten as an output).
+    pub fn open(path: &Path, in_memory: bool) -> io::Result<Input> {
         let mut file = File::open(path)?;
         let meta = file.metadata()?;
-        if meta.is_file() && meta.len() > 0 {
+        if meta.is_file() && meta.len() > 0 && !in_memory {
             // SAFETY: the map is read-only and private to this process. It
             // stays valid while the file is unchanged; a file truncated by
             // someone else while we read it is outside what we guard against.
@@ -83,10 +92,12 @@ pub struct Payload {
 }
 
 impl Payload {
-    pub fn open(path: &Path) -> io::Result<Payload> {
+    /// Opens `path`; `in_memory` reads it now (for an input that is also the
+    /// output about to be written).
+    pub fn open(path: &Path, in_memory: bool) -> io::Result<Payload> {
         let mut file = File::open(path)?;
         let meta = file.metadata()?;
-        if meta.is_file() {
+        if meta.is_file() && !in_memory {
             return Ok(Payload {
                 len: meta.len(),
                 file: Some(file),

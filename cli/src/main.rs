@@ -31,10 +31,15 @@ fn main() {
     let name = Path::new(&argv0)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let status = if name.as_deref() == Some("clang-offload-bundler") {
-        commands::bundler::main(&argv0, &args)
-    } else {
-        dispatch(&argv0, &args)
+    let status = match name.as_deref() {
+        Some("clang-offload-bundler") => commands::bundler::main(&argv0, &args),
+        Some("clang-offload-packager" | "llvm-offload-binary") => {
+            eprintln!(
+                "{argv0}: error: the offload packager (OffloadBinary images) is not supported yet"
+            );
+            1
+        }
+        _ => dispatch(&argv0, &args),
     };
     std::process::exit(status);
 }

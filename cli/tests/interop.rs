@@ -127,18 +127,37 @@ fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
     let r = run(&sb.ours(), &bundle_args(&case, &out));
     assert!(r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("warning: targets 'hip-amdgcn-amd-amdhsa-gfx906' and 'hip-amdgcn-amd-amdhsa--tahiti' are both written as 'hip-amdgcn-amd-amdhsa--'"));
-    let ours = std::fs::read(&out).unwrap();
-    let llvm = std::fs::read(fixtures().join("llvm22/duplicate-ids.bundle")).unwrap();
-    assert_eq!(ours.len(), llvm.len());
     let first = std::fs::read(&case.inputs[1]).unwrap();
-    let slot = llvm.len() - std::fs::read(&case.inputs[2]).unwrap().len() - first.len();
+    let second = std::fs::read(&case.inputs[2]).unwrap();
+    let extract = |bundle: &std::path::Path, dir: &str| {
+        let dir = sb.path(dir);
+        std::fs::create_dir(&dir).unwrap();
+        let r = run(
+            std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload")),
+            &[
+                "extract".into(),
+                bundle.display().to_string(),
+                "-o".into(),
+                dir.display().to_string(),
+            ],
+        );
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let name = bundle.file_name().unwrap().to_string_lossy().into_owned();
+        (1..3)
+            .map(|i| {
+                std::fs::read(dir.join(format!("{name}.{i}.hip-amdgcn-amd-amdhsa--"))).unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let ours = extract(&out, "ours");
     assert!(
-        llvm[slot..slot + first.len()].iter().all(|&b| b == 0),
-        "LLVM's first slot is zeros"
+        ours[0] == first && ours[1] == second,
+        "each payload in its own slot"
     );
+    let llvm = extract(&fixtures().join("llvm22/duplicate-ids.bundle"), "llvm");
     assert!(
-        ours[slot..slot + first.len()] == first[..],
-        "ours holds the first payload"
+        llvm[0].iter().all(|&b| b == 0),
+        "LLVM 22 leaves the first slot zero"
     );
     // Unbundling the duplicate: the last entry wins, as in LLVM 22, with a warning.
     let got = sb.path("got");
@@ -154,7 +173,7 @@ fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
     );
     assert!(r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("entries 1 and 2 have the same ID"));
-    assert!(std::fs::read(got).unwrap() == std::fs::read(&case.inputs[2]).unwrap());
+    assert!(std::fs::read(got).unwrap() == second);
     if let Some(llvm) = llvm22() {
         let theirs = sb.path("theirs");
         let r = run(
@@ -168,7 +187,7 @@ fn targets_normalising_to_one_id_are_written_correctly_and_warned_about() {
             ],
         );
         assert!(r.status.success());
-        assert!(std::fs::read(theirs).unwrap() == std::fs::read(&case.inputs[2]).unwrap());
+        assert!(std::fs::read(theirs).unwrap() == second);
     }
 }
 
@@ -280,7 +299,91 @@ const INVALID: &[&[&str]] = &[
     &["-type=o", "-unbundle", "-input=BUNDLE", "-targets=hip-amdgcn-amd-amdhsa--gfx908,hip-amdgcn-amd-amdhsa--gfx90a,hip-amdgcn-amd-amdhsa--gfx1030", "-output=a", "-output=b", "-output=c"],
     &["-type=o", "-unbundle", "-input=BUNDLE", "-targets=hip-amdgcn-amd-amdhsa--gfx908,hip-amdgcn-amd-amdhsa--gfx90a", "-output=a", "-output=b"],
     &["-type=o", "-unbundle", "-input=IN", "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906", "-output=a", "-output=b"],
+    &["-typ=bc"],
+    &["-type=o", "-list", "-input=IN", "--", "stray"],
+    &["-type=o", "-list", "-input=IN", "stray"],
+    &["-type=o", "-list", "-input=IN", "--list=maybe"],
+    &["-type=o", "-targets=host-x86_64-unknown-linux-gnu", "-outputs=x", "-output=x", "-input=IN"],
 ];
+
+#[test]
+fn help_variants_match_llvm_22() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    for args in [
+        &["--help-list"][..],
+        &["--help-hidden"],
+        &["--help-list-hidden"],
+        &["-type=o", "-h"],
+        &["--version", "--help"],
+    ] {
+        let (ours, theirs) = (run(&sb.ours(), args), run(&llvm, args));
+        assert!(ours.stdout == theirs.stdout, "{args:?}");
+        assert_eq!(ours.status.code(), theirs.status.code());
+    }
+}
+
+#[test]
+fn an_output_that_is_also_an_input_is_read_first() {
+    let sb = Sandbox::new();
+    let (host, dev) = (sb.path("host"), sb.path("dev"));
+    std::fs::copy(fixtures().join("inputs/host.bc"), &host).unwrap();
+    std::fs::copy(fixtures().join("inputs/gfx906.co"), &dev).unwrap();
+    let targets = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906".to_owned();
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            targets.clone(),
+            format!("-input={}", host.display()),
+            format!("-input={}", dev.display()),
+            format!("-output={}", host.display()),
+        ],
+    );
+    assert!(r.status.success());
+    let out2 = sb.path("dev2");
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            "-unbundle".into(),
+            targets,
+            format!("-input={}", host.display()),
+            format!("-output={}", host.display()),
+            format!("-output={}", out2.display()),
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        std::fs::read(&host).unwrap() == std::fs::read(fixtures().join("inputs/host.bc")).unwrap()
+    );
+    assert!(std::fs::read(&out2).unwrap() == std::fs::read(&dev).unwrap());
+}
+
+#[test]
+fn compression_requested_through_the_environment_is_not_silently_ignored() {
+    let sb = Sandbox::new();
+    let input = fixtures().join("inputs/host.bc");
+    let args = [
+        "-type=bc".to_owned(),
+        "-targets=host-x86_64-unknown-linux-gnu".into(),
+        format!("-input={}", input.display()),
+        format!("-output={}", sb.path("o").display()),
+    ];
+    let r = std::process::Command::new(sb.ours())
+        .args(&args)
+        .env("OFFLOAD_BUNDLER_COMPRESS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let r = std::process::Command::new(sb.ours())
+        .args(&args)
+        .env("OFFLOAD_BUNDLER_COMPRESS", "1")
+        .env("OFFLOAD_BUNDLER_IGNORE_ENV_VAR", "1")
+        .output()
+        .unwrap();
+    assert!(r.status.success());
+}
 
 #[test]
 fn errors_match_llvm_22_word_for_word() {

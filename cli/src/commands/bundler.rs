@@ -9,7 +9,7 @@ use std::path::Path;
 use super::{sniff, Failure, Sniffed};
 use crate::abi::{self, Bundle, Entry};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
-use crate::io::{os_message, write_zeros, Input, Payload};
+use crate::io::{file_identity, os_message, write_zeros, Input, Payload};
 
 /// The validated command line.
 struct Args<'a> {
@@ -36,19 +36,29 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         .file_name()
         .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
     let (parsed, errors) = flags::parse(OPTIONS, args, argv0);
-    if ["help", "help-list", "help-hidden", "help-list-hidden"]
-        .iter()
-        .any(|h| parsed.flag(h))
-    {
-        print!("{HELP}");
-        return 0;
-    }
-    if parsed.flag("version") {
-        println!(
-            "clang-offload-bundler version 22.1.8 (clangoffload {})",
-            env!("CARGO_PKG_VERSION")
-        );
-        return 0;
+    // Help and version act while the command line is read, before any check.
+    let immediate = [
+        "help",
+        "help-list",
+        "help-hidden",
+        "help-list-hidden",
+        "version",
+    ];
+    match parsed.first_flag(&immediate) {
+        Some("version") => {
+            println!(
+                "clang-offload-bundler version 22.1.8 (clangoffload {})",
+                env!("CARGO_PKG_VERSION")
+            );
+            return 0;
+        }
+        Some(help) => {
+            if let Some((_, text)) = HELP.iter().find(|(h, _)| *h == help) {
+                print!("{text}");
+            }
+            return 0;
+        }
+        None => {}
     }
     for e in &errors {
         eprintln!("{program}: {e}");
@@ -60,8 +70,9 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     if !errors.is_empty() || missing_type {
         return 1;
     }
-    if parsed.flag("h") {
-        print!("{HELP}");
+    // `-h` only acts once the command line is valid.
+    if let Some((_, text)) = HELP.iter().find(|(h, _)| *h == "h" && parsed.flag(h)) {
+        print!("{text}");
         return 0;
     }
     match run(&parsed, argv0) {
@@ -143,7 +154,7 @@ fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
         hip_openmp: parsed.flag("hip-openmp-compatible"),
         unbundle,
     };
-    if parsed.flag("compress") {
+    if !args.unbundle && compress_requested(parsed) {
         return fail("compressed bundles (-compress) are not supported yet");
     }
     if args.unbundle {
@@ -159,6 +170,16 @@ fn warn(argv0: &str, message: &str) {
 
 fn fail<T>(message: &str) -> Result<T, Failure> {
     Err(Failure(message.to_owned()))
+}
+
+/// `-compress`, or else `OFFLOAD_BUNDLER_COMPRESS=1` unless
+/// `OFFLOAD_BUNDLER_IGNORE_ENV_VAR=1`, as LLVM reads them.
+fn compress_requested(parsed: &Parsed) -> bool {
+    if parsed.occurrences("compress") > 0 {
+        return parsed.flag("compress");
+    }
+    let env = |name| std::env::var(name).is_ok_and(|v| v == "1");
+    !env("OFFLOAD_BUNDLER_IGNORE_ENV_VAR") && env("OFFLOAD_BUNDLER_COMPRESS")
 }
 
 /// `-input` plus the deprecated comma-separated `-inputs` (likewise outputs).
@@ -248,8 +269,13 @@ fn check_type(file_type: &str) -> Result<(), Failure> {
     }
 }
 
-fn open_input(path: &str) -> Result<Input, Failure> {
-    Input::open(Path::new(path)).map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
+/// Opens an input; read whole when one of `outputs` is the same file, since
+/// creating that output truncates it.
+fn open_input(path: &str, outputs: &[String]) -> Result<Input, Failure> {
+    let id = file_identity(Path::new(path));
+    let clobbered = id.is_some() && outputs.iter().any(|o| file_identity(Path::new(o)) == id);
+    Input::open(Path::new(path), clobbered)
+        .map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
 }
 
 fn create_output(path: &str) -> Result<File, Failure> {
@@ -283,7 +309,7 @@ fn read_bundle<'a>(
 }
 
 fn list(file_type: &str, path: &str) -> Result<(), Failure> {
-    let input = open_input(path)?;
+    let input = open_input(path, &[])?;
     check_type(file_type)?;
     let Some(bundle) = read_bundle(file_type, path, &input)? else {
         return Ok(());
@@ -302,7 +328,7 @@ fn list(file_type: &str, path: &str) -> Result<(), Failure> {
 /// order instead; see the README.
 fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let path = &args.inputs[0];
-    let input = open_input(path)?;
+    let input = open_input(path, &args.outputs)?;
     check_type(&args.file_type)?;
     let bundle = read_bundle(&args.file_type, path, &input)?;
     for warning in bundle.iter().flat_map(Bundle::diagnostics) {
@@ -328,7 +354,9 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         };
         let target = open.remove(slot);
         let mut out = create_output(&args.outputs[target])?;
-        input.copy_range(entry.offset, entry.payload.len() as u64, &mut out)?;
+        input
+            .copy_range(entry.offset, entry.payload.len() as u64, &mut out)
+            .map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
         found_host |= entry.id.starts_with(b"host-");
     }
     if !args.allow_missing && !open.is_empty() {
@@ -370,11 +398,16 @@ fn english_list(items: &[&str]) -> String {
 }
 
 fn bundle_files(args: &Args) -> Result<(), Failure> {
+    // An input that is also the output is read now: creating the output
+    // truncates it.
+    let output_id = file_identity(Path::new(&args.outputs[0]));
     let payloads = args
         .inputs
         .iter()
         .map(|p| {
-            Payload::open(Path::new(p)).map_err(|e| Failure(format!("'{p}': {}", os_message(&e))))
+            let clobbered = output_id.is_some() && file_identity(Path::new(p)) == output_id;
+            Payload::open(Path::new(p), clobbered)
+                .map_err(|e| Failure(format!("'{p}': {}", os_message(&e))))
         })
         .collect::<Result<Vec<_>, _>>()?;
     check_type(&args.file_type)?;

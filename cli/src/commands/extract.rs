@@ -14,7 +14,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         [file, flag, dir] if flag == "-o" => (file, PathBuf::from(dir)),
         _ => return Err(Failure("usage: clangoffload extract FILE [-o DIR]".into())),
     };
-    let input = Input::open(Path::new(file))
+    let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
     if sniff(input.data()) != Sniffed::Bundle {
         return Err(Failure(format!(

@@ -11,7 +11,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let [file] = args else {
         return Err(Failure("usage: clangoffload list FILE".into()));
     };
-    let input = Input::open(Path::new(file))
+    let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
     match sniff(input.data()) {
         Sniffed::Bundle => {}

@@ -3,143 +3,59 @@
 
 use super::{Opt, Value};
 
+const fn opt(name: &'static str, value: Value) -> Opt {
+    Opt {
+        name,
+        value,
+        hidden: false,
+    }
+}
+
+const fn hidden(name: &'static str, value: Value) -> Opt {
+    Opt {
+        name,
+        value,
+        hidden: true,
+    }
+}
+
 /// Every option LLVM 22's clang-offload-bundler accepts.
 pub const OPTIONS: &[Opt] = &[
-    Opt {
-        name: "###",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "allow-missing-bundles",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "bundle-align",
-        value: Value::Uint,
-    },
-    Opt {
-        name: "check-input-archive",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "compress",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "compression-level",
-        value: Value::Int,
-    },
-    Opt {
-        name: "hip-openmp-compatible",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "input",
-        value: Value::List,
-    },
-    Opt {
-        name: "inputs",
-        value: Value::CommaList,
-    },
-    Opt {
-        name: "list",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "output",
-        value: Value::List,
-    },
-    Opt {
-        name: "outputs",
-        value: Value::CommaList,
-    },
-    Opt {
-        name: "targets",
-        value: Value::CommaList,
-    },
-    Opt {
-        name: "type",
-        value: Value::Str,
-    },
-    Opt {
-        name: "unbundle",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "verbose",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "h",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "help",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "help-list",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "help-hidden",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "help-list-hidden",
-        value: Value::Bool,
-    },
-    Opt {
-        name: "version",
-        value: Value::Bool,
-    },
+    opt("###", Value::Bool),
+    opt("allow-missing-bundles", Value::Bool),
+    opt("bundle-align", Value::Uint),
+    opt("check-input-archive", Value::Bool),
+    opt("compress", Value::Bool),
+    opt("compression-level", Value::Int),
+    opt("hip-openmp-compatible", Value::Bool),
+    opt("input", Value::List),
+    opt("inputs", Value::CommaList),
+    opt("list", Value::Bool),
+    opt("output", Value::List),
+    opt("outputs", Value::CommaList),
+    opt("targets", Value::CommaList),
+    opt("type", Value::Str),
+    opt("unbundle", Value::Bool),
+    opt("verbose", Value::Bool),
+    opt("help", Value::Bool),
+    opt("help-list", Value::Bool),
+    opt("version", Value::Bool),
+    hidden("h", Value::Bool),
+    hidden("help-hidden", Value::Bool),
+    hidden("help-list-hidden", Value::Bool),
+    hidden("print-options", Value::Bool),
+    hidden("print-all-options", Value::Bool),
 ];
 
-/// `--help`, byte for byte as LLVM 22 prints it.
-pub const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type> 
-referring to the same source file but different targets into a single 
-one. The resulting file can also be unbundled into different files by 
-this tool if -unbundle is provided.
-
-USAGE: clang-offload-bundler [options]
-
-OPTIONS:
-
-Generic Options:
-
-  --help                  - Display available options (--help-hidden for more)
-  --help-list             - Display list of available options (--help-list-hidden for more)
-  --version               - Display the version of this program
-
-clang-offload-bundler options:
-
-  --###                   - Print any external commands that are to be executed instead of actually executing them - for testing purposes.
-  --allow-missing-bundles - Create empty files if bundles are missing when unbundling.
-  --bundle-align=<uint>   - Alignment of bundle for binary files
-  --check-input-archive   - Check if input heterogeneous archive is valid in terms of TargetID rules.
-  --compress              - Compress output file when bundling.
-  --compression-level=<n> - Specify the compression level (integer)
-  --hip-openmp-compatible - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
-  --input=<string>        - Input file. Can be specified multiple times for multiple input files.
-  --inputs=<string>       - [<input file>,...] (deprecated)
-  --list                  - List bundle IDs in the bundled file.
-  --output=<string>       - Output file. Can be specified multiple times for multiple output files.
-  --outputs=<string>      - [<output file>,...] (deprecated)
-  --targets=<string>      - [<offload kind>-<target triple>,...]
-  --type=<string>         - Type of the files to be bundled/unbundled.
-                            Current supported types are:
-                              i    - cpp-output
-                              ii   - c++-cpp-output
-                              cui  - cuda-cpp-output
-                              hipi - hip-cpp-output
-                              d    - dependency
-                              ll   - llvm
-                              bc   - llvm-bc
-                              s    - assembler
-                              o    - object
-                              a    - archive of objects
-                              gch  - precompiled-header
-                              ast  - clang AST file
-  --unbundle              - Unbundle bundled file into several output files.
-  --verbose               - Print debug information.
-";
+/// What each help option prints, byte for byte as LLVM 22 prints it (`-h`
+/// prints the flat list).
+pub const HELP: &[(&str, &str)] = &[
+    ("help", include_str!("bundler_help/help.txt")),
+    ("help-list", include_str!("bundler_help/help-list.txt")),
+    ("h", include_str!("bundler_help/help-list.txt")),
+    ("help-hidden", include_str!("bundler_help/help-hidden.txt")),
+    (
+        "help-list-hidden",
+        include_str!("bundler_help/help-list-hidden.txt"),
+    ),
+];

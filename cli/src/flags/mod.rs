@@ -27,6 +27,8 @@ pub enum Value {
 pub struct Opt {
     pub name: &'static str,
     pub value: Value,
+    /// Left out of `--help` and of "Did you mean" suggestions.
+    pub hidden: bool,
 }
 
 /// What was given for one option, in command-line order.
@@ -40,6 +42,8 @@ pub struct Given {
 #[derive(Debug, Default)]
 pub struct Parsed {
     given: std::collections::HashMap<&'static str, Given>,
+    /// Option names in the order they were given.
+    order: Vec<&'static str>,
 }
 
 impl Parsed {
@@ -59,6 +63,14 @@ impl Parsed {
 
     pub fn list(&self, name: &str) -> &[String] {
         self.given.get(name).map_or(&[], |g| g.values.as_slice())
+    }
+
+    /// The first of `names` given as a true flag, in command-line order.
+    pub fn first_flag(&self, names: &[&str]) -> Option<&'static str> {
+        self.order
+            .iter()
+            .copied()
+            .find(|n| names.contains(n) && self.flag(n))
     }
 
     pub fn occurrences(&self, name: &str) -> usize {
@@ -89,15 +101,18 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
     let mut parsed = Parsed::default();
     let mut errors = Vec::new();
     let mut i = 0;
+    let mut positional_only = false;
     while let Some(arg) = args.get(i) {
         i += 1;
-        let Some(stripped) = arg
-            .strip_prefix("--")
-            .or_else(|| arg.strip_prefix('-'))
-            .filter(|s| !s.is_empty())
-        else {
+        if arg == "--" && !positional_only {
+            positional_only = true;
+            continue;
+        }
+        let stripped = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
+        let Some(stripped) = stripped.filter(|s| !s.is_empty() && !positional_only) else {
+            // The bundler takes no positional arguments.
             errors.push(format!(
-                "Too many positional arguments specified!\nCan specify at most 0 positional arguments: See: {argv0} --help"
+                "Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
             ));
             continue;
         };
@@ -110,7 +125,8 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
                 "Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
             ));
             if let Some(near) = nearest(table, name) {
-                errors.push(format!("Did you mean '{}'?", spelled(near)));
+                let value = inline.map(|v| format!("={v}")).unwrap_or_default();
+                errors.push(format!("Did you mean '{}{value}'?", spelled(near)));
             }
             continue;
         };
@@ -153,6 +169,7 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
             ));
             continue;
         }
+        parsed.order.push(opt.name);
         let given = parsed.given.entry(opt.name).or_default();
         given.occurrences += 1;
         match opt.value {
@@ -167,6 +184,7 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
 fn nearest(table: &[Opt], name: &str) -> Option<&'static str> {
     table
         .iter()
+        .filter(|o| !o.hidden)
         .map(|o| (edit_distance(o.name, name), o.name))
         .min_by_key(|(d, _)| *d)
         .map(|(_, n)| n)
