@@ -1,1 +1,142 @@
-//! Benchmarks live in `benches/`; see README.md.
+//! Shared input builders for the Criterion benchmarks in `benches/`; see
+//! README.md for how to run them and the numbers measured.
+
+use clangoffload::bundle::BundleLayout;
+
+/// A KiB.
+pub const KIB: u64 = 1 << 10;
+/// A MiB.
+pub const MIB: u64 = 1 << 20;
+/// A GiB.
+pub const GIB: u64 = 1 << 30;
+
+/// The alignment clang's HIP driver asks for (`-bundle-align=4096`).
+pub const ALIGN: u64 = 4096;
+
+/// `1KiB`, `64MiB`, `1GiB`, ... for benchmark IDs.
+pub fn size_label(bytes: u64) -> String {
+    for (unit, name) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// The IDs of a typical HIP bundle: the host and two GPUs.
+pub const THREE_IDS: [&str; 3] = [
+    "host-x86_64-unknown-linux-gnu-",
+    "hipv4-amdgcn-amd-amdhsa--gfx90a",
+    "hipv4-amdgcn-amd-amdhsa--gfx942",
+];
+
+/// Splits `total` payload bytes over `n` entries (the remainder goes to the
+/// last one).
+pub fn split(total: u64, n: u64) -> Vec<u64> {
+    let each = total / n;
+    let mut sizes = vec![each; usize::try_from(n).expect("entry count fits usize")];
+    if let Some(last) = sizes.last_mut() {
+        *last += total - each * n;
+    }
+    sizes
+}
+
+/// A bundle with the given entries whose payloads are all zero, built without
+/// touching the payload bytes: the buffer comes from `vec![0u8; n]`
+/// (`calloc`, i.e. fresh zero pages the OS maps lazily) and only the header
+/// is written. A 1 GiB bundle therefore costs a few pages of real memory.
+pub fn lazy_bundle(entries: &[(&[u8], u64)], align: u64) -> Vec<u8> {
+    let layout = BundleLayout::new(entries.iter().copied(), align).expect("layout");
+    let total = usize::try_from(layout.total_size()).expect("bundle fits in memory");
+    let mut data = vec![0u8; total];
+    let header = layout.header();
+    data[..header.len()].copy_from_slice(header);
+    data
+}
+
+/// The 3-entry HIP-like bundle with `total` payload bytes, lazily zeroed.
+pub fn three_entry_bundle(total: u64) -> Vec<u8> {
+    let sizes = split(total, 3);
+    let entries: Vec<(&[u8], u64)> = THREE_IDS
+        .iter()
+        .zip(&sizes)
+        .map(|(id, &size)| (id.as_bytes(), size))
+        .collect();
+    lazy_bundle(&entries, ALIGN)
+}
+
+/// IDs for a bundle with many entries: distinct, of realistic length.
+pub fn many_ids(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| format!("openmp-amdgcn-amd-amdhsa--gfx{:06}", i))
+        .collect()
+}
+
+/// A bundle with `ids.len()` entries of `payload` bytes each (no padding).
+pub fn many_entry_bundle(ids: &[String], payload: u64) -> Vec<u8> {
+    let entries: Vec<(&[u8], u64)> = ids.iter().map(|id| (id.as_bytes(), payload)).collect();
+    lazy_bundle(&entries, 1)
+}
+
+/// A host entry of 4 KiB and one device entry of `size` bytes whose payload
+/// is filled with a non-zero pseudo-random pattern, so that reading it really
+/// reads memory (an untouched zero page would be served from the shared zero
+/// page and look faster than RAM).
+pub fn filled_device_bundle(size: u64) -> (Vec<u8>, &'static str) {
+    let device = THREE_IDS[1];
+    let entries: [(&[u8], u64); 2] = [
+        (THREE_IDS[0].as_bytes(), 4 * KIB),
+        (device.as_bytes(), size),
+    ];
+    let layout = BundleLayout::new(entries.iter().copied(), ALIGN).expect("layout");
+    let mut data = lazy_bundle(&entries, ALIGN);
+    let start = usize::try_from(layout.offsets()[1]).expect("offset fits usize");
+    fill_pseudo_random(&mut data[start..], 0x9e37_79b9_7f4a_7c15);
+    (data, device)
+}
+
+/// xorshift64* over `buf`, 8 bytes at a time.
+pub fn fill_pseudo_random(buf: &mut [u8], seed: u64) {
+    let mut state = seed | 1;
+    let mut chunks = buf.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        chunk.copy_from_slice(&state.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    for b in chunks.into_remainder() {
+        *b = 0xa5;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clangoffload::Bundle;
+
+    #[test]
+    fn builders_make_valid_bundles() {
+        let data = three_entry_bundle(MIB);
+        let bundle = Bundle::parse(&data).expect("parse");
+        let sizes: u64 = bundle.entries().map(|e| e.expect("entry").size()).sum();
+        assert_eq!(sizes, MIB);
+
+        let ids = many_ids(100);
+        let data = many_entry_bundle(&ids, 16);
+        let bundle = Bundle::parse(&data).expect("parse");
+        assert_eq!(bundle.entries().count(), 100);
+
+        let (data, id) = filled_device_bundle(MIB);
+        let bundle = Bundle::parse(&data).expect("parse");
+        let entry = bundle
+            .entries()
+            .map(|e| e.expect("entry"))
+            .find(|e| e.id() == id.as_bytes())
+            .expect("device entry");
+        assert_eq!(entry.size(), MIB);
+        assert!(entry.payload().iter().any(|&b| b != 0));
+        assert_eq!(size_label(64 * MIB), "64MiB");
+        assert_eq!(size_label(GIB), "1GiB");
+    }
+}
