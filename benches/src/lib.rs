@@ -16,7 +16,7 @@ pub const ALIGN: u64 = 4096;
 /// `1KiB`, `64MiB`, `1GiB`, ... for benchmark IDs.
 pub fn size_label(bytes: u64) -> String {
     for (unit, name) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.checked_rem(unit) == Some(0) {
             return format!("{}{name}", bytes / unit);
         }
     }
