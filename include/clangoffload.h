@@ -95,6 +95,8 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_TARGET_ID_UNKNOWN_PROCESSOR = 35,
   // The processor does not support a feature the ID sets.
   CLANGOFFLOAD_STATUS_TARGET_ID_UNSUPPORTED_FEATURE = 36,
+  // A triple LLVM cannot normalise (a `dxil` shader model it does not know).
+  CLANGOFFLOAD_STATUS_ENTRY_ID_UNSUPPORTED_TRIPLE = 37,
   // A bug: the library panicked. Please report it.
   CLANGOFFLOAD_STATUS_PANIC = 255,
 };
@@ -265,6 +267,10 @@ const char *clangoffload_version(void);
 // `clangoffload_bundle_free`. It borrows `data`, which must stay alive and
 // unchanged until then. On failure `*out` is untouched and, if `err` is not
 // NULL, `*err` says what is wrong and where.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_parse(const uint8_t *data,
                                               size_t len,
                                               uint32_t flags,
@@ -272,17 +278,32 @@ clangoffload_status clangoffload_bundle_parse(const uint8_t *data,
                                               struct clangoffload_error *err);
 
 // Releases a handle from `clangoffload_bundle_parse`. NULL is allowed.
+//
+// # Safety
+// `bundle` is NULL or a handle from `clangoffload_bundle_parse` not yet freed.
 void clangoffload_bundle_free(struct clangoffload_bundle *bundle);
 
 // Number of (good) entries; 0 for NULL.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 size_t clangoffload_bundle_entry_count(const struct clangoffload_bundle *bundle);
 
 // Size of the bundle header (magic, count, descriptors) for a strictly
 // parsed bundle, or 0 for a lenient one or NULL.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 uint64_t clangoffload_bundle_header_len(const struct clangoffload_bundle *bundle);
 
 // Stores entry `index` (file order) in `*out`. The views borrow the parsed
 // buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_get_entry(const struct clangoffload_bundle *bundle,
                                                   size_t index,
                                                   struct clangoffload_bundle_entry *out);
@@ -290,6 +311,10 @@ clangoffload_status clangoffload_bundle_get_entry(const struct clangoffload_bund
 // For a leniently parsed bundle: the status of the first bad descriptor,
 // with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there
 // was none.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_fault(const struct clangoffload_bundle *bundle,
                                               struct clangoffload_error *err);
 
@@ -297,6 +322,10 @@ clangoffload_status clangoffload_bundle_fault(const struct clangoffload_bundle *
 // with the bundle entry ID `target` (`target_len` bytes of UTF-8), by the
 // bundler's rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
 // `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffload_bundle *bundle,
                                                         const char *target,
                                                         size_t target_len,
@@ -307,6 +336,10 @@ clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffloa
 // `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then
 // SPIR-V; first compatible in file order within each. Stores its index and
 // how it matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_select_for_device(const struct clangoffload_bundle *bundle,
                                                           const char *device,
                                                           size_t device_len,
@@ -316,6 +349,10 @@ clangoffload_status clangoffload_bundle_select_for_device(const struct clangoffl
 // Checks the bundle for duplicate IDs, overlapping payloads, payloads inside
 // the header and trailing bytes. Stores up to `cap` findings in `out` (may be
 // NULL when `cap` is 0) and their total number in `*out_count`.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_validate(const struct clangoffload_bundle *bundle,
                                                  struct clangoffload_bundle_diagnostic *out,
                                                  size_t cap,
@@ -329,6 +366,10 @@ clangoffload_status clangoffload_bundle_validate(const struct clangoffload_bundl
 // and the bundle's total size into `*total_size`. The caller then writes
 // each payload at its offset, zeros in the gaps. If the header does not fit,
 // returns `BUFFER_TOO_SMALL` with the needed length in `*header_len`.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *ids,
                                                const uint64_t *sizes,
                                                size_t count,
@@ -341,6 +382,10 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_entry_id_parse(const char *text,
                                                 size_t len,
                                                 struct clangoffload_entry_id *out);
@@ -350,6 +395,10 @@ clangoffload_status clangoffload_entry_id_parse(const char *text,
 // unless clang knows its processor. Output as `write_text`: NUL-terminated
 // into `buf` (`cap` bytes), length without the NUL in `*out_len`;
 // `BUFFER_TOO_SMALL` stores the length needed.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_entry_id_normalize(const char *text,
                                                     size_t len,
                                                     char *buf,
@@ -359,6 +408,10 @@ clangoffload_status clangoffload_entry_id_normalize(const char *text,
 // Whether a code object stored under entry ID `code_object` may be given to
 // a request for entry ID `requested`, by the bundler's rules (see the
 // README); `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_entry_id_is_compatible(const char *code_object,
                                                         size_t code_object_len,
                                                         const char *requested,
@@ -370,6 +423,10 @@ clangoffload_status clangoffload_entry_id_is_compatible(const char *code_object,
 // be bundled together (same kind, triple and processor; a feature set in one
 // and "any" in the other) and stores their indices, lower-sorting ID first.
 // `CLANGOFFLOAD_STATUS_NOT_FOUND` if there is none.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_entry_ids_find_conflict(const struct clangoffload_bytes *ids,
                                                          size_t count,
                                                          size_t *out_first,
@@ -378,12 +435,20 @@ clangoffload_status clangoffload_entry_ids_find_conflict(const struct clangofflo
 // Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor
 // or alias, each feature at most once with a sign, only features the
 // processor supports.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_target_id_parse(const char *text,
                                                  size_t len,
                                                  struct clangoffload_target_id *out);
 
 // Writes the canonical form of an AMDGPU target ID (canonical processor,
 // features sorted: `gfx90a:sramecc+:xnack-`), as `write_text` does.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_target_id_canonicalize(const char *text,
                                                         size_t len,
                                                         char *buf,
@@ -393,6 +458,10 @@ clangoffload_status clangoffload_target_id_canonicalize(const char *text,
 // Whether code built for AMDGPU target ID `code_object` may run where
 // `requested` is asked for: same processor, and every feature the code
 // object sets is set the same way in the request ("any" accepts on and off).
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; handles are live; out-parameters are writable.
 clangoffload_status clangoffload_target_id_is_compatible(const char *code_object,
                                                          size_t code_object_len,
                                                          const char *requested,

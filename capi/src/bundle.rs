@@ -45,6 +45,10 @@ pub struct clangoffload_bundle_entry {
 /// `clangoffload_bundle_free`. It borrows `data`, which must stay alive and
 /// unchanged until then. On failure `*out` is untouched and, if `err` is not
 /// NULL, `*err` says what is wrong and where.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_parse(
     data: *const u8,
@@ -92,6 +96,9 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
 }
 
 /// Releases a handle from `clangoffload_bundle_parse`. NULL is allowed.
+///
+/// # Safety
+/// `bundle` is NULL or a handle from `clangoffload_bundle_parse` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_free(bundle: *mut clangoffload_bundle) {
     if !bundle.is_null() {
@@ -111,6 +118,10 @@ unsafe fn handle<'a>(
 }
 
 /// Number of (good) entries; 0 for NULL.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     bundle: *const clangoffload_bundle,
@@ -121,6 +132,10 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
 
 /// Size of the bundle header (magic, count, descriptors) for a strictly
 /// parsed bundle, or 0 for a lenient one or NULL.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffload_bundle) -> u64 {
     // SAFETY: NULL or a live handle, as the caller promises.
@@ -129,6 +144,10 @@ pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffl
 
 /// Stores entry `index` (file order) in `*out`. The views borrow the parsed
 /// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_get_entry(
     bundle: *const clangoffload_bundle,
@@ -156,6 +175,10 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
 /// For a leniently parsed bundle: the status of the first bad descriptor,
 /// with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there
 /// was none.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_fault(
     bundle: *const clangoffload_bundle,
@@ -176,6 +199,10 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
 /// with the bundle entry ID `target` (`target_len` bytes of UTF-8), by the
 /// bundler's rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
 /// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
     bundle: *const clangoffload_bundle,
@@ -221,6 +248,10 @@ pub enum clangoffload_device_match {
 /// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then
 /// SPIR-V; first compatible in file order within each. Stores its index and
 /// how it matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
     bundle: *const clangoffload_bundle,
@@ -300,6 +331,10 @@ impl From<BundleDiagnostic> for clangoffload_bundle_diagnostic {
 /// Checks the bundle for duplicate IDs, overlapping payloads, payloads inside
 /// the header and trailing bytes. Stores up to `cap` findings in `out` (may be
 /// NULL when `cap` is 0) and their total number in `*out_count`.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_validate(
     bundle: *const clangoffload_bundle,
@@ -336,6 +371,10 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
 /// and the bundle's total size into `*total_size`. The caller then writes
 /// each payload at its offset, zeros in the gaps. If the header does not fit,
 /// returns `BUFFER_TOO_SMALL` with the needed length in `*header_len`.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_layout(
     ids: *const clangoffload_bytes,

@@ -33,6 +33,10 @@ pub struct clangoffload_entry_id {
 
 /// Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 /// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_parse(
     text: *const c_char,
@@ -64,6 +68,10 @@ pub unsafe extern "C" fn clangoffload_entry_id_parse(
 /// unless clang knows its processor. Output as `write_text`: NUL-terminated
 /// into `buf` (`cap` bytes), length without the NUL in `*out_len`;
 /// `BUFFER_TOO_SMALL` stores the length needed.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_normalize(
     text: *const c_char,
@@ -83,6 +91,10 @@ pub unsafe extern "C" fn clangoffload_entry_id_normalize(
 /// Whether a code object stored under entry ID `code_object` may be given to
 /// a request for entry ID `requested`, by the bundler's rules (see the
 /// README); `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
     code_object: *const c_char,
@@ -112,6 +124,10 @@ pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
 /// be bundled together (same kind, triple and processor; a feature set in one
 /// and "any" in the other) and stores their indices, lower-sorting ID first.
 /// `CLANGOFFLOAD_STATUS_NOT_FOUND` if there is none.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
     ids: *const clangoffload_bytes,
@@ -183,6 +199,10 @@ pub struct clangoffload_target_id {
 /// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor
 /// or alias, each feature at most once with a sign, only features the
 /// processor supports.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_parse(
     text: *const c_char,
@@ -204,6 +224,10 @@ pub unsafe extern "C" fn clangoffload_target_id_parse(
 
 /// Writes the canonical form of an AMDGPU target ID (canonical processor,
 /// features sorted: `gfx90a:sramecc+:xnack-`), as `write_text` does.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
     text: *const c_char,
@@ -224,6 +248,10 @@ pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
 /// Whether code built for AMDGPU target ID `code_object` may run where
 /// `requested` is asked for: same processor, and every feature the code
 /// object sets is set the same way in the request ("any" accepts on and off).
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; handles are live; out-parameters are writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_is_compatible(
     code_object: *const c_char,

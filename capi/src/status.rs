@@ -63,6 +63,8 @@ pub enum clangoffload_status {
     TargetIdUnknownProcessor = 35,
     /// The processor does not support a feature the ID sets.
     TargetIdUnsupportedFeature = 36,
+    /// A triple LLVM cannot normalise (a `dxil` shader model it does not know).
+    EntryIdUnsupportedTriple = 37,
     /// A bug: the library panicked. Please report it.
     Panic = 255,
 }
@@ -98,6 +100,7 @@ impl clangoffload_status {
             S::TargetIdDuplicateFeature => "target feature given twice\0",
             S::TargetIdUnknownProcessor => "unknown processor\0",
             S::TargetIdUnsupportedFeature => "processor does not support the target feature\0",
+            S::EntryIdUnsupportedTriple => "triple cannot be normalised\0",
             S::Panic => "internal error (panic) in clangoffload\0",
         }
     }
@@ -130,6 +133,7 @@ impl clangoffload_status {
             S::TargetIdDuplicateFeature,
             S::TargetIdUnknownProcessor,
             S::TargetIdUnsupportedFeature,
+            S::EntryIdUnsupportedTriple,
             S::Panic,
         ];
         ALL.iter().copied().find(|s| *s as u32 == n)
@@ -167,6 +171,7 @@ impl From<IdError> for clangoffload_status {
             IdError::DuplicateFeature { .. } => S::TargetIdDuplicateFeature,
             IdError::UnknownProcessor => S::TargetIdUnknownProcessor,
             IdError::UnsupportedFeature => S::TargetIdUnsupportedFeature,
+            IdError::UnsupportedShaderModel => S::EntryIdUnsupportedTriple,
             _ => S::InvalidArgument,
         }
     }

@@ -19,6 +19,8 @@ mod conflict;
 #[cfg(feature = "alloc")]
 mod normalize;
 #[cfg(feature = "alloc")]
+mod triple_normalize;
+#[cfg(feature = "alloc")]
 pub use conflict::find_conflicting_targets;
 #[cfg(feature = "alloc")]
 pub use normalize::{is_offload_arch, normalize_entry_id};
@@ -54,6 +56,9 @@ pub enum IdError {
     UnknownProcessor,
     /// The processor does not support a feature the ID sets.
     UnsupportedFeature,
+    /// A `dxil` triple whose shader model LLVM cannot normalise (LLVM 22
+    /// aborts on it).
+    UnsupportedShaderModel,
 }
 
 impl fmt::Display for IdError {
@@ -80,6 +85,7 @@ impl fmt::Display for IdError {
             IdError::UnsupportedFeature => {
                 f.write_str("the processor does not support a feature the target ID sets")
             }
+            IdError::UnsupportedShaderModel => f.write_str("unsupported shader model version"),
         }
     }
 }

@@ -4,6 +4,7 @@ use alloc::format;
 use alloc::string::String;
 
 use super::processor::PROCESSORS;
+use super::triple_normalize::{is_amdhsa_os, normalize_triple};
 use super::{BundleEntryId, IdError};
 
 /// NVIDIA processors clang 22 knows as offload architectures (in its table order).
@@ -13,14 +14,6 @@ const CUDA_ARCHS: &[&str] = &[
     "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110",
     "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a",
 ];
-
-fn or_unknown(component: &str) -> &str {
-    if component.is_empty() {
-        "unknown"
-    } else {
-        component
-    }
-}
 
 /// Whether clang 22 knows `name` as an offload architecture (NVIDIA, AMDGPU,
 /// SPIR-V, Intel, `generic`): the only target IDs the bundler keeps in the IDs
@@ -32,8 +25,9 @@ pub fn is_offload_arch(name: &str) -> bool {
 }
 
 /// The ID clang-offload-bundler 22 writes for a `-targets` entry: the triple
-/// normalised to four fields (`amdhsa` triples to three and an empty
-/// environment) and the target ID dropped unless its processor is a known
+/// normalised as LLVM's `Triple::normalize` does (components moved to their
+/// slots, empty ones made `unknown`, Windows/Android spellings rewritten), to
+/// four fields, or for `amdhsa` to three and an empty environment) and the target ID dropped unless its processor is a known
 /// offload architecture. Features are kept as given.
 ///
 /// ```
@@ -52,24 +46,10 @@ pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
         ""
     };
     let t = id.triple();
-    Ok(if t.is_amdhsa() {
-        format!(
-            "{}-{}-{}-{}--{}",
-            id.kind(),
-            t.arch,
-            or_unknown(t.vendor),
-            t.os,
-            target_id
-        )
-    } else {
-        format!(
-            "{}-{}-{}-{}-{}-{}",
-            id.kind(),
-            t.arch,
-            or_unknown(t.vendor),
-            or_unknown(t.os),
-            or_unknown(t.env),
-            target_id
-        )
-    })
+    // The runtimes expect amdhsa triples with an empty environment.
+    let amdhsa = is_amdhsa_os(t.os);
+    let triple = normalize_triple([t.arch, t.vendor, t.os, t.env], amdhsa)
+        .map_err(|()| IdError::UnsupportedShaderModel)?;
+    let env = if amdhsa { "-" } else { "" };
+    Ok(format!("{}-{triple}{env}-{target_id}", id.kind()))
 }

@@ -31,15 +31,11 @@ impl<'a> Triple<'a> {
             && same_component(self.env, other.env)
     }
 
-    /// Whether the architecture is one LLVM's triple parser knows.
+    /// Whether the architecture is one LLVM 22's triple parser knows (exact
+    /// and case-sensitive): the bundler rejects targets whose arch it does not.
+    #[cfg(feature = "alloc")]
     pub fn has_known_arch(&self) -> bool {
-        is_known_arch(self.arch)
-    }
-
-    /// Whether the OS is `amdhsa`, whose triples the bundler writes with an
-    /// empty environment.
-    pub fn is_amdhsa(&self) -> bool {
-        self.os == "amdhsa"
+        super::triple_normalize::is_known_arch(self.arch)
     }
 }
 
@@ -47,114 +43,4 @@ impl fmt::Display for Triple<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}-{}-{}", self.arch, self.vendor, self.os, self.env)
     }
-}
-
-/// Architecture names LLVM 22's `Triple` parses to a known architecture.
-const ARCHES: &[&str] = &[
-    "aarch64",
-    "aarch64_32",
-    "aarch64_be",
-    "amd64",
-    "amdgcn",
-    "amdil",
-    "amdil64",
-    "arc",
-    "arm",
-    "arm64",
-    "arm64_32",
-    "arm64e",
-    "arm64ec",
-    "armeb",
-    "avr",
-    "bpf",
-    "bpfeb",
-    "bpfel",
-    "csky",
-    "dxil",
-    "hexagon",
-    "hsail",
-    "hsail64",
-    "i386",
-    "i486",
-    "i586",
-    "i686",
-    "i786",
-    "i886",
-    "i986",
-    "kalimba",
-    "lanai",
-    "loongarch32",
-    "loongarch64",
-    "m68k",
-    "mips",
-    "mips64",
-    "mips64el",
-    "mipsel",
-    "msp430",
-    "nvptx",
-    "nvptx64",
-    "powerpc",
-    "powerpc64",
-    "powerpc64le",
-    "powerpcle",
-    "ppc",
-    "ppc32",
-    "ppc32le",
-    "ppc64",
-    "ppc64le",
-    "ppcle",
-    "r600",
-    "renderscript32",
-    "renderscript64",
-    "riscv32",
-    "riscv64",
-    "s390x",
-    "shave",
-    "sparc",
-    "sparc64",
-    "sparcel",
-    "sparcv9",
-    "spir",
-    "spir64",
-    "spirv",
-    "spirv32",
-    "spirv64",
-    "systemz",
-    "tce",
-    "tcele",
-    "thumb",
-    "thumbeb",
-    "ve",
-    "wasm32",
-    "wasm64",
-    "x86_64",
-    "x86_64h",
-    "xcore",
-    "xtensa",
-];
-
-fn is_known_arch(arch: &str) -> bool {
-    if ARCHES.contains(&arch) {
-        return true;
-    }
-    // Sub-architecture spellings: armv7a, thumbv8m.main, mipsisa64r6el, ...
-    const PREFIXES: &[&str] = &[
-        "armv",
-        "armebv",
-        "thumbv",
-        "thumbebv",
-        "aarch64",
-        "arm64",
-        "mipsisa",
-        "mipsr6",
-        "mips64r6",
-        "mipsn32",
-        "spirv",
-        "kalimba",
-        "powerpcspe",
-        "mipsallegrex",
-    ];
-    PREFIXES
-        .iter()
-        .any(|p| arch.starts_with(p) && arch.len() > p.len())
 }

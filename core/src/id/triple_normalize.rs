@@ -18,14 +18,15 @@ use alloc::vec::Vec;
 
 /// Architecture names `parseArch` matches exactly (its `StringSwitch`, plus
 /// the exact names the ARM and BPF fallbacks accept). Case-sensitive.
+#[rustfmt::skip]
 const ARCH_NAMES: &[&str] = &[
     // x86 and x86-64.
     "i386", "i486", "i586", "i686", "i786", "i886", "i986", "amd64", "x86_64", "x86_64h",
     // PowerPC.
     "powerpc", "powerpcspe", "ppc", "ppc32", "powerpcle", "ppcle", "ppc32le", "powerpc64", "ppu",
     "ppc64", "powerpc64le", "ppc64le",
-    // ARM, Thumb and AArch64 spellings that are not `arm`/`thumb`/`aarch64`
-    // sub-architectures (those go through the ARM fallback).
+    // ARM family names matched exactly; other `arm*`/`thumb*`/`aarch64*`
+    // spellings (`armv7a`, `thumbv7m`) go through the ARM fallback.
     "xscale", "xscaleeb", "arm", "armeb", "thumb", "thumbeb", "aarch64", "aarch64_be",
     "aarch64_32", "aarch64_lfi", "arm64", "arm64_32", "arm64e", "arm64ec",
     // MIPS.
@@ -57,19 +58,22 @@ const ARM_FAMILY_PREFIXES: &[&str] = &["arm", "thumb", "aarch64"];
 
 /// Prefixes `ARM::getCanonicalArchName` strips, in its order (first match
 /// wins, so `arm64_32` is tried before `arm64` and `arm`).
+#[rustfmt::skip]
 const ARM_CANONICAL_PREFIXES: &[&str] =
     &["arm64_32", "arm64e", "arm64", "aarch64_32", "arm", "thumb", "aarch64"];
 
 /// Vendors `parseVendor` knows (exact match). `unknown`, `none` and `w64` are
 /// deliberately absent: LLVM does not know them either.
+#[rustfmt::skip]
 const VENDOR_NAMES: &[&str] = &[
     "apple", "pc", "scei", "sie", "fsl", "ibm", "img", "mti", "nvidia", "csr", "amd", "mesa",
     "suse", "oe", "intel", "meta",
 ];
 
-/// OS names `parseOS` matches as prefixes (`linux-gnu`-style suffixes such as
-/// `amdhsa3` or `macosx10.15` still count). `mingw32`, `cygwin` and `msys` are
-/// not OSes; normalisation handles them separately.
+/// OS names `parseOS` matches as prefixes (so `amdhsa3` and `macosx10.15`
+/// count). `none`, `mingw32`, `cygwin` and `msys` are not OSes; normalisation
+/// handles the last three separately.
+#[rustfmt::skip]
 const OS_PREFIXES: &[&str] = &[
     "darwin", "dragonfly", "freebsd", "fuchsia", "ios", "kfreebsd", "linux", "lv2", "macos",
     "macosx", "managarm", "netbsd", "openbsd", "solaris", "uefi", "win32", "windows", "zos",
@@ -82,6 +86,7 @@ const OS_PREFIXES: &[&str] = &[
 /// Environment names `parseEnvironment` matches as prefixes. Where one name
 /// is a prefix of another (`gnu`, `gnueabi`, `gnueabihf`), LLVM's order makes
 /// the longest one win, so [`parse_env`] picks the longest match.
+#[rustfmt::skip]
 const ENV_PREFIXES: &[&str] = &[
     "gnu", "gnut64", "gnuabin32", "gnuabi64", "gnueabi", "gnueabit64", "gnueabihf",
     "gnueabihft64", "gnuf32", "gnuf64", "gnusf", "gnux32", "gnu_ilp32", "code16", "eabi",
@@ -95,6 +100,7 @@ const ENV_PREFIXES: &[&str] = &[
 /// Object formats `parseFormat` recognises as suffixes, in its order (`xcoff`
 /// must be tried before `coff`). Each suffix is also the format's name, which
 /// Windows normalisation writes into the environment slot.
+#[rustfmt::skip]
 const OBJECT_FORMAT_SUFFIXES: &[&str] = &["xcoff", "coff", "elf", "goff", "macho", "wasm", "spirv"];
 
 /// The object format Windows treats as its default (it becomes `msvc`).
@@ -102,6 +108,7 @@ const COFF: &str = "coff";
 
 /// `dxilv1.<minor>` for shader model 6.<minor>; the last entry is LLVM 22's
 /// latest DXIL version, which `shadermodel6.x` selects.
+#[rustfmt::skip]
 const DXIL_ARCH_NAMES: &[&str] = &[
     "dxilv1.0", "dxilv1.1", "dxilv1.2", "dxilv1.3", "dxilv1.4", "dxilv1.5", "dxilv1.6", "dxilv1.7",
     "dxilv1.8", "dxilv1.9",
@@ -111,9 +118,12 @@ const DXIL_ARCH_NAMES: &[&str] = &[
 /// environment).
 const SLOTS: usize = 4;
 
-/// Whether LLVM's `Triple` parser knows `arch` (exact, case-sensitive, including the ARM/thumb/aarch64/BPF sub-arch spellings LLVM's parseArch accepts). Must not allocate.
+/// Whether LLVM's `Triple` parser knows `arch` (exact, case-sensitive,
+/// including the ARM/thumb/aarch64/BPF sub-arch spellings LLVM's `parseArch`
+/// accepts). Does not allocate.
 ///
 /// The bundler rejects a target whose first triple component fails this.
+#[must_use]
 pub fn is_known_arch(arch: &str) -> bool {
     ARCH_NAMES.contains(&arch)
         || ARCH_PREFIXES.iter().any(|p| arch.starts_with(p))
@@ -121,31 +131,43 @@ pub fn is_known_arch(arch: &str) -> bool {
             && is_known_arm_arch(arch.as_bytes()))
 }
 
-/// Whether the bundler writes this triple in three-field form plus an empty environment: the positional OS (3rd component) parses as AMDHSA (prefix match, "amdhsa3" counts).
+/// Whether the bundler writes this triple in three-field form plus an empty
+/// environment: the positional OS (3rd component) parses as AMDHSA (prefix
+/// match, so `amdhsa3` counts).
+#[must_use]
 pub fn is_amdhsa_os(os: &str) -> bool {
     parse_os(os) == Os::AmdHsa
 }
 
-/// `Triple::normalize` of `arch-vendor-os-env` in FOUR_IDENT form (three == false) or THREE_IDENT form (three == true), as LLVM 22 does, including component reordering, empty→"unknown", windows/mingw/cygwin, android, suse, dxil rules.
-/// The dxil "Unsupported Shader Model version" fatal case returns Err(()).
+/// `Triple::normalize` of `arch-vendor-os-env` in `FOUR_IDENT` form
+/// (`three == false`) or `THREE_IDENT` form (`three == true`), as LLVM 22
+/// does: component reordering, empty → `unknown`, and the Windows
+/// (`win32`/`mingw`/`cygwin`/`msys`), Android, SUSE and DXIL rewrites.
 ///
-/// No component may contain `-` (the bundler's split guarantees it); one that
-/// does is treated as a single component, not re-split.
+/// Components are expected to be `-`-free, as the bundler's split makes them;
+/// one containing `-` is kept as one component (LLVM would re-split it).
+///
+/// # Errors
+///
+/// `Err(())` where LLVM aborts with "Unsupported Shader Model version": a
+/// bare `dxil` arch with shader model 6.N for an N above 9.
 #[allow(clippy::result_unit_err)] // The only error is LLVM's one fatal case.
 pub fn normalize_triple(components: [&str; 4], three: bool) -> Result<String, ()> {
     let mut comps: Vec<&str> = components.to_vec();
     let mut parsed = Parsed::positional(&comps);
     let mut found = parsed.found();
     for pos in 0..SLOTS {
-        if !is_found(&found, pos) {
+        if !is_found(found, pos) {
             find_component_for(&mut comps, &mut found, &mut parsed, pos);
         }
     }
-    swap_none_into_os_slot(&mut comps, &found);
+    swap_none_into_os_slot(&mut comps, found);
     for c in comps.iter_mut().filter(|c| c.is_empty()) {
         *c = "unknown";
     }
-    // Built before `comps` borrows it; stays empty unless Android rewrites.
+    // Owned text the rewritten environment points into: created before the
+    // re-bound, shorter-lived `comps` so that it can borrow it. Stays empty
+    // unless the Android rule applies.
     let android_env = android_environment(&comps, &parsed);
     let mut comps: Vec<&str> = comps;
     if !android_env.is_empty() {
@@ -261,12 +283,12 @@ impl Parsed {
 }
 
 /// `i < 4 && Found[i]` in LLVM: slots past the fourth are never fixed.
-fn is_found(found: &[bool; SLOTS], i: usize) -> bool {
+fn is_found(found: [bool; SLOTS], i: usize) -> bool {
     found.get(i).copied().unwrap_or(false)
 }
 
 /// The first index after `i` that is not a fixed slot.
-fn next_unfixed(found: &[bool; SLOTS], i: usize) -> usize {
+fn next_unfixed(found: [bool; SLOTS], i: usize) -> usize {
     let mut j = i.saturating_add(1);
     while is_found(found, j) {
         j = j.saturating_add(1);
@@ -283,9 +305,14 @@ fn set<'a>(comps: &mut [&'a str], i: usize, value: &'a str) {
 
 /// Finds the first non-fixed component valid for slot `pos` and moves it
 /// there, as LLVM's normalisation loop does for each slot not yet found.
-fn find_component_for(comps: &mut Vec<&str>, found: &mut [bool; SLOTS], parsed: &mut Parsed, pos: usize) {
+fn find_component_for(
+    comps: &mut Vec<&str>,
+    found: &mut [bool; SLOTS],
+    parsed: &mut Parsed,
+    pos: usize,
+) {
     for idx in 0..comps.len() {
-        if is_found(found, idx) {
+        if is_found(*found, idx) {
             continue;
         }
         let Some(&comp) = comps.get(idx) else { break };
@@ -293,9 +320,9 @@ fn find_component_for(comps: &mut Vec<&str>, found: &mut [bool; SLOTS], parsed: 
             continue;
         }
         if pos < idx {
-            move_left(comps, found, pos, idx);
+            move_left(comps, *found, pos, idx);
         } else if pos > idx {
-            push_right(comps, found, pos, idx);
+            push_right(comps, *found, pos, idx);
         }
         if let Some(f) = found.get_mut(pos) {
             *f = true;
@@ -307,7 +334,7 @@ fn find_component_for(comps: &mut Vec<&str>, found: &mut [bool; SLOTS], parsed: 
 /// Moves component `idx` to slot `pos` (left of it), shifting the non-fixed
 /// components in between one step right; they fill the hole left at `idx`,
 /// or stop early at an empty component.
-fn move_left(comps: &mut [&str], found: &[bool; SLOTS], pos: usize, idx: usize) {
+fn move_left(comps: &mut [&str], found: [bool; SLOTS], pos: usize, idx: usize) {
     let mut current = match comps.get_mut(idx) {
         Some(c) => core::mem::take(c),
         None => return,
@@ -326,7 +353,7 @@ fn move_left(comps: &mut [&str], found: &[bool; SLOTS], pos: usize, idx: usize) 
 /// Moves component `idx` right to slot `pos` by inserting empty components
 /// before it, one at a time; each insertion shifts non-fixed components right
 /// until one lands on an empty component, or appends the last one.
-fn push_right(comps: &mut Vec<&str>, found: &[bool; SLOTS], pos: usize, mut idx: usize) {
+fn push_right(comps: &mut Vec<&str>, found: [bool; SLOTS], pos: usize, mut idx: usize) {
     loop {
         let mut current = "";
         let mut i = idx;
@@ -349,8 +376,8 @@ fn push_right(comps: &mut Vec<&str>, found: &[bool; SLOTS], pos: usize, mut idx:
 
 /// A three-component triple whose middle is `none` (`armv7-none-eabi`) means
 /// OS `none`, not vendor `none`: move it to the OS slot.
-fn swap_none_into_os_slot(comps: &mut [&str], found: &[bool; SLOTS]) {
-    if *found != [true, false, false, true] {
+fn swap_none_into_os_slot(comps: &mut [&str], found: [bool; SLOTS]) {
+    if found != [true, false, false, true] {
         return;
     }
     if let [_, vendor, os, ..] = comps {
@@ -631,7 +658,10 @@ mod tests {
 
     fn bundle(target: &str) -> Outcome {
         let pieces: Vec<&str> = target.splitn(6, '-').collect();
-        assert!(pieces.len() == 5 || pieces.len() == 6, "bad format: {target}");
+        assert!(
+            pieces.len() == 5 || pieces.len() == 6,
+            "bad format: {target}"
+        );
         let comps = [pieces[1], pieces[2], pieces[3], pieces[4]];
         if !is_known_arch(comps[0]) {
             return Outcome::Rejected;
@@ -657,7 +687,10 @@ mod tests {
             Outcome::Id(triple, sixth) => {
                 let head = format!("{kind}-{triple}-");
                 let ok = expected == head || expected == format!("{head}{sixth}");
-                assert!(ok, "{target}: got triple {triple:?}, expected ID {expected:?}");
+                assert!(
+                    ok,
+                    "{target}: got triple {triple:?}, expected ID {expected:?}"
+                );
             }
             other => panic!("{target}: got {other:?}, expected ID {expected:?}"),
         }
@@ -669,37 +702,91 @@ mod tests {
 
     /// llvm22-facts.md §2.1, first table ("Results for the requested targets").
     const TABLE_2_1: &[(&str, &str)] = &[
-        ("host-x86_64-unknown-linux-gnu", "host-x86_64-unknown-linux-gnu-"),
-        ("host-x86_64-unknown-linux-gnu-", "host-x86_64-unknown-linux-gnu-"),
+        (
+            "host-x86_64-unknown-linux-gnu",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu-",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
         ("host-x86_64-pc-linux-", "host-x86_64-pc-linux-unknown-"),
-        ("host-x86_64-linux-gnu-unknown", "host-x86_64-unknown-linux-gnu-"),
-        ("hip-amdgcn-amd-amdhsa-unknown-gfx906", "hip-amdgcn-amd-amdhsa--gfx906"),
-        ("hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx906"),
-        ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"),
+        (
+            "host-x86_64-linux-gnu-unknown",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        ),
         ("hip-amdgcn-amd-amdhsa-gfx906", "hip-amdgcn-amd-amdhsa--"),
-        ("openmp-nvptx64-nvidia-cuda-sm_70", "openmp-nvptx64-nvidia-cuda-sm_70-"),
-        ("openmp-nvptx64-nvidia-cuda--sm_70", "openmp-nvptx64-nvidia-cuda-unknown-sm_70"),
+        (
+            "openmp-nvptx64-nvidia-cuda-sm_70",
+            "openmp-nvptx64-nvidia-cuda-sm_70-",
+        ),
+        (
+            "openmp-nvptx64-nvidia-cuda--sm_70",
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+        ),
         (
             "openmp-nvptx64-nvidia-cuda-unknown-sm_90a",
             "openmp-nvptx64-nvidia-cuda-unknown-sm_90a",
         ),
         ("hip-amdgcn-amd-amdhsa--tahiti", "hip-amdgcn-amd-amdhsa--"),
-        ("hip-amdgcn-amd-amdhsa--gfx9-4-generic", "hip-amdgcn-amd-amdhsa--gfx9-4-generic"),
-        ("hip-spirv64-amd-amdhsa--amdgcnspirv", "hip-spirv64-amd-amdhsa--amdgcnspirv"),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx9-4-generic",
+            "hip-amdgcn-amd-amdhsa--gfx9-4-generic",
+        ),
+        (
+            "hip-spirv64-amd-amdhsa--amdgcnspirv",
+            "hip-spirv64-amd-amdhsa--amdgcnspirv",
+        ),
         ("openmp-x86_64-pc-linux-gnu-", "openmp-x86_64-pc-linux-gnu-"),
-        ("openmp-amdgcn-amd-amdhsa--gfx1100", "openmp-amdgcn-amd-amdhsa--gfx1100"),
-        ("hip-amdgcn-amd-amdhsa--gfx908:xnack++", "hip-amdgcn-amd-amdhsa--gfx908:xnack++"),
+        (
+            "openmp-amdgcn-amd-amdhsa--gfx1100",
+            "openmp-amdgcn-amd-amdhsa--gfx1100",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx908:xnack++",
+            "hip-amdgcn-amd-amdhsa--gfx908:xnack++",
+        ),
         ("hip-amdgcn-amd-amdhsa--foo", "hip-amdgcn-amd-amdhsa--"),
-        ("openmp-spirv64-intel-unknown-unknown-", "openmp-spirv64-intel-unknown-unknown-"),
-        ("openmp-spirv64-intel-unknown-unknown", "openmp-spirv64-intel-unknown-unknown-"),
-        ("openmp-spirv64-intel--", "openmp-spirv64-intel-unknown-unknown-"),
-        ("openmp-spirv64-intel-unknown-unknown-foo", "openmp-spirv64-intel-unknown-unknown-"),
+        (
+            "openmp-spirv64-intel-unknown-unknown-",
+            "openmp-spirv64-intel-unknown-unknown-",
+        ),
+        (
+            "openmp-spirv64-intel-unknown-unknown",
+            "openmp-spirv64-intel-unknown-unknown-",
+        ),
+        (
+            "openmp-spirv64-intel--",
+            "openmp-spirv64-intel-unknown-unknown-",
+        ),
+        (
+            "openmp-spirv64-intel-unknown-unknown-foo",
+            "openmp-spirv64-intel-unknown-unknown-",
+        ),
         (
             "openmp-spirv64-intel-unknown-unknown-bmg_g21",
             "openmp-spirv64-intel-unknown-unknown-bmg_g21",
         ),
-        ("host-amd64-unknown-linux-gnu", "host-amd64-unknown-linux-gnu-"),
-        ("host-x86_64-UNKNOWN-Linux-GNU", "host-x86_64-UNKNOWN-Linux-GNU-"),
+        (
+            "host-amd64-unknown-linux-gnu",
+            "host-amd64-unknown-linux-gnu-",
+        ),
+        (
+            "host-x86_64-UNKNOWN-Linux-GNU",
+            "host-x86_64-UNKNOWN-Linux-GNU-",
+        ),
     ];
 
     /// llvm22-facts.md §2.1, rejected rows of both tables.
@@ -718,28 +805,61 @@ mod tests {
         ("host-x86_64-linux-gnu-", "host-x86_64-unknown-linux-gnu-"),
         ("host-x86_64-linux--", "host-x86_64-unknown-linux-unknown-"),
         ("host-x86_64---", "host-x86_64-unknown-unknown-unknown-"),
-        ("host-x86_64-pc-windows-msvc", "host-x86_64-pc-windows-msvc-"),
+        (
+            "host-x86_64-pc-windows-msvc",
+            "host-x86_64-pc-windows-msvc-",
+        ),
         ("host-x86_64-pc-win32-", "host-x86_64-pc-windows-msvc-"),
-        ("host-x86_64-pc-windows-coff", "host-x86_64-pc-windows-msvc-"),
+        (
+            "host-x86_64-pc-windows-coff",
+            "host-x86_64-pc-windows-msvc-",
+        ),
         ("host-x86_64-pc-windows-elf", "host-x86_64-pc-windows-elf-"),
         ("host-x86_64-pc-win32-elf", "host-x86_64-pc-windows-elf-"),
-        ("host-x86_64-pc-windows-macho", "host-x86_64-pc-windows-macho-"),
+        (
+            "host-x86_64-pc-windows-macho",
+            "host-x86_64-pc-windows-macho-",
+        ),
         ("host-x86_64-pc-win32-gnu", "host-x86_64-pc-windows-gnu-"),
         ("host-x86_64-w64-mingw32-", "host-x86_64-w64-windows-gnu-"),
-        ("host-x86_64-w64-mingw32-elf", "host-x86_64-w64-windows-gnu-"),
+        (
+            "host-x86_64-w64-mingw32-elf",
+            "host-x86_64-w64-windows-gnu-",
+        ),
         ("host-x86_64-pc-cygwin-", "host-x86_64-pc-windows-cygnus-"),
         ("host-x86_64-pc-msys-", "host-x86_64-pc-windows-cygnus-"),
         ("host-armv7-none-eabi-", "host-armv7-unknown-none-eabi-"),
         ("host-arm-none--eabi", "host-arm-unknown-none-eabi-"),
         ("openmp-armv7-none--", "openmp-armv7-none-unknown-unknown-"),
-        ("host-aarch64-suse-linux-gnueabi", "host-aarch64-suse-linux-gnueabihf-"),
-        ("host-aarch64-unknown-linux-androideabi", "host-aarch64-unknown-linux-android-"),
-        ("host-aarch64-unknown-linux-androideabi21", "host-aarch64-unknown-linux-android21-"),
-        ("host-x86_64-apple-darwin-", "host-x86_64-apple-darwin-unknown-"),
-        ("host-x86_64-unknown-elf-", "host-x86_64-unknown-unknown-elf-"),
+        (
+            "host-aarch64-suse-linux-gnueabi",
+            "host-aarch64-suse-linux-gnueabihf-",
+        ),
+        (
+            "host-aarch64-unknown-linux-androideabi",
+            "host-aarch64-unknown-linux-android-",
+        ),
+        (
+            "host-aarch64-unknown-linux-androideabi21",
+            "host-aarch64-unknown-linux-android21-",
+        ),
+        (
+            "host-x86_64-apple-darwin-",
+            "host-x86_64-apple-darwin-unknown-",
+        ),
+        (
+            "host-x86_64-unknown-elf-",
+            "host-x86_64-unknown-unknown-elf-",
+        ),
         ("host-x86_64-elf--", "host-x86_64-unknown-unknown-elf-"),
-        ("host-x86_64-unknown-linux-elf", "host-x86_64-unknown-linux-elf-"),
-        ("host-x86_64-nvidia-cuda-", "host-x86_64-nvidia-cuda-unknown-"),
+        (
+            "host-x86_64-unknown-linux-elf",
+            "host-x86_64-unknown-linux-elf-",
+        ),
+        (
+            "host-x86_64-nvidia-cuda-",
+            "host-x86_64-nvidia-cuda-unknown-",
+        ),
         (
             "host-dxil-unknown-shadermodel6.3-compute",
             "host-dxilv1.3-unknown-shadermodel6.3-compute-",
@@ -748,34 +868,112 @@ mod tests {
             "host-dxil-unknown-shadermodel6.x-compute",
             "host-dxilv1.9-unknown-shadermodel6.x-compute-",
         ),
-        ("host-dxil-unknown-shadermodel5.0-", "host-dxilv1.0-unknown-shadermodel5.0-unknown-"),
-        ("host-x86_64-pc-firmware-", "host-x86_64-pc-firmware-unknown-"),
-        ("host-x86_64-unknown-linux-gnu-foo", "host-x86_64-unknown-linux-gnu-"),
-        ("host-x86_64-unknown-linux-gnu-gfx906", "host-x86_64-unknown-linux-gnu-gfx906"),
-        ("host-x86_64-unknown-linux-gnu-sm_70:foo", "host-x86_64-unknown-linux-gnu-sm_70:foo"),
-        ("host-x86_64-unknown-linux-gnu-:", "host-x86_64-unknown-linux-gnu-"),
-        ("hip-amdgcn-amd-amdhsa-gnu-gfx906", "hip-amdgcn-amd-amdhsa--gfx906"),
-        ("hip-amdgcn-amd-amdhsa-elf-gfx906", "hip-amdgcn-amd-amdhsa--gfx906"),
-        ("hip-amdgcn-amd-amdhsa-amdhsa-gfx906", "hip-amdgcn-amd-amdhsa--gfx906"),
-        ("hip-amdgcn-amdhsa-amd--gfx906", "hip-amdgcn-amd-amdhsa-unknown-gfx906"),
-        ("hip-amdgcn-amdhsa---gfx906", "hip-amdgcn-unknown-amdhsa-unknown-gfx906"),
-        ("hip-amdgcn--amdhsa--gfx906", "hip-amdgcn-unknown-amdhsa--gfx906"),
-        ("hip-amdgcn-amd---gfx906", "hip-amdgcn-amd-unknown-unknown-gfx906"),
-        ("hip-amdgcn----gfx906", "hip-amdgcn-unknown-unknown-unknown-gfx906"),
-        ("hip-amdgcn-amd-amdpal--gfx906", "hip-amdgcn-amd-amdpal-unknown-gfx906"),
-        ("hip-amdgcn-amd-AMDHSA--gfx906", "hip-amdgcn-amd-AMDHSA-unknown-gfx906"),
-        ("hip-amdgcn-amd-amdhsa3--gfx906", "hip-amdgcn-amd-amdhsa3--gfx906"),
-        ("hip-amdgcn-amd-amdhsafoo--gfx906", "hip-amdgcn-amd-amdhsafoo--gfx906"),
-        ("hip-amdgcn-AMD-amdhsa--gfx906", "hip-amdgcn-AMD-amdhsa--gfx906"),
+        (
+            "host-dxil-unknown-shadermodel5.0-",
+            "host-dxilv1.0-unknown-shadermodel5.0-unknown-",
+        ),
+        (
+            "host-x86_64-pc-firmware-",
+            "host-x86_64-pc-firmware-unknown-",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu-foo",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu-gfx906",
+            "host-x86_64-unknown-linux-gnu-gfx906",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu-sm_70:foo",
+            "host-x86_64-unknown-linux-gnu-sm_70:foo",
+        ),
+        (
+            "host-x86_64-unknown-linux-gnu-:",
+            "host-x86_64-unknown-linux-gnu-",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-gnu-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-elf-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-amdhsa-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amdhsa-amd--gfx906",
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn-amdhsa---gfx906",
+            "hip-amdgcn-unknown-amdhsa-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn--amdhsa--gfx906",
+            "hip-amdgcn-unknown-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd---gfx906",
+            "hip-amdgcn-amd-unknown-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn----gfx906",
+            "hip-amdgcn-unknown-unknown-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdpal--gfx906",
+            "hip-amdgcn-amd-amdpal-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-AMDHSA--gfx906",
+            "hip-amdgcn-amd-AMDHSA-unknown-gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa3--gfx906",
+            "hip-amdgcn-amd-amdhsa3--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsafoo--gfx906",
+            "hip-amdgcn-amd-amdhsafoo--gfx906",
+        ),
+        (
+            "hip-amdgcn-AMD-amdhsa--gfx906",
+            "hip-amdgcn-AMD-amdhsa--gfx906",
+        ),
         ("hip-r600-amd-amdhsa--gfx906", "hip-r600-amd-amdhsa--gfx906"),
-        ("hip-spirv64-amd-amdhsa-unknown-amdgcnspirv", "hip-spirv64-amd-amdhsa--amdgcnspirv"),
-        ("hip-spirv64-amd-amdhsa--gfx906", "hip-spirv64-amd-amdhsa--gfx906"),
-        ("hip-amdgcn-amd-amdhsa--sm_70", "hip-amdgcn-amd-amdhsa--sm_70"),
-        ("hip-nvptx64-nvidia-cuda--sm_70", "hip-nvptx64-nvidia-cuda-unknown-sm_70"),
-        ("hip-amdgcn-amd-amdhsa--generic", "hip-amdgcn-amd-amdhsa--generic"),
-        ("hip-amdgcn-amd-amdhsa--gfx906:", "hip-amdgcn-amd-amdhsa--gfx906:"),
+        (
+            "hip-spirv64-amd-amdhsa-unknown-amdgcnspirv",
+            "hip-spirv64-amd-amdhsa--amdgcnspirv",
+        ),
+        (
+            "hip-spirv64-amd-amdhsa--gfx906",
+            "hip-spirv64-amd-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--sm_70",
+            "hip-amdgcn-amd-amdhsa--sm_70",
+        ),
+        (
+            "hip-nvptx64-nvidia-cuda--sm_70",
+            "hip-nvptx64-nvidia-cuda-unknown-sm_70",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--generic",
+            "hip-amdgcn-amd-amdhsa--generic",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx906:",
+            "hip-amdgcn-amd-amdhsa--gfx906:",
+        ),
         ("hip-amdgcn-amd-amdhsa--:xnack+", "hip-amdgcn-amd-amdhsa--"),
-        ("hip-amdgcn-amd-amdhsa--gfx906-extra", "hip-amdgcn-amd-amdhsa--"),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx906-extra",
+            "hip-amdgcn-amd-amdhsa--",
+        ),
         (
             "hip-amdgcn-amd-amdhsa--gfx906:xnack+-extra",
             "hip-amdgcn-amd-amdhsa--gfx906:xnack+-extra",
@@ -784,20 +982,161 @@ mod tests {
             "hip-amdgcn-amd-amdhsa--gfx906:sramecc-:xnack+",
             "hip-amdgcn-amd-amdhsa--gfx906:sramecc-:xnack+",
         ),
-        ("openmp-nvptx64-nvidia-cuda-gnu-sm_90a", "openmp-nvptx64-nvidia-cuda-gnu-sm_90a"),
-        ("openmp-nvptx64-nvidia--cuda-sm_70", "openmp-nvptx64-nvidia-cuda-unknown-sm_70"),
-        ("openmp-nvptx64-cuda-nvidia--sm_70", "openmp-nvptx64-nvidia-cuda-unknown-sm_70"),
+        (
+            "openmp-nvptx64-nvidia-cuda-gnu-sm_90a",
+            "openmp-nvptx64-nvidia-cuda-gnu-sm_90a",
+        ),
+        (
+            "openmp-nvptx64-nvidia--cuda-sm_70",
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+        ),
+        (
+            "openmp-nvptx64-cuda-nvidia--sm_70",
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+        ),
         ("openmp-x86_64-pc-none-gnu-", "openmp-x86_64-pc-none-gnu-"),
-        ("openmp-x86_64-none-linux-gnu-", "openmp-x86_64-none-linux-gnu-"),
-        ("openmp-x86_64-none--eabi-", "openmp-x86_64-unknown-none-eabi-"),
-        ("openmp-spir64-unknown-unknown--", "openmp-spir64-unknown-unknown-unknown-"),
+        (
+            "openmp-x86_64-none-linux-gnu-",
+            "openmp-x86_64-none-linux-gnu-",
+        ),
+        (
+            "openmp-x86_64-none--eabi-",
+            "openmp-x86_64-unknown-none-eabi-",
+        ),
+        (
+            "openmp-spir64-unknown-unknown--",
+            "openmp-spir64-unknown-unknown-unknown-",
+        ),
     ];
 
     /// Extra cases checked against the real clang-offload-bundler 22.1.8
     /// (bundling a 1-byte file and reading the IDs from the header).
     const OWN_EXAMPLES: &[(&str, &str)] = &[
-        // OWN_EXAMPLES_START
-        // OWN_EXAMPLES_END
+        ("host-x86_64-gnu-linux-pc", "host-x86_64-pc-linux-gnu-"),
+        ("host-x86_64-linux-pc-gnu", "host-x86_64-pc-linux-gnu-"),
+        ("host-x86_64-gnu-pc-linux", "host-x86_64-pc-linux-gnu-"),
+        ("host-x86_64-windows-pc-", "host-x86_64-pc-windows-msvc-"),
+        (
+            "host-x86_64-mingw32-w64-",
+            "host-x86_64-unknown-windows-gnu-",
+        ),
+        (
+            "host-aarch64-androideabi-linux-",
+            "host-aarch64-unknown-linux-android-",
+        ),
+        (
+            "host-x86_64-suse-gnueabi-linux",
+            "host-x86_64-suse-linux-gnueabihf-",
+        ),
+        (
+            "hip-amdgcn-gnu-amdhsa--gfx906",
+            "hip-amdgcn-unknown-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amdhsa-amdhsa--gfx906",
+            "hip-amdgcn-amdhsa-amdhsa--gfx906",
+        ),
+        (
+            "hip-amdgcn-amdhsa-gnu-amd-gfx906",
+            "hip-amdgcn-amd-amdhsa-gnu-gfx906",
+        ),
+        (
+            "host-dxil-shadermodel6.5-pixel-",
+            "host-dxilv1.5-unknown-shadermodel6.5-pixel-",
+        ),
+        (
+            "host-x86_64-pc-windows-xcoff",
+            "host-x86_64-pc-windows-xcoff-",
+        ),
+        (
+            "host-thumbv7m-none--eabi",
+            "host-thumbv7m-unknown-none-eabi-",
+        ),
+        ("host-armv7-none-linux-eabi", "host-armv7-none-linux-eabi-"),
+        ("host-x86_64-elf-linux-", "host-x86_64-unknown-linux-elf-"),
+        (
+            "openmp-x86_64-cuda-linux-gnu",
+            "openmp-x86_64-cuda-linux-gnu-",
+        ),
+        (
+            "host-x86_64-pc-cygwin-elf",
+            "host-x86_64-pc-windows-cygnus-",
+        ),
+        (
+            "host-kalimba3-unknown-unknown-",
+            "host-kalimba3-unknown-unknown-unknown-",
+        ),
+        ("host-armx-pc-linux-gnu", "host-armx-pc-linux-gnu-"),
+        (
+            "host-x86_64-pc-win32-androideabi21",
+            "host-x86_64-pc-windows-android21-",
+        ),
+        (
+            "host-x86_64-pc-mingw32-androideabi",
+            "host-x86_64-pc-windows-gnu-",
+        ),
+        (
+            "host-dxil-pc-shadermodel6.x-amplification",
+            "host-dxilv1.9-pc-shadermodel6.x-amplification-",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-gnueabi-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
+        (
+            "host-x86_64-msvc-windows-",
+            "host-x86_64-unknown-windows-msvc-",
+        ),
+        (
+            "host-x86_64-apple-macosx10.15-",
+            "host-x86_64-apple-macosx10.15-unknown-",
+        ),
+        (
+            "host-x86_64-linux-suse-gnueabi",
+            "host-x86_64-suse-linux-gnueabihf-",
+        ),
+        ("host-x86_64-gnu--linux", "host-x86_64-unknown-linux-gnu-"),
+        (
+            "openmp-nvptx64-sm_70-nvidia-cuda",
+            "openmp-nvptx64-nvidia-cuda-sm_70-",
+        ),
+        (
+            "host-aarch64-linux-android-suse",
+            "host-aarch64-suse-linux-android-",
+        ),
+        (
+            "host-x86_64-coff-pc-windows",
+            "host-x86_64-pc-windows-msvc-",
+        ),
+        (
+            "host-x86_64-pc-windowsfoo-gnu",
+            "host-x86_64-pc-windows-gnu-",
+        ),
+        (
+            "host-x86_64-pc-msys2-macho",
+            "host-x86_64-pc-windows-cygnus-",
+        ),
+        (
+            "host-dxil-unknown-shadermodel6.1.2-",
+            "host-dxilv1.1-unknown-shadermodel6.1.2-unknown-",
+        ),
+        (
+            "host-dxil-unknown-shadermodel6-",
+            "host-dxilv1.0-unknown-shadermodel6-unknown-",
+        ),
+        (
+            "host-dxilv1.2-unknown-shadermodel6.3-compute",
+            "host-dxilv1.2-unknown-shadermodel6.3-compute-",
+        ),
+        ("host-arm64eb-apple-ios-", "host-arm64eb-apple-ios-unknown-"),
+        (
+            "host-x86_64-none-windows-",
+            "host-x86_64-none-windows-msvc-",
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa-androideabi-gfx906",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ),
     ];
 
     #[test]
@@ -830,8 +1169,14 @@ mod tests {
 
     #[test]
     fn unsupported_shader_model_is_fatal() {
-        assert_eq!(bundle("host-dxil-unknown-shadermodel6.10-compute"), Outcome::Fatal);
-        assert_eq!(normalize_triple(["dxil", "", "shadermodel6.10", ""], false), Err(()));
+        assert_eq!(
+            bundle("host-dxil-unknown-shadermodel6.10-compute"),
+            Outcome::Fatal
+        );
+        assert_eq!(
+            normalize_triple(["dxil", "", "shadermodel6.10", ""], false),
+            Err(())
+        );
     }
 
     #[test]
@@ -856,22 +1201,91 @@ mod tests {
     fn arch_names() {
         // §4 of llvm22-facts.md: accepted through the prefix and ARM fallbacks.
         let known = [
-            "kalimba", "kalimba3", "kalimbax", "armv7", "armv7a", "armv7m", "armv7s", "armv7k",
-            "armv7ve", "armv7l", "armv6l", "armv5te", "armv5tej", "armv4t", "armv2", "armv3", "armv",
-            "armv9999", "armv1x", "armv8a", "armv8.1a", "armv9a", "armv9.6a", "armv9.7a", "armv8r",
-            "armv8m.base", "armv8m.main", "armv8.1m.main", "armv6m", "armebv7", "armv7eb",
-            "armebv6m", "thumbv7m", "thumbv7em", "thumbv6m", "thumbv4t", "thumbv4", "thumbebv7m",
-            "aarch64v8", "arm64v8", "arm64_32x", "arm64ex", "aarch64_32v8", "aarch64_lfi",
-            "aarch64_bev8", "aarch64_bex", "arm64_32eb", "armx", "arm64eb",
+            "kalimba",
+            "kalimba3",
+            "kalimbax",
+            "armv7",
+            "armv7a",
+            "armv7m",
+            "armv7s",
+            "armv7k",
+            "armv7ve",
+            "armv7l",
+            "armv6l",
+            "armv5te",
+            "armv5tej",
+            "armv4t",
+            "armv2",
+            "armv3",
+            "armv",
+            "armv9999",
+            "armv1x",
+            "armv8a",
+            "armv8.1a",
+            "armv9a",
+            "armv9.6a",
+            "armv9.7a",
+            "armv8r",
+            "armv8m.base",
+            "armv8m.main",
+            "armv8.1m.main",
+            "armv6m",
+            "armebv7",
+            "armv7eb",
+            "armebv6m",
+            "thumbv7m",
+            "thumbv7em",
+            "thumbv6m",
+            "thumbv4t",
+            "thumbv4",
+            "thumbebv7m",
+            "aarch64v8",
+            "arm64v8",
+            "arm64_32x",
+            "arm64ex",
+            "aarch64_32v8",
+            "aarch64_lfi",
+            "aarch64_bev8",
+            "aarch64_bex",
+            "arm64_32eb",
+            "armx",
+            "arm64eb",
         ];
         for name in known {
             assert!(is_known_arch(name), "{name} should be known");
         }
         let unknown = [
-            "x86", "x86-64", "i086", "amdgpu", "amdgpu9", "x86_64_lfi", "tcele64", "spirv1.0",
-            "spirv1.4", "spirv64v1.7", "dxilv1.10", "bpfx", "loongarch", "e2k", "sparcv8", "X86_64",
-            "AMDGCN", "thumbv2", "thumbv3", "armvx", "arm_x", "arm32", "armxscale", "iwmmxt",
-            "armebv7eb", "aarch64eb", "aarch64_lfix", "", "unknown", "linux", "amdhsa",
+            "x86",
+            "x86-64",
+            "i086",
+            "amdgpu",
+            "amdgpu9",
+            "x86_64_lfi",
+            "tcele64",
+            "spirv1.0",
+            "spirv1.4",
+            "spirv64v1.7",
+            "dxilv1.10",
+            "bpfx",
+            "loongarch",
+            "e2k",
+            "sparcv8",
+            "X86_64",
+            "AMDGCN",
+            "thumbv2",
+            "thumbv3",
+            "armvx",
+            "arm_x",
+            "arm32",
+            "armxscale",
+            "iwmmxt",
+            "armebv7eb",
+            "aarch64eb",
+            "aarch64_lfix",
+            "",
+            "unknown",
+            "linux",
+            "amdhsa",
         ];
         for name in unknown {
             assert!(!is_known_arch(name), "{name} should be unknown");
@@ -881,12 +1295,30 @@ mod tests {
     #[test]
     fn shader_model_versions() {
         let dxil = |os: &str| normalize_triple(["dxil", "unknown", os, "compute"], false);
-        assert_eq!(dxil("shadermodel6.0").unwrap(), "dxilv1.0-unknown-shadermodel6.0-compute");
-        assert_eq!(dxil("shadermodel6.9").unwrap(), "dxilv1.9-unknown-shadermodel6.9-compute");
-        assert_eq!(dxil("shadermodel6").unwrap(), "dxilv1.0-unknown-shadermodel6-compute");
-        assert_eq!(dxil("shadermodel6.1.2").unwrap(), "dxilv1.1-unknown-shadermodel6.1.2-compute");
-        assert_eq!(dxil("shadermodel6.1.2.3.4").unwrap(), "dxilv1.0-unknown-shadermodel6.1.2.3.4-compute");
-        assert_eq!(dxil("shadermodel6.xy").unwrap(), "dxilv1.0-unknown-shadermodel6.xy-compute");
+        assert_eq!(
+            dxil("shadermodel6.0").unwrap(),
+            "dxilv1.0-unknown-shadermodel6.0-compute"
+        );
+        assert_eq!(
+            dxil("shadermodel6.9").unwrap(),
+            "dxilv1.9-unknown-shadermodel6.9-compute"
+        );
+        assert_eq!(
+            dxil("shadermodel6").unwrap(),
+            "dxilv1.0-unknown-shadermodel6-compute"
+        );
+        assert_eq!(
+            dxil("shadermodel6.1.2").unwrap(),
+            "dxilv1.1-unknown-shadermodel6.1.2-compute"
+        );
+        assert_eq!(
+            dxil("shadermodel6.1.2.3.4").unwrap(),
+            "dxilv1.0-unknown-shadermodel6.1.2.3.4-compute"
+        );
+        assert_eq!(
+            dxil("shadermodel6.xy").unwrap(),
+            "dxilv1.0-unknown-shadermodel6.xy-compute"
+        );
         // 2^31 truncates to minor 0 in LLVM's 31-bit field.
         assert_eq!(
             dxil("shadermodel6.2147483648").unwrap(),
