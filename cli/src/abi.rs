@@ -284,15 +284,20 @@ pub fn entry_id_is_compatible(code_object: &[u8], requested: &str, hip_openmp: b
     status == Status::Ok && out
 }
 
-/// Indices of the first pair of entry IDs that may not be bundled together.
-pub fn find_conflict(ids: &[&str]) -> Option<(usize, usize)> {
-    let views: Vec<clangoffload_bytes> = ids
+/// Borrowed views of byte strings, for the functions that take arrays of them.
+fn views_of<T: AsRef<[u8]>>(items: &[T]) -> Vec<clangoffload_bytes> {
+    items
         .iter()
         .map(|s| clangoffload_bytes {
-            ptr: s.as_ptr(),
-            len: s.len(),
+            ptr: s.as_ref().as_ptr(),
+            len: s.as_ref().len(),
         })
-        .collect();
+        .collect()
+}
+
+/// Indices of the first pair of entry IDs that may not be bundled together.
+pub fn find_conflict(ids: &[&str]) -> Option<(usize, usize)> {
+    let views = views_of(ids);
     let (mut a, mut b) = (0usize, 0usize);
     // SAFETY: views borrow `ids`, live for the call.
     let status = unsafe {
@@ -308,13 +313,7 @@ pub struct Layout {
 }
 
 pub fn bundle_layout(ids: &[&[u8]], sizes: &[u64], align: u64) -> Result<Layout, AbiError> {
-    let views: Vec<clangoffload_bytes> = ids
-        .iter()
-        .map(|s| clangoffload_bytes {
-            ptr: s.as_ptr(),
-            len: s.len(),
-        })
-        .collect();
+    let views = views_of(ids);
     let mut offsets = vec![0u64; ids.len()];
     let mut header = vec![0u8; 4096];
     let (mut header_len, mut total) = (0usize, 0u64);
