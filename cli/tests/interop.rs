@@ -507,3 +507,58 @@ fn help_is_llvm_22_byte_for_byte() {
         assert_eq!(ours.stdout, run(&llvm, &["--help"]).stdout);
     }
 }
+
+#[test]
+fn ids_that_are_not_utf8_are_listed_as_bytes_and_refused_for_matching() {
+    let sb = Sandbox::new();
+    let mut data = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    let id = b"hip-amdgcn-amd-amdhsa--gfx906\xff/../x";
+    data.extend_from_slice(&1u64.to_le_bytes());
+    data.extend_from_slice(&(32 + 24 + id.len() as u64).to_le_bytes());
+    data.extend_from_slice(&3u64.to_le_bytes());
+    data.extend_from_slice(&(id.len() as u64).to_le_bytes());
+    data.extend_from_slice(id);
+    data.extend_from_slice(b"abc");
+    let path = sb.path("nonutf8");
+    std::fs::write(&path, &data).unwrap();
+    let listed = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            "-list".into(),
+            format!("-input={}", path.display()),
+        ],
+    );
+    assert!(listed.status.success());
+    assert_eq!(listed.stdout, [&id[..], b"\n"].concat());
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".into(),
+            "-unbundle".into(),
+            format!("-input={}", path.display()),
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906".into(),
+            format!("-output={}", sb.path("o").display()),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("invalid bundle id read from the bundle"));
+    // extract keeps the file inside the directory.
+    let dir = sb.path("x");
+    std::fs::create_dir(&dir).unwrap();
+    let r = run(
+        std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload")),
+        &[
+            "extract".into(),
+            path.display().to_string(),
+            "-o".into(),
+            dir.display().to_string(),
+        ],
+    );
+    assert!(r.status.success());
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["nonutf8.0.hip-amdgcn-amd-amdhsa--gfx906__.._x"]);
+}
