@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use arbitrary::{Arbitrary, Unstructured};
 use clangoffload::bundle::{write_bundle, BUNDLE_MAGIC};
 
+/// (ID, payload) pairs of a bundle.
+type Entries<'a> = &'a [(&'a [u8], &'a [u8])];
+
 const HOST: &[u8] = b"host-x86_64-unknown-linux-gnu-";
 const GFX906: &[u8] = b"hipv4-amdgcn-amd-amdhsa--gfx906";
 const GFX90A: &[u8] = b"hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-";
@@ -47,7 +50,7 @@ fn raw(count: u64, descriptors: &[(u64, u64, &[u8])], tail: &[u8]) -> Vec<u8> {
 
 fn bundle_parse() {
     let dir = seeds_dir("bundle_parse");
-    let good: &[(&str, &[(&[u8], &[u8])], u64)] = &[
+    let good: &[(&str, Entries, u64)] = &[
         ("empty", &[], 1),
         (
             "host_gfx906",
@@ -131,7 +134,7 @@ fn encode_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 
 fn bundle_roundtrip() {
     let dir = seeds_dir("bundle_roundtrip");
-    let cases: &[(&str, u16, &[(&[u8], &[u8])])] = &[
+    let cases: &[(&str, u16, Entries)] = &[
         ("none", 0, &[]),
         ("host_gfx906", 0, &[(HOST, b"host"), (GFX906, b"dev")]),
         ("align4096", 4095, &[(GFX90A, b"code"), (SM90, b"")]),
