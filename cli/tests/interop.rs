@@ -84,31 +84,43 @@ fn unbundle_returns_the_inputs_for_every_llvm_version() {
             if !bundle.exists() || case.name == "normalized" || case.name == "duplicate-ids" {
                 continue; // their requests are not what was bundled: own tests
             }
-            let outputs: Vec<_> = (0..case.targets.len())
-                .map(|i| sb.path(&format!("{version}-{}-{i}", case.name)))
-                .collect();
-            let mut args = vec![
-                format!("-type={}", case.file_type),
-                "-unbundle".into(),
-                format!("-input={}", bundle.display()),
-                format!("-targets={}", case.targets.join(",")),
-            ];
-            args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
-            let r = run(&sb.ours(), &args);
-            assert!(
-                r.status.success(),
-                "llvm{version}/{}: {}",
-                case.name,
-                String::from_utf8_lossy(&r.stderr)
-            );
-            for (input, output) in case.inputs.iter().zip(&outputs) {
-                assert!(
-                    std::fs::read(input).unwrap() == std::fs::read(output).unwrap(),
-                    "llvm{version}/{}",
-                    case.name
-                );
-            }
+            unbundle_and_compare(&sb.ours(), &case, &bundle, &sb, &format!("llvm{version}"));
         }
+    }
+}
+
+/// Unbundles every target of `case` from `bundle` with `tool` and checks
+/// each output equals the input it was bundled from.
+fn unbundle_and_compare(
+    tool: &std::path::Path,
+    case: &Case,
+    bundle: &std::path::Path,
+    sb: &Sandbox,
+    label: &str,
+) {
+    let outputs: Vec<_> = (0..case.targets.len())
+        .map(|i| sb.path(&format!("{label}-{}-{i}", case.name)))
+        .collect();
+    let mut args = vec![
+        format!("-type={}", case.file_type),
+        "-unbundle".into(),
+        format!("-input={}", bundle.display()),
+        format!("-targets={}", case.targets.join(",")),
+    ];
+    args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
+    let r = run(tool, &args);
+    assert!(
+        r.status.success(),
+        "{label}/{}: {}",
+        case.name,
+        String::from_utf8_lossy(&r.stderr)
+    );
+    for (input, output) in case.inputs.iter().zip(&outputs) {
+        assert!(
+            std::fs::read(input).unwrap() == std::fs::read(output).unwrap(),
+            "{label}/{}",
+            case.name
+        );
     }
 }
 
@@ -216,30 +228,7 @@ fn llvm_22_reads_what_we_write() {
         if case.name == "normalized" || case.name == "duplicate-ids" {
             continue;
         }
-        let outputs: Vec<_> = (0..case.targets.len())
-            .map(|i| sb.path(&format!("{}-llvm-{i}", case.name)))
-            .collect();
-        let mut args = vec![
-            format!("-type={}", case.file_type),
-            "-unbundle".into(),
-            format!("-input={}", out.display()),
-            format!("-targets={}", case.targets.join(",")),
-        ];
-        args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
-        let r = run(&llvm, &args);
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            case.name,
-            String::from_utf8_lossy(&r.stderr)
-        );
-        for (input, output) in case.inputs.iter().zip(&outputs) {
-            assert!(
-                std::fs::read(input).unwrap() == std::fs::read(output).unwrap(),
-                "{}",
-                case.name
-            );
-        }
+        unbundle_and_compare(&llvm, &case, &out, &sb, "llvm");
     }
 }
 
