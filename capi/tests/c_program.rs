@@ -9,11 +9,26 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The static library cargo built beside this test binary.
+/// The static library, built by cargo into the target directory of this test
+/// binary. `cargo test` builds only the rlib of a library for its integration
+/// tests, so on a clean checkout the archive has to be asked for here.
 fn static_lib() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let lib = dir.join("libclangoffload.a");
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let target_dir = profile_dir.parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "-p", "clangoffload-capi", "--lib"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(root());
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building libclangoffload.a failed");
+    let lib = profile_dir.join("libclangoffload.a");
     assert!(lib.exists(), "{} not built", lib.display());
     lib
 }
