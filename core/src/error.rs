@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::compressed::{CompressionMethod, StreamFault};
+
 /// A header field of a container, named in [`ErrorKind::Truncated`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -16,6 +18,20 @@ pub enum Field {
     EntrySize,
     /// An entry descriptor's ID length.
     IdLength,
+    /// The 4-byte compressed-bundle magic.
+    CompressedMagic,
+    /// A compressed bundle's header version.
+    Version,
+    /// A compressed bundle's compression method.
+    Method,
+    /// A compressed bundle's total size.
+    TotalSize,
+    /// A compressed bundle's uncompressed size.
+    UncompressedSize,
+    /// A compressed bundle's truncated MD5 hash.
+    Hash,
+    /// The compressed bytes that the total size promises.
+    CompressedData,
 }
 
 impl Field {
@@ -26,6 +42,13 @@ impl Field {
             Field::EntryOffset => "entry offset",
             Field::EntrySize => "entry size",
             Field::IdLength => "entry ID length",
+            Field::CompressedMagic => "compressed bundle magic",
+            Field::Version => "compressed bundle version",
+            Field::Method => "compression method",
+            Field::TotalSize => "total size",
+            Field::UncompressedSize => "uncompressed size",
+            Field::Hash => "hash",
+            Field::CompressedData => "compressed data",
         }
     }
 }
@@ -88,6 +111,87 @@ pub enum ErrorKind {
         /// Bytes requested.
         requested: u64,
     },
+    /// A compressed bundle's header version is not 1, 2 or 3.
+    UnsupportedVersion {
+        /// The version in the header.
+        version: u16,
+    },
+    /// A compressed bundle's method is neither zlib (0) nor zstd (1).
+    UnknownMethod {
+        /// The method in the header.
+        method: u16,
+    },
+    /// The method is known but this build cannot use it (zstd decoding needs
+    /// the `alloc` feature, zstd compression the `zstd` feature).
+    MethodUnavailable {
+        /// The method asked for.
+        method: CompressionMethod,
+    },
+    /// A compressed bundle's total size is smaller than its own header.
+    BadTotalSize {
+        /// The total size in the header.
+        total: u64,
+        /// The size of the header.
+        header_len: u64,
+    },
+    /// A size is larger than the limit the caller set.
+    SizeLimitExceeded {
+        /// The size asked for.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// A compressed bundle is too large for the header version asked for.
+    TooLargeForVersion {
+        /// The size that does not fit.
+        size: u64,
+        /// The header version.
+        version: u16,
+    },
+    /// The zstd frame records a content size other than the header's.
+    ContentSizeMismatch {
+        /// The uncompressed size in the bundle header.
+        declared: u64,
+        /// The content size in the zstd frame header.
+        frame: u64,
+    },
+    /// The stream decompresses to more bytes than the header declares.
+    DecompressedTooLarge {
+        /// The uncompressed size in the header.
+        declared: u64,
+    },
+    /// The stream decompresses to fewer bytes than the header declares.
+    DecompressedTooSmall {
+        /// The uncompressed size in the header.
+        declared: u64,
+        /// The bytes the stream produced.
+        actual: u64,
+    },
+    /// The caller's output buffer cannot hold the decompressed bundle.
+    OutputTooSmall {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes given.
+        available: u64,
+    },
+    /// The truncated MD5 of the decompressed bytes differs from the stored one.
+    HashMismatch {
+        /// The hash in the header.
+        stored: u64,
+        /// The hash of what the stream decompressed to.
+        computed: u64,
+    },
+    /// The compressed stream is damaged.
+    CorruptStream {
+        /// The method the header names.
+        method: CompressionMethod,
+        /// What is wrong with it.
+        fault: StreamFault,
+    },
+    /// A compressed bundle decompresses to another compressed bundle.
+    NestedCompressedBundle,
+    /// Bytes in a sequence of containers that start no known container.
+    UnknownContainer,
 }
 
 /// An error found in an input: its kind, the byte offset of the offending field,
@@ -110,6 +214,12 @@ impl Error {
 
     pub(crate) const fn in_entry(mut self, entry: u64) -> Self {
         self.entry = Some(entry);
+        self
+    }
+
+    /// The same error, for a container found `base` bytes into a larger buffer.
+    pub(crate) const fn shifted(mut self, base: u64) -> Self {
+        self.offset = self.offset.saturating_add(base);
         self
     }
 
@@ -165,6 +275,53 @@ impl fmt::Display for ErrorKind {
             ErrorKind::OutOfMemory { requested } => {
                 write!(f, "cannot reserve {requested} bytes")
             }
+            ErrorKind::UnsupportedVersion { version } => {
+                write!(f, "unsupported compressed bundle version {version}")
+            }
+            ErrorKind::UnknownMethod { method } => {
+                write!(f, "unknown compression method {method}")
+            }
+            ErrorKind::MethodUnavailable { method } => {
+                write!(f, "{method} is not available in this build")
+            }
+            ErrorKind::BadTotalSize { total, header_len } => write!(
+                f,
+                "total size {total} is smaller than the {header_len}-byte header"
+            ),
+            ErrorKind::SizeLimitExceeded { size, limit } => {
+                write!(f, "size {size} exceeds the limit of {limit} bytes")
+            }
+            ErrorKind::TooLargeForVersion { size, version } => write!(
+                f,
+                "size {size} does not fit in a version {version} compressed bundle"
+            ),
+            ErrorKind::ContentSizeMismatch { declared, frame } => write!(
+                f,
+                "header declares {declared} uncompressed bytes, the zstd frame {frame}"
+            ),
+            ErrorKind::DecompressedTooLarge { declared } => write!(
+                f,
+                "stream decompresses to more than the declared {declared} bytes"
+            ),
+            ErrorKind::DecompressedTooSmall { declared, actual } => write!(
+                f,
+                "stream decompresses to {actual} bytes, not the declared {declared}"
+            ),
+            ErrorKind::OutputTooSmall { needed, available } => write!(
+                f,
+                "output buffer of {available} bytes cannot hold {needed} bytes"
+            ),
+            ErrorKind::HashMismatch { stored, computed } => write!(
+                f,
+                "hash mismatch: stored {stored:#018x}, computed {computed:#018x}"
+            ),
+            ErrorKind::CorruptStream { method, fault } => {
+                write!(f, "corrupt {method} stream: {fault}")
+            }
+            ErrorKind::NestedCompressedBundle => {
+                f.write_str("compressed bundle contains another compressed bundle")
+            }
+            ErrorKind::UnknownContainer => f.write_str("no known container starts here"),
         }
     }
 }

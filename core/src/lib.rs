@@ -7,6 +7,8 @@
 //!
 //! Modules are named after the format they implement:
 //! - [`bundle`]: clang-offload-bundler's binary bundles (`__CLANG_OFFLOAD_BUNDLE__`).
+//! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
+//! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
 #![no_std]
 #![forbid(unsafe_code)]
@@ -28,10 +30,14 @@ extern crate std;
 
 pub mod bundle;
 mod bytes;
+pub mod compressed;
+pub mod container;
 mod error;
 pub mod id;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
+pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
+pub use container::{Container, Containers};
 pub use error::{Error, ErrorKind, Field};
 pub use id::{BundleEntryId, IdError, TargetId};
 

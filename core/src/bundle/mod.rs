@@ -57,7 +57,7 @@ const HEADER_SIZE: u64 = 32;
 const DESCRIPTOR_SIZE: u64 = 24;
 
 /// A binary bundle: a checked header over a borrowed buffer.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bundle<'data> {
     data: &'data [u8],
     entry_count: u64,
@@ -144,6 +144,18 @@ impl<'data> Bundle<'data> {
     /// descriptor was checked by [`Bundle::parse`].
     pub fn header_len(&self) -> Option<u64> {
         self.header_end
+    }
+
+    /// Where the bundle ends: past its header and its furthest payload. Only
+    /// meaningful after [`Bundle::parse`] checked every descriptor.
+    pub fn extent(&self) -> usize {
+        let header = self.header_end.unwrap_or(HEADER_SIZE);
+        let end = self
+            .entries()
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.offset().saturating_add(entry.size()))
+            .fold(header, u64::max);
+        usize::try_from(end).unwrap_or(usize::MAX)
     }
 
     /// The entries in file order. Each descriptor is read when it is reached;

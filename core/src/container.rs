@@ -1,0 +1,83 @@
+//! Containers back to back, as in a linked `.hip_fatbin` section: one bundle
+//! or compressed bundle per translation unit, each usually 4096-aligned with
+//! zero padding in between.
+//!
+//! The walker moves by each container's own extent (a compressed bundle's
+//! total size, a bundle's furthest payload, or for a version 1 compressed
+//! bundle the end of its stream) and then over zero padding. It never searches
+//! for the next magic: compressed bytes can contain `CCOB`.
+
+use crate::bytes::to_u64;
+use crate::{Bundle, CompressedBundle, Error, ErrorKind, Result};
+
+/// One container found in a sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container<'data> {
+    /// An uncompressed binary bundle.
+    Bundle(Bundle<'data>),
+    /// A compressed bundle.
+    Compressed(CompressedBundle<'data>),
+}
+
+impl<'data> Container<'data> {
+    /// The container's own bytes, from its magic to its end.
+    pub fn data(&self) -> &'data [u8] {
+        match self {
+            Container::Bundle(bundle) => bundle.data(),
+            Container::Compressed(compressed) => compressed.data(),
+        }
+    }
+}
+
+/// Iterator over the containers in a buffer, each with its offset. After an
+/// error (a damaged container, or bytes that start none) it ends: with no
+/// extent to go by, the next boundary is unknown.
+#[derive(Debug, Clone)]
+pub struct Containers<'data> {
+    data: &'data [u8],
+    pos: usize,
+}
+
+impl<'data> Containers<'data> {
+    /// Walks the containers in `data`, skipping zero padding around them.
+    pub fn new(data: &'data [u8]) -> Self {
+        Containers { data, pos: 0 }
+    }
+
+    fn read(&self, at: usize) -> Result<(usize, Container<'data>)> {
+        let rest = self.data.get(at..).unwrap_or_default();
+        if CompressedBundle::is_compressed(rest) {
+            let mut compressed = CompressedBundle::parse(rest)?;
+            if compressed.total_size().is_none() {
+                compressed = compressed.cut_at(compressed.stream_len()?);
+            }
+            Ok((compressed.data().len(), Container::Compressed(compressed)))
+        } else if Bundle::is_bundle(rest) {
+            let bundle = Bundle::parse(rest)?;
+            let end = bundle.extent();
+            let bundle = Bundle::parse(rest.get(..end).unwrap_or(rest))?;
+            Ok((end, Container::Bundle(bundle)))
+        } else {
+            Err(Error::new(ErrorKind::UnknownContainer, 0))
+        }
+    }
+}
+
+impl<'data> Iterator for Containers<'data> {
+    type Item = Result<(u64, Container<'data>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = self.data.get(self.pos..)?;
+        let start = self.pos.saturating_add(rest.iter().position(|&b| b != 0)?);
+        match self.read(start) {
+            Ok((len, container)) => {
+                self.pos = start.saturating_add(len.max(1));
+                Some(Ok((to_u64(start), container)))
+            }
+            Err(error) => {
+                self.pos = self.data.len();
+                Some(Err(error.shifted(to_u64(start))))
+            }
+        }
+    }
+}
