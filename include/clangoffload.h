@@ -35,6 +35,27 @@
 // Flag for the compatibility functions: `hip*` and `openmp` kinds match.
 #define CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE 1
 
+// Compression method 0: zlib.
+#define CLANGOFFLOAD_METHOD_ZLIB 0
+
+// Compression method 1: zstd.
+#define CLANGOFFLOAD_METHOD_ZSTD 1
+
+// `clangoffload_compressed_decompress` flag: do not verify the stored hash
+// (only for callers that verify the bytes some other way).
+#define CLANGOFFLOAD_SKIP_HASH_CHECK 1
+
+// `max_size` value meaning the default limit,
+// `CLANGOFFLOAD_DEFAULT_MAX_DECOMPRESSED_SIZE`.
+#define CLANGOFFLOAD_DEFAULT_LIMIT 0
+
+// The default limit on a decompressed size: 1 GiB.
+#define CLANGOFFLOAD_DEFAULT_MAX_DECOMPRESSED_SIZE (1 << 30)
+
+// `level` value meaning the method's default (zstd 3, zlib 6), as
+// clang-offload-bundler uses.
+#define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
+
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
@@ -61,6 +82,8 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NOT_FOUND = 6,
   // Memory could not be allocated.
   CLANGOFFLOAD_STATUS_OUT_OF_MEMORY = 7,
+  // An iteration has no more items (not an error).
+  CLANGOFFLOAD_STATUS_END = 8,
   // The input is not a bundle (no magic).
   CLANGOFFLOAD_STATUS_NOT_A_BUNDLE = 10,
   // The input ends inside a header field.
@@ -81,6 +104,28 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_ZERO_ALIGNMENT = 18,
   // A bundle to write would exceed 2^64 bytes.
   CLANGOFFLOAD_STATUS_LAYOUT_OVERFLOW = 19,
+  // A compressed bundle's header version is not 1, 2 or 3.
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_VERSION = 40,
+  // A compressed bundle's method is neither zlib nor zstd.
+  CLANGOFFLOAD_STATUS_UNKNOWN_METHOD = 41,
+  // The method is known but this build cannot use it.
+  CLANGOFFLOAD_STATUS_METHOD_UNAVAILABLE = 42,
+  // A compressed bundle's total size is smaller than its header.
+  CLANGOFFLOAD_STATUS_BAD_TOTAL_SIZE = 43,
+  // A declared size exceeds the limit given.
+  CLANGOFFLOAD_STATUS_SIZE_LIMIT_EXCEEDED = 44,
+  // The stream does not decompress to the declared size.
+  CLANGOFFLOAD_STATUS_SIZE_MISMATCH = 45,
+  // The decompressed bytes do not have the stored hash.
+  CLANGOFFLOAD_STATUS_HASH_MISMATCH = 46,
+  // The compressed stream is damaged.
+  CLANGOFFLOAD_STATUS_CORRUPT_STREAM = 47,
+  // A compressed bundle holds another compressed bundle.
+  CLANGOFFLOAD_STATUS_NESTED_COMPRESSED_BUNDLE = 48,
+  // Bytes in a sequence of containers start no known container.
+  CLANGOFFLOAD_STATUS_UNKNOWN_CONTAINER = 49,
+  // A compressed bundle too large for the header version asked for.
+  CLANGOFFLOAD_STATUS_TOO_LARGE_FOR_VERSION = 50,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -152,6 +197,25 @@ typedef uint32_t clangoffload_diagnostic_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What `clangoffload_containers_next` found.
+enum clangoffload_container_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // An uncompressed binary bundle (`__CLANG_OFFLOAD_BUNDLE__`).
+  CLANGOFFLOAD_CONTAINER_KIND_BUNDLE = 1,
+  // A compressed bundle (`CCOB`).
+  CLANGOFFLOAD_CONTAINER_KIND_COMPRESSED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_container_kind clangoffload_container_kind;
+#else
+typedef uint32_t clangoffload_container_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // The setting of a target feature.
 enum clangoffload_feature
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -219,6 +283,41 @@ typedef struct clangoffload_bundle_diagnostic {
   // Second value, as `kind` says.
   uint64_t b;
 } clangoffload_bundle_diagnostic;
+
+// The header of a compressed bundle.
+typedef struct clangoffload_compressed_header {
+  // 1, 2 or 3.
+  uint16_t version;
+  // `CLANGOFFLOAD_METHOD_ZLIB`, `CLANGOFFLOAD_METHOD_ZSTD`, or another
+  // value as stored (decompressing it then fails).
+  uint16_t method;
+  // 20, 24 or 32.
+  uint32_t header_len;
+  // Whether the header has a total size (versions 2 and 3).
+  bool has_total_size;
+  // Header plus compressed bytes (0 for version 1).
+  uint64_t total_size;
+  // The size the bundle decompresses to, as declared.
+  uint64_t uncompressed_size;
+  // The stored truncated MD5 of the uncompressed bundle.
+  uint64_t hash;
+  // The container: the header and compressed bytes, up to the total size
+  // (version 1: to the end of the input).
+  struct clangoffload_bytes container;
+  // The compressed bytes after the header.
+  struct clangoffload_bytes compressed;
+} clangoffload_compressed_header;
+
+// One container in a sequence.
+typedef struct clangoffload_container {
+  // Which kind of container.
+  clangoffload_container_kind kind;
+  // Its offset in the buffer walked.
+  uint64_t offset;
+  // Its bytes, from its magic to its end: pass them to
+  // `clangoffload_bundle_parse` or the `clangoffload_compressed_*` functions.
+  struct clangoffload_bytes data;
+} clangoffload_container;
 
 // A bundle entry ID split into its parts; every view borrows the string
 // given to `clangoffload_entry_id_parse`.
@@ -379,6 +478,113 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
                                                size_t *header_len,
                                                uint64_t *offsets,
                                                uint64_t *total_size);
+
+// Reads the header of the compressed bundle in `len` bytes at `data` into
+// `*out`. Reads nothing past the header; never allocates.
+//
+// Ownership: the views in `*out` borrow `data`.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_compressed_parse(const uint8_t *data,
+                                                  size_t len,
+                                                  struct clangoffload_compressed_header *out,
+                                                  struct clangoffload_error *err);
+
+// Runs every check that needs no decoding (method, size against `max_size`,
+// zstd frame header and extent) and stores the size the bundle decompresses
+// to in `*out_size`: the buffer to give `clangoffload_compressed_decompress`.
+// `max_size` is `CLANGOFFLOAD_DEFAULT_LIMIT` or a limit in bytes.
+//
+// # Safety
+// As `clangoffload_compressed_parse`.
+clangoffload_status clangoffload_compressed_decompressed_size(const uint8_t *data,
+                                                              size_t len,
+                                                              uint64_t max_size,
+                                                              size_t *out_size,
+                                                              struct clangoffload_error *err);
+
+// Decompresses the compressed bundle in `len` bytes at `data` into `out`
+// (room for `out_cap` bytes) and stores the decompressed size in
+// `*out_len`. The output is exactly the declared size (else an error), is
+// never a compressed bundle itself, and its truncated MD5 must match the
+// stored one unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. A declared
+// size over `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) is refused before
+// anything is decoded. `out` too small: `BUFFER_TOO_SMALL` with the needed
+// size in `*out_len`.
+//
+// Ownership: `out` is the caller's; the library allocates nothing for zlib and
+// only its bounded decoder state for zstd. On failure, `out` may hold partial
+// output.
+//
+// # Safety
+// As `clangoffload_compressed_parse`; `out` is NULL or writable for `out_cap`
+// bytes and does not overlap `data`.
+clangoffload_status clangoffload_compressed_decompress(const uint8_t *data,
+                                                       size_t len,
+                                                       uint64_t max_size,
+                                                       uint32_t flags,
+                                                       uint8_t *out,
+                                                       size_t out_cap,
+                                                       size_t *out_len,
+                                                       struct clangoffload_error *err);
+
+// Stores in `*out_hash` the truncated MD5 compressed bundles carry: the first
+// 8 bytes of the MD5 of `len` bytes at `data`, as a little-endian integer.
+//
+// # Safety
+// As `clangoffload_compressed_parse`.
+clangoffload_status clangoffload_truncated_md5(const uint8_t *data, size_t len, uint64_t *out_hash);
+
+// An upper bound on what `clangoffload_compress` writes for `len` input
+// bytes, stored in `*out_bound`.
+//
+// # Safety
+// `out_bound` is writable.
+clangoffload_status clangoffload_compress_bound(size_t len, size_t *out_bound);
+
+// Compresses the (uncompressed) bundle in `len` bytes at `data` into a
+// compressed bundle that clang-offload-bundler reads: header `version` 2 or
+// 3, `method` `CLANGOFFLOAD_METHOD_ZSTD` (LLVM's choice; level 3 with
+// long-distance matching by default) or `CLANGOFFLOAD_METHOD_ZLIB` (level 6),
+// at `level` or `CLANGOFFLOAD_DEFAULT_LEVEL`. Writes into `out` (room for
+// `out_cap` bytes; `clangoffload_compress_bound` gives enough) and stores
+// the length in `*out_len`; when it does not fit, `BUFFER_TOO_SMALL` with
+// the length needed.
+//
+// Ownership: `out` is the caller's; the library's working memory is freed
+// before returning.
+//
+// # Safety
+// As `clangoffload_compressed_decompress`.
+clangoffload_status clangoffload_compress(const uint8_t *data,
+                                          size_t len,
+                                          uint16_t version,
+                                          uint16_t method,
+                                          int32_t level,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len,
+                                          struct clangoffload_error *err);
+
+// Walks containers laid back to back (a linked `.hip_fatbin`: bundles and
+// compressed bundles, with zero padding between them). Start with
+// `*cursor = 0`; each call stores the next container at or after `*cursor`
+// in `*out` and moves `*cursor` past it. Returns `CLANGOFFLOAD_STATUS_END`
+// when only zero bytes are left. Containers are delimited by their own
+// sizes, never by searching for a magic. After an error (with its absolute
+// offset in `*err`) the walk cannot continue: the cursor is moved to the end.
+//
+// Ownership: `out->data` borrows `data`.
+//
+// # Safety
+// As `clangoffload_compressed_parse`; `cursor` is readable and writable.
+clangoffload_status clangoffload_containers_next(const uint8_t *data,
+                                                 size_t len,
+                                                 uint64_t *cursor,
+                                                 struct clangoffload_container *out,
+                                                 struct clangoffload_error *err);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.

@@ -10,10 +10,12 @@
 #[macro_use]
 mod ffi;
 pub mod bundle;
+pub mod compressed;
 pub mod id;
 pub mod status;
 
 pub use bundle::*;
+pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
 pub use status::*;

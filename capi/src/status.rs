@@ -29,6 +29,8 @@ pub enum clangoffload_status {
     NotFound = 6,
     /// Memory could not be allocated.
     OutOfMemory = 7,
+    /// An iteration has no more items (not an error).
+    End = 8,
     /// The input is not a bundle (no magic).
     NotABundle = 10,
     /// The input ends inside a header field.
@@ -49,6 +51,28 @@ pub enum clangoffload_status {
     ZeroAlignment = 18,
     /// A bundle to write would exceed 2^64 bytes.
     LayoutOverflow = 19,
+    /// A compressed bundle's header version is not 1, 2 or 3.
+    UnsupportedVersion = 40,
+    /// A compressed bundle's method is neither zlib nor zstd.
+    UnknownMethod = 41,
+    /// The method is known but this build cannot use it.
+    MethodUnavailable = 42,
+    /// A compressed bundle's total size is smaller than its header.
+    BadTotalSize = 43,
+    /// A declared size exceeds the limit given.
+    SizeLimitExceeded = 44,
+    /// The stream does not decompress to the declared size.
+    SizeMismatch = 45,
+    /// The decompressed bytes do not have the stored hash.
+    HashMismatch = 46,
+    /// The compressed stream is damaged.
+    CorruptStream = 47,
+    /// A compressed bundle holds another compressed bundle.
+    NestedCompressedBundle = 48,
+    /// Bytes in a sequence of containers start no known container.
+    UnknownContainer = 49,
+    /// A compressed bundle too large for the header version asked for.
+    TooLargeForVersion = 50,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -81,6 +105,7 @@ impl clangoffload_status {
             S::IndexOutOfRange => "index out of range\0",
             S::NotFound => "not found\0",
             S::OutOfMemory => "out of memory\0",
+            S::End => "no more items\0",
             S::NotABundle => "not a bundle: missing magic\0",
             S::Truncated => "truncated header\0",
             S::CountTooLarge => "entry count cannot fit in the input\0",
@@ -91,6 +116,17 @@ impl clangoffload_status {
             S::PayloadOutOfBounds => "entry payload ends past the end of the input\0",
             S::ZeroAlignment => "bundle alignment must be at least 1\0",
             S::LayoutOverflow => "bundle layout overflows 64 bits\0",
+            S::UnsupportedVersion => "unsupported compressed bundle version\0",
+            S::UnknownMethod => "unknown compression method\0",
+            S::MethodUnavailable => "compression method not available in this build\0",
+            S::BadTotalSize => "total size smaller than the header\0",
+            S::SizeLimitExceeded => "size exceeds the limit\0",
+            S::SizeMismatch => "stream does not decompress to the declared size\0",
+            S::HashMismatch => "hash of the decompressed bundle does not match\0",
+            S::CorruptStream => "corrupt compressed stream\0",
+            S::NestedCompressedBundle => "compressed bundle inside a compressed bundle\0",
+            S::UnknownContainer => "no known container starts here\0",
+            S::TooLargeForVersion => "too large for the compressed bundle version\0",
             S::EntryIdTooFewComponents => {
                 "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
             }
@@ -116,6 +152,7 @@ impl clangoffload_status {
             S::IndexOutOfRange,
             S::NotFound,
             S::OutOfMemory,
+            S::End,
             S::NotABundle,
             S::Truncated,
             S::CountTooLarge,
@@ -126,6 +163,17 @@ impl clangoffload_status {
             S::PayloadOutOfBounds,
             S::ZeroAlignment,
             S::LayoutOverflow,
+            S::UnsupportedVersion,
+            S::UnknownMethod,
+            S::MethodUnavailable,
+            S::BadTotalSize,
+            S::SizeLimitExceeded,
+            S::SizeMismatch,
+            S::HashMismatch,
+            S::CorruptStream,
+            S::NestedCompressedBundle,
+            S::UnknownContainer,
+            S::TooLargeForVersion,
             S::EntryIdTooFewComponents,
             S::TargetIdEmptyProcessor,
             S::TargetIdMissingSign,
@@ -155,6 +203,20 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::ZeroAlignment => S::ZeroAlignment,
             ErrorKind::LayoutOverflow => S::LayoutOverflow,
             ErrorKind::OutOfMemory { .. } => S::OutOfMemory,
+            ErrorKind::UnsupportedVersion { .. } => S::UnsupportedVersion,
+            ErrorKind::UnknownMethod { .. } => S::UnknownMethod,
+            ErrorKind::MethodUnavailable { .. } => S::MethodUnavailable,
+            ErrorKind::BadTotalSize { .. } => S::BadTotalSize,
+            ErrorKind::SizeLimitExceeded { .. } => S::SizeLimitExceeded,
+            ErrorKind::TooLargeForVersion { .. } => S::TooLargeForVersion,
+            ErrorKind::ContentSizeMismatch { .. }
+            | ErrorKind::DecompressedTooLarge { .. }
+            | ErrorKind::DecompressedTooSmall { .. } => S::SizeMismatch,
+            ErrorKind::OutputTooSmall { .. } => S::BufferTooSmall,
+            ErrorKind::HashMismatch { .. } => S::HashMismatch,
+            ErrorKind::CorruptStream { .. } => S::CorruptStream,
+            ErrorKind::NestedCompressedBundle => S::NestedCompressedBundle,
+            ErrorKind::UnknownContainer => S::UnknownContainer,
             _ => S::InvalidArgument,
         }
     }

@@ -3,13 +3,15 @@
 
 use std::ffi::{c_char, CStr};
 
-use c::{clangoffload_bytes, clangoffload_error, clangoffload_status as Status};
+pub use c::clangoffload_status as Status;
+use c::{clangoffload_bytes, clangoffload_error};
 use clangoffload as c;
 
 /// A failure reported by the library: its status and, where it has one, the
 /// precise message with offsets.
 #[derive(Debug, Clone)]
 pub struct AbiError {
+    pub status: Status,
     pub message: String,
 }
 
@@ -18,11 +20,12 @@ impl AbiError {
         // SAFETY: status_message returns a static NUL-terminated string.
         let text = unsafe { CStr::from_ptr(c::clangoffload_status_message(status as u32)) };
         AbiError {
+            status,
             message: text.to_string_lossy().into_owned(),
         }
     }
 
-    fn from_record(record: &clangoffload_error) -> Self {
+    fn from_record(status: Status, record: &clangoffload_error) -> Self {
         let bytes: Vec<u8> = record
             .message
             .iter()
@@ -30,6 +33,7 @@ impl AbiError {
             .map(|&ch| ch.to_ne_bytes()[0])
             .collect();
         AbiError {
+            status,
             message: String::from_utf8_lossy(&bytes).into_owned(),
         }
     }
@@ -95,7 +99,7 @@ impl<'data> Bundle<'data> {
             return Err(if err.status == 0 {
                 AbiError::from_status(status)
             } else {
-                AbiError::from_record(&err)
+                AbiError::from_record(status, &err)
             });
         }
         Ok(Bundle {
@@ -310,6 +314,7 @@ pub fn find_conflict(ids: &[&str]) -> Option<(usize, usize)> {
 pub struct Layout {
     pub header: Vec<u8>,
     pub offsets: Vec<u64>,
+    pub total_size: u64,
 }
 
 pub fn bundle_layout(ids: &[&[u8]], sizes: &[u64], align: u64) -> Result<Layout, AbiError> {
@@ -339,7 +344,205 @@ pub fn bundle_layout(ids: &[&[u8]], sizes: &[u64], align: u64) -> Result<Layout,
         }
         check(status)?;
         header.truncate(header_len);
-        return Ok(Layout { header, offsets });
+        return Ok(Layout {
+            header,
+            offsets,
+            total_size: total,
+        });
     }
     Err(AbiError::from_status(Status::BufferTooSmall))
+}
+
+/// Turns a failed call with an error record into an [`AbiError`].
+fn record_error(status: Status, err: &clangoffload_error) -> AbiError {
+    if err.status == 0 {
+        AbiError::from_status(status)
+    } else {
+        AbiError::from_record(status, err)
+    }
+}
+
+/// The header of a compressed bundle.
+pub type CompressedHeader = c::clangoffload_compressed_header;
+
+pub fn compressed_header(data: &[u8]) -> Result<CompressedHeader, AbiError> {
+    let empty = clangoffload_bytes {
+        ptr: std::ptr::null(),
+        len: 0,
+    };
+    let mut out = CompressedHeader {
+        version: 0,
+        method: 0,
+        header_len: 0,
+        has_total_size: false,
+        total_size: 0,
+        uncompressed_size: 0,
+        hash: 0,
+        container: empty,
+        compressed: empty,
+    };
+    let mut err = empty_error();
+    // SAFETY: data is live for the call; out and err are valid records.
+    let status =
+        unsafe { c::clangoffload_compressed_parse(data.as_ptr(), data.len(), &mut out, &mut err) };
+    if status != Status::Ok {
+        return Err(record_error(status, &err));
+    }
+    Ok(out)
+}
+
+/// Decompresses a compressed bundle into a new buffer, with the hash left for
+/// the caller to check (so that it can report both hashes).
+pub fn decompress_unverified(data: &[u8], max_size: u64) -> Result<Vec<u8>, AbiError> {
+    let mut size = 0usize;
+    let mut err = empty_error();
+    // SAFETY: data is live; size and err are valid records.
+    let status = unsafe {
+        c::clangoffload_compressed_decompressed_size(
+            data.as_ptr(),
+            data.len(),
+            max_size,
+            &mut size,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        return Err(record_error(status, &err));
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(size)
+        .map_err(|_| AbiError::from_status(Status::OutOfMemory))?;
+    out.resize(size, 0);
+    let mut written = 0usize;
+    // SAFETY: data is live; out is writable for its length and separate from data.
+    let status = unsafe {
+        c::clangoffload_compressed_decompress(
+            data.as_ptr(),
+            data.len(),
+            max_size,
+            c::CLANGOFFLOAD_SKIP_HASH_CHECK,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut written,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        return Err(record_error(status, &err));
+    }
+    out.truncate(written);
+    Ok(out)
+}
+
+pub fn truncated_md5(data: &[u8]) -> u64 {
+    let mut hash = 0u64;
+    // SAFETY: data is live; hash is writable.
+    unsafe { c::clangoffload_truncated_md5(data.as_ptr(), data.len(), &mut hash) };
+    hash
+}
+
+/// Compresses a bundle; `level` `None` is the method's default.
+pub fn compress(
+    data: &[u8],
+    version: u16,
+    method: u16,
+    level: Option<i32>,
+) -> Result<Vec<u8>, AbiError> {
+    let mut bound = 0usize;
+    // SAFETY: bound is writable.
+    check(unsafe { c::clangoffload_compress_bound(data.len(), &mut bound) })?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(bound)
+        .map_err(|_| AbiError::from_status(Status::OutOfMemory))?;
+    out.resize(bound, 0);
+    let (mut len, mut err) = (0usize, empty_error());
+    // SAFETY: data is live; out is writable for its length and separate from data.
+    let status = unsafe {
+        c::clangoffload_compress(
+            data.as_ptr(),
+            data.len(),
+            version,
+            method,
+            level.unwrap_or(c::CLANGOFFLOAD_DEFAULT_LEVEL),
+            out.as_mut_ptr(),
+            out.len(),
+            &mut len,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        return Err(record_error(status, &err));
+    }
+    out.truncate(len);
+    Ok(out)
+}
+
+/// A container that could not be read, and where it starts.
+#[derive(Debug, Clone)]
+pub struct ContainerError {
+    pub start: u64,
+    pub error: AbiError,
+}
+
+/// One container of a sequence, borrowed from the buffer walked.
+#[derive(Debug, Clone, Copy)]
+pub struct Container<'a> {
+    pub compressed: bool,
+    pub offset: u64,
+    pub data: &'a [u8],
+}
+
+/// The containers laid back to back in `data`; the walk ends at the first
+/// error.
+pub fn containers(data: &[u8]) -> impl Iterator<Item = Result<Container<'_>, ContainerError>> + '_ {
+    let mut cursor = 0u64;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let empty = clangoffload_bytes {
+            ptr: std::ptr::null(),
+            len: 0,
+        };
+        let mut out = c::clangoffload_container {
+            kind: c::clangoffload_container_kind::Bundle,
+            offset: 0,
+            data: empty,
+        };
+        let mut err = empty_error();
+        let padding = data
+            .get(cursor as usize..)
+            .map_or(0, |rest| rest.iter().take_while(|&&b| b == 0).count());
+        let start = cursor + padding as u64;
+        // SAFETY: data is live; cursor, out and err are valid records.
+        let status = unsafe {
+            c::clangoffload_containers_next(
+                data.as_ptr(),
+                data.len(),
+                &mut cursor,
+                &mut out,
+                &mut err,
+            )
+        };
+        match status {
+            Status::Ok => Some(Ok(Container {
+                compressed: out.kind == c::clangoffload_container_kind::Compressed,
+                offset: out.offset,
+                // SAFETY: the view borrows `data`.
+                data: unsafe { view(out.data) },
+            })),
+            Status::End => {
+                done = true;
+                None
+            }
+            status => {
+                done = true;
+                Some(Err(ContainerError {
+                    start,
+                    error: record_error(status, &err),
+                }))
+            }
+        }
+    })
 }

@@ -131,7 +131,7 @@ impl Payload {
         }
     }
 
-    pub fn copy_to(&self, out: &mut File) -> io::Result<()> {
+    pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
         match self.file.as_ref() {
             Some(mut file) => {
                 file.seek(SeekFrom::Start(0))?;
@@ -150,7 +150,7 @@ impl Payload {
 }
 
 /// Writes `n` zero bytes.
-pub fn write_zeros(out: &mut File, mut n: u64) -> io::Result<()> {
+pub fn write_zeros(out: &mut impl Write, mut n: u64) -> io::Result<()> {
     let zeros = [0u8; 8192];
     while n > 0 {
         let chunk = n.min(zeros.len() as u64);

@@ -4,6 +4,7 @@
 
 mod abi;
 mod commands;
+mod contents;
 mod flags;
 mod io;
 

@@ -350,31 +350,6 @@ fn an_output_that_is_also_an_input_is_read_first() {
 }
 
 #[test]
-fn compression_requested_through_the_environment_is_not_silently_ignored() {
-    let sb = Sandbox::new();
-    let input = fixtures().join("inputs/host.bc");
-    let args = [
-        "-type=bc".to_owned(),
-        "-targets=host-x86_64-unknown-linux-gnu".into(),
-        format!("-input={}", input.display()),
-        format!("-output={}", sb.path("o").display()),
-    ];
-    let r = std::process::Command::new(sb.ours())
-        .args(&args)
-        .env("OFFLOAD_BUNDLER_COMPRESS", "1")
-        .output()
-        .unwrap();
-    assert_eq!(r.status.code(), Some(1));
-    let r = std::process::Command::new(sb.ours())
-        .args(&args)
-        .env("OFFLOAD_BUNDLER_COMPRESS", "1")
-        .env("OFFLOAD_BUNDLER_IGNORE_ENV_VAR", "1")
-        .output()
-        .unwrap();
-    assert!(r.status.success());
-}
-
-#[test]
 fn errors_match_llvm_22_word_for_word() {
     let Some(llvm) = llvm22() else { return };
     let sb = Sandbox::new();

@@ -41,7 +41,16 @@ pub struct Containers<'data> {
 impl<'data> Containers<'data> {
     /// Walks the containers in `data`, skipping zero padding around them.
     pub fn new(data: &'data [u8]) -> Self {
-        Containers { data, pos: 0 }
+        Self::at(data, 0)
+    }
+
+    /// Walks the containers at or after offset `pos` of `data`; offsets stay
+    /// relative to the start of `data`.
+    pub fn at(data: &'data [u8], pos: u64) -> Self {
+        Containers {
+            data,
+            pos: usize::try_from(pos).unwrap_or(usize::MAX),
+        }
     }
 
     fn read(&self, at: usize) -> Result<(usize, Container<'data>)> {

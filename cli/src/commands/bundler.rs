@@ -5,9 +5,11 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
 
 use super::{sniff, Failure, Sniffed};
 use crate::abi::{self, Bundle, Entry};
+use crate::contents::{compress_report, load, starts_with_container, Decoding, Loaded};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
 use crate::io::{file_identity, os_message, write_zeros, Input, Payload};
 
@@ -28,6 +30,69 @@ struct Args<'a> {
     allow_missing: bool,
     hip_openmp: bool,
     unbundle: bool,
+    config: Config,
+}
+
+/// What the environment and `-compress`/`-verbose`/`-compression-level` say,
+/// read the way LLVM's bundler config reads them.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    compress: bool,
+    verbose: bool,
+    /// The requested level, if any (printed as given; zstd clamps it).
+    level: Option<i32>,
+    version: u16,
+}
+
+impl Config {
+    /// Reads the environment (unless `OFFLOAD_BUNDLER_IGNORE_ENV_VAR=1`),
+    /// printing LLVM's warnings for bad values, then lets explicit options
+    /// override it.
+    fn read(parsed: &Parsed) -> Config {
+        let var = |name| std::env::var(name).ok();
+        let ignore = var("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() == Some("1");
+        let env = |name| if ignore { None } else { var(name) };
+        let mut level = None;
+        if let Some(text) = env("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
+            match text.parse::<i32>() {
+                Ok(n) if !text.starts_with('+') => level = Some(n),
+                _ => eprintln!(
+                    "Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {text}. Ignoring it."
+                ),
+            }
+        }
+        let mut version = 3;
+        if let Some(text) = env("COMPRESSED_BUNDLE_FORMAT_VERSION") {
+            match text.parse::<u16>() {
+                Ok(v @ (2 | 3)) if !text.starts_with('+') => version = v,
+                Ok(_) if !text.starts_with('+') => eprintln!(
+                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {text}. Valid values are 2 or 3. Using default version 3."
+                ),
+                _ => eprintln!(
+                    "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {text}. Using default version 3."
+                ),
+            }
+        }
+        let switch = |option, name| {
+            if parsed.occurrences(option) > 0 {
+                parsed.flag(option)
+            } else {
+                env(name).as_deref() == Some("1")
+            }
+        };
+        if let Some(n) = parsed
+            .last("compression-level")
+            .and_then(|t| t.parse().ok())
+        {
+            level = Some(n);
+        }
+        Config {
+            compress: switch("compress", "OFFLOAD_BUNDLER_COMPRESS"),
+            verbose: switch("verbose", "OFFLOAD_BUNDLER_VERBOSE"),
+            level,
+            version,
+        }
+    }
 }
 
 /// Runs the tool; returns the process exit status.
@@ -75,7 +140,8 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         print!("{text}");
         return 0;
     }
-    match run(&parsed, argv0) {
+    let config = Config::read(&parsed);
+    match run(&parsed, argv0, config) {
         Ok(()) => 0,
         Err(Failure(message)) => {
             eprintln!("{argv0}: error: {message}");
@@ -84,7 +150,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     }
 }
 
-fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
+fn run(parsed: &Parsed, argv0: &str, config: Config) -> Result<(), Failure> {
     let inputs = merge_deprecated(parsed, "input", "inputs", argv0)?;
     let outputs = merge_deprecated(parsed, "output", "outputs", argv0)?;
     let file_type = parsed.last("type").unwrap_or_default().to_owned();
@@ -102,7 +168,7 @@ fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
         if parsed.occurrences("targets") > 0 {
             return fail("-targets option is invalid for -list");
         }
-        return list(&file_type, &inputs[0]);
+        return list(argv0, &file_type, &inputs[0], config);
     }
     if parsed.flag("check-input-archive") {
         if !unbundle {
@@ -153,10 +219,8 @@ fn run(parsed: &Parsed, argv0: &str) -> Result<(), Failure> {
         allow_missing: parsed.flag("allow-missing-bundles"),
         hip_openmp: parsed.flag("hip-openmp-compatible"),
         unbundle,
+        config,
     };
-    if !args.unbundle && compress_requested(parsed) {
-        return fail("compressed bundles (-compress) are not supported yet");
-    }
     if args.unbundle {
         unbundle_files(&args)
     } else {
@@ -170,16 +234,6 @@ fn warn(argv0: &str, message: &str) {
 
 fn fail<T>(message: &str) -> Result<T, Failure> {
     Err(Failure(message.to_owned()))
-}
-
-/// `-compress`, or else `OFFLOAD_BUNDLER_COMPRESS=1` unless
-/// `OFFLOAD_BUNDLER_IGNORE_ENV_VAR=1`, as LLVM reads them.
-fn compress_requested(parsed: &Parsed) -> bool {
-    if parsed.occurrences("compress") > 0 {
-        return parsed.flag("compress");
-    }
-    let env = |name| std::env::var(name).is_ok_and(|v| v == "1");
-    !env("OFFLOAD_BUNDLER_IGNORE_ENV_VAR") && env("OFFLOAD_BUNDLER_COMPRESS")
 }
 
 /// `-input` plus the deprecated comma-separated `-inputs` (likewise outputs).
@@ -282,42 +336,51 @@ fn create_output(path: &str) -> Result<File, Failure> {
     File::create(path).map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
 }
 
-/// The bundle in `input`, or `None` for a file that is not one (which the
-/// bundler treats as holding no bundles).
-fn read_bundle<'a>(
+/// The containers in `input` (several when bundles lie back to back, as in a
+/// linked `.hip_fatbin`), decompressed; none for a file that holds no bundle
+/// (the bundler treats it as the host's own file).
+fn read_contents<'a>(
+    argv0: &str,
     file_type: &str,
     path: &str,
     input: &'a Input,
-) -> Result<Option<Bundle<'a>>, Failure> {
-    match sniff(input.data()) {
-        Sniffed::Bundle => {}
-        Sniffed::CompressedBundle => {
-            return Err(Failure(format!(
-                "'{path}': compressed bundles are not supported yet"
-            )))
-        }
-        Sniffed::Object if file_type == "o" => {
-            return Err(Failure(format!(
-                "'{path}': object-file bundles (-type=o with a host object) are not supported yet"
-            )))
-        }
-        _ => return Ok(None),
+    config: Config,
+) -> Result<Vec<Loaded<'a>>, Failure> {
+    if sniff(input.data()) == Sniffed::Object && file_type == "o" {
+        return Err(Failure(format!(
+            "'{path}': object-file bundles (-type=o with a host object) are not supported yet"
+        )));
     }
-    Bundle::parse(input.data())
-        .map(Some)
-        .map_err(|e| Failure(format!("'{path}': malformed bundle: {e}")))
+    if !starts_with_container(input.data()) {
+        return Ok(Vec::new());
+    }
+    let decoding = Decoding::from_env(config.verbose)?;
+    let warning = |message: &str| warn(argv0, &format!("'{path}': {message}"));
+    load(input.data(), &decoding, &warning).map_err(|Failure(e)| Failure(format!("'{path}': {e}")))
 }
 
-fn list(file_type: &str, path: &str) -> Result<(), Failure> {
+/// Parses a loaded container as a bundle.
+fn parse<'a>(path: &str, loaded: &'a Loaded) -> Result<Bundle<'a>, Failure> {
+    Bundle::parse(loaded.bytes()).map_err(|e| {
+        let place = match (loaded.compressed.is_some(), loaded.offset) {
+            (false, 0) => String::new(),
+            (false, at) => format!(" at offset {at:#x}"),
+            (true, at) => format!(" in the compressed bundle at offset {at:#x}"),
+        };
+        Failure(format!("'{path}': malformed bundle{place}: {e}"))
+    })
+}
+
+fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), Failure> {
     let input = open_input(path, &[])?;
     check_type(file_type)?;
-    let Some(bundle) = read_bundle(file_type, path, &input)? else {
-        return Ok(());
-    };
+    let contents = read_contents(argv0, file_type, path, &input, config)?;
     let mut out = std::io::stdout().lock();
-    for entry in bundle.entries() {
-        out.write_all(entry.id)?;
-        out.write_all(b"\n")?;
+    for loaded in &contents {
+        for entry in parse(path, loaded)?.entries() {
+            out.write_all(entry.id)?;
+            out.write_all(b"\n")?;
+        }
     }
     out.flush()?;
     Ok(())
@@ -330,19 +393,18 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let path = &args.inputs[0];
     let input = open_input(path, &args.outputs)?;
     check_type(&args.file_type)?;
-    let bundle = read_bundle(&args.file_type, path, &input)?;
-    for warning in bundle.iter().flat_map(Bundle::diagnostics) {
+    let contents = read_contents(args.argv0, &args.file_type, path, &input, args.config)?;
+    let bundles = contents
+        .iter()
+        .map(|loaded| parse(path, loaded))
+        .collect::<Result<Vec<_>, _>>()?;
+    for warning in bundles.iter().flat_map(Bundle::diagnostics) {
         warn(args.argv0, &format!("'{path}': {warning}"));
     }
-    let entries: Vec<Entry> = bundle.iter().flat_map(|b| b.entries()).collect();
-    // Like LLVM 22, a repeated ID means its last entry.
-    let last: HashMap<&[u8], usize> = entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let entries = chosen_entries(args, path, &contents, &bundles);
     let mut open: Vec<usize> = (0..args.targets.len()).collect();
     let mut found_host = false;
-    for (i, entry) in entries.iter().enumerate() {
-        if last.get(entry.id) != Some(&i) {
-            continue;
-        }
+    for &(container, entry) in &entries {
         let valid = std::str::from_utf8(entry.id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
         if !valid {
             return fail("invalid bundle id read from the bundle");
@@ -354,9 +416,11 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         };
         let target = open.remove(slot);
         let mut out = create_output(&args.outputs[target])?;
-        input
-            .copy_range(entry.offset, entry.payload.len() as u64, &mut out)
-            .map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
+        let written = match contents[container].file_offset(entry.offset) {
+            Some(offset) => input.copy_range(offset, entry.payload.len() as u64, &mut out),
+            None => out.write_all(entry.payload),
+        };
+        written.map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
         found_host |= entry.id.starts_with(b"host-");
     }
     if !args.allow_missing && !open.is_empty() {
@@ -385,6 +449,46 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         create_output(&args.outputs[t])?;
     }
     Ok(())
+}
+
+/// The entries unbundling considers, in file order, each with its
+/// container's index. Within a bundle a repeated ID means its last entry, as
+/// in LLVM 22. Across containers laid back to back (which LLVM 22 cannot read)
+/// the first container with an ID wins, and the others are named in a warning.
+fn chosen_entries<'a>(
+    args: &Args,
+    path: &str,
+    contents: &[Loaded],
+    bundles: &[Bundle<'a>],
+) -> Vec<(usize, Entry<'a>)> {
+    let mut owner: HashMap<&[u8], usize> = HashMap::new();
+    let mut chosen = Vec::new();
+    for (container, bundle) in bundles.iter().enumerate() {
+        let entries: Vec<Entry> = bundle.entries().collect();
+        let last: HashMap<&[u8], usize> =
+            entries.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        for (i, entry) in entries.iter().enumerate() {
+            if last.get(entry.id) != Some(&i) {
+                continue;
+            }
+            match owner.get(entry.id) {
+                Some(&first) => warn(
+                    args.argv0,
+                    &format!(
+                        "'{path}': '{}' is also in the container at offset {:#x}; using the one at offset {:#x}",
+                        String::from_utf8_lossy(entry.id),
+                        contents[container].offset,
+                        contents[first].offset
+                    ),
+                ),
+                None => {
+                    owner.insert(entry.id, container);
+                    chosen.push((container, *entry));
+                }
+            }
+        }
+    }
+    chosen
 }
 
 /// `A`, `A and B`, `A, B, and C`.
@@ -439,20 +543,50 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
     let layout = abi::bundle_layout(&ids, &sizes, args.align)?;
     let path = &args.outputs[0];
     let written = (|| -> Result<(), Failure> {
-        let mut out = create_output(path)?;
-        out.write_all(&layout.header)?;
-        let mut at = layout.header.len() as u64;
-        for (payload, &offset) in payloads.iter().zip(&layout.offsets) {
-            write_zeros(&mut out, offset - at)?;
-            payload.copy_to(&mut out)?;
-            at = offset + payload.len();
+        if !args.config.compress {
+            let mut out = create_output(path)?;
+            return write_bundle(&mut out, &layout, &payloads);
         }
+        let mut bundle = Vec::new();
+        bundle.try_reserve_exact(layout.total_size as usize)?;
+        write_bundle(&mut bundle, &layout, &payloads)?;
+        let start = Instant::now();
+        let compressed = abi::compress(&bundle, args.config.version, ZSTD, args.config.level)?;
+        if args.config.verbose {
+            let level = args.config.level.unwrap_or(3);
+            let seconds = start.elapsed().as_secs_f64();
+            eprint!(
+                "{}",
+                compress_report(&compressed, bundle.len() as u64, level, seconds)
+            );
+        }
+        create_output(path)?.write_all(&compressed)?;
         Ok(())
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// Compression method 1, the one LLVM 22 writes.
+const ZSTD: u16 = 1;
+
+/// Writes a bundle: the header, then each payload at its offset with zeros
+/// in the gaps.
+fn write_bundle(
+    out: &mut impl Write,
+    layout: &abi::Layout,
+    payloads: &[Payload],
+) -> Result<(), Failure> {
+    out.write_all(&layout.header)?;
+    let mut at = layout.header.len() as u64;
+    for (payload, &offset) in payloads.iter().zip(&layout.offsets) {
+        write_zeros(out, offset - at)?;
+        payload.copy_to(out)?;
+        at = offset + payload.len();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub(crate) mod libzstd {
     use super::{Decoded, FrameError};
     use crate::bytes::to_u64;
     use crate::compressed::StreamFault;
-    use zstd::zstd_safe::{get_error_name, DCtx};
+    use zstd_safe::{get_error_name, DCtx};
 
     pub(crate) fn decode(frame: &[u8], out: &mut [u8]) -> Result<Decoded, FrameError> {
         let mut context = DCtx::try_create().ok_or((StreamFault::Malformed, 0))?;
@@ -76,7 +76,7 @@ pub(crate) mod libzstd {
     /// Compresses `input` as one frame the way clang-offload-bundler does:
     /// the given level, long-distance matching, content size recorded.
     pub(crate) fn compress(input: &[u8], level: i32) -> Result<alloc::vec::Vec<u8>, crate::Error> {
-        use zstd::zstd_safe::{compress_bound, CCtx, CParameter};
+        use zstd_safe::{compress_bound, CCtx, CParameter};
         let failed = |_| {
             crate::Error::new(
                 crate::ErrorKind::CorruptStream {

@@ -1,0 +1,304 @@
+//! What an input file holds: its containers in order (one, or several back to
+//! back as in a linked `.hip_fatbin`), compressed ones decompressed. Shared
+//! by the bundler personality and the subcommands.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use crate::abi::{self, CompressedHeader, ContainerError, Status};
+use crate::commands::Failure;
+
+/// How to decode compressed bundles: from the environment, since the bundler
+/// personality must keep LLVM's command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Decoding {
+    /// Largest decompressed size accepted (0: the library's default, 1 GiB).
+    pub max_size: u64,
+    /// Whether a hash mismatch is an error.
+    pub verify_hash: bool,
+    /// Whether to print LLVM's `-verbose` lines for each container.
+    pub verbose: bool,
+}
+
+impl Decoding {
+    /// `CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes>` raises the limit;
+    /// `CLANGOFFLOAD_SKIP_HASH_CHECK=1` accepts a wrong hash, as LLVM does.
+    pub fn from_env(verbose: bool) -> Result<Self, Failure> {
+        let max_size = match std::env::var("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE") {
+            Ok(text) => text.parse().map_err(|_| {
+                Failure(format!(
+                    "CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE={text}: expected a size in bytes"
+                ))
+            })?,
+            Err(_) => 0,
+        };
+        let skip = std::env::var("CLANGOFFLOAD_SKIP_HASH_CHECK").is_ok_and(|v| v == "1");
+        Ok(Decoding {
+            max_size,
+            verify_hash: !skip,
+            verbose,
+        })
+    }
+}
+
+/// One container of an input, ready to be read as a bundle.
+pub struct Loaded<'a> {
+    /// Offset of the container in the input.
+    pub offset: u64,
+    /// The header, if the container was compressed.
+    pub compressed: Option<CompressedHeader>,
+    bytes: Bytes<'a>,
+}
+
+enum Bytes<'a> {
+    /// A plain bundle, borrowed from the input.
+    Input(&'a [u8]),
+    /// A compressed bundle's decompressed bytes.
+    Decompressed(Vec<u8>),
+}
+
+impl Loaded<'_> {
+    /// The uncompressed bundle's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Input(data) => data,
+            Bytes::Decompressed(data) => data,
+        }
+    }
+
+    /// The offset in the input file of a payload at `offset` in
+    /// [`Loaded::bytes`], when the bytes are the file's own.
+    pub fn file_offset(&self, offset: u64) -> Option<u64> {
+        match self.bytes {
+            Bytes::Input(_) => Some(self.offset + offset),
+            Bytes::Decompressed(_) => None,
+        }
+    }
+}
+
+/// Whether `data` starts with a bundle or a compressed bundle.
+pub fn starts_with_container(data: &[u8]) -> bool {
+    data.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || data.starts_with(b"CCOB")
+}
+
+/// Every container in `data`, compressed ones decompressed (and checked
+/// against their hash unless `decoding` says not to). The first damaged
+/// container ends the walk with an error naming its offset.
+pub fn load<'a>(
+    data: &'a [u8],
+    decoding: &Decoding,
+    warn: &dyn Fn(&str),
+) -> Result<Vec<Loaded<'a>>, Failure> {
+    let mut loaded: Vec<Loaded> = Vec::new();
+    for container in abi::containers(data) {
+        let container = match container {
+            Ok(container) => container,
+            // Bytes after a plain bundle that start no container: LLVM reads
+            // the bundle and ignores them, so do we, with a warning.
+            Err(e)
+                if e.error.status == Status::UnknownContainer
+                    && loaded.last().is_some_and(|l| l.compressed.is_none()) =>
+            {
+                warn(&format!(
+                    "{} bytes after the bundle at offset {:#x} start no known container; ignored",
+                    data.len() as u64 - e.start,
+                    loaded.last().map_or(0, |l| l.offset)
+                ));
+                break;
+            }
+            Err(e) => return Err(malformed(data, e)),
+        };
+        let at = |message: String| {
+            Failure(format!(
+                "{} at offset {:#x}: {message}",
+                if container.compressed {
+                    "compressed bundle"
+                } else {
+                    "bundle"
+                },
+                container.offset
+            ))
+        };
+        if !container.compressed {
+            if decoding.verbose {
+                eprintln!("Uncompressed bundle.");
+            }
+            loaded.push(Loaded {
+                offset: container.offset,
+                compressed: None,
+                bytes: Bytes::Input(container.data),
+            });
+            continue;
+        }
+        let header = abi::compressed_header(container.data).map_err(|e| at(e.message))?;
+        let start = Instant::now();
+        let bytes = abi::decompress_unverified(container.data, decoding.max_size)
+            .map_err(|e| at(e.message))?;
+        let seconds = start.elapsed().as_secs_f64();
+        let computed = abi::truncated_md5(&bytes);
+        if decoding.verbose {
+            eprint!("{}", decompress_report(&header, computed, seconds));
+        }
+        if decoding.verify_hash && computed != header.hash {
+            return Err(at(format!(
+                "hash mismatch: stored {}, computed {} (set CLANGOFFLOAD_SKIP_HASH_CHECK=1 to accept it)",
+                hex(header.hash),
+                hex(computed)
+            )));
+        }
+        if !bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+            return Err(at(
+                "decompresses to something other than a binary bundle".into()
+            ));
+        }
+        loaded.push(Loaded {
+            offset: container.offset,
+            compressed: Some(header),
+            bytes: Bytes::Decompressed(bytes),
+        });
+    }
+    Ok(loaded)
+}
+
+/// The message for a container the walk could not read.
+fn malformed(data: &[u8], e: ContainerError) -> Failure {
+    let rest = data.get(e.start as usize..).unwrap_or_default();
+    let what = if rest.starts_with(b"CCOB") {
+        "malformed compressed bundle"
+    } else if rest.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+        "malformed bundle"
+    } else {
+        return Failure(e.error.message);
+    };
+    if e.start == 0 {
+        Failure(format!("{what}: {}", e.error.message))
+    } else {
+        Failure(format!(
+            "{what} at offset {:#x}: {}",
+            e.start, e.error.message
+        ))
+    }
+}
+
+/// LLVM's `-verbose` lines for a decompressed bundle.
+fn decompress_report(header: &CompressedHeader, computed: u64, seconds: f64) -> String {
+    let mut out = String::new();
+    let before = header.compressed.len as u64;
+    let after = header.uncompressed_size;
+    let _ = writeln!(out, "Compressed bundle format version: {}", header.version);
+    if header.has_total_size {
+        let _ = writeln!(
+            out,
+            "Total file size (from header): {} bytes",
+            commas(header.total_size)
+        );
+    }
+    let _ = writeln!(out, "Decompression method: {}", method_name(header.method));
+    let _ = writeln!(out, "Size before decompression: {} bytes", commas(before));
+    let _ = writeln!(out, "Size after decompression: {} bytes", commas(after));
+    out += &rates(after, before, seconds, "Decompression");
+    let _ = writeln!(out, "Stored hash: {}", hex(header.hash));
+    let _ = writeln!(out, "Recalculated hash: {}", hex(computed));
+    let _ = writeln!(
+        out,
+        "Hashes match: {}",
+        if computed == header.hash { "Yes" } else { "No" }
+    );
+    out
+}
+
+/// LLVM's `-verbose` lines for a bundle it has just compressed.
+pub fn compress_report(compressed: &[u8], uncompressed: u64, level: i32, seconds: f64) -> String {
+    let mut out = String::new();
+    let Ok(header) = abi::compressed_header(compressed) else {
+        return out;
+    };
+    let after = header.compressed.len as u64;
+    let _ = writeln!(out, "Compressed bundle format version: {}", header.version);
+    let _ = writeln!(
+        out,
+        "Total file size (including headers): {} bytes",
+        commas(compressed.len() as u64)
+    );
+    let _ = writeln!(
+        out,
+        "Compression method used: {}",
+        method_name(header.method)
+    );
+    let _ = writeln!(out, "Compression level: {level}");
+    let _ = writeln!(
+        out,
+        "Binary size before compression: {} bytes",
+        commas(uncompressed)
+    );
+    let _ = writeln!(
+        out,
+        "Binary size after compression: {} bytes",
+        commas(after)
+    );
+    out += &rates(uncompressed, after, seconds, "Compression");
+    let _ = writeln!(out, "Truncated MD5 hash: {}", hex(header.hash));
+    out
+}
+
+/// The rate, ratio and speed lines, formatted as LLVM formats them (speed in
+/// MiB/s, labelled MB/s).
+fn rates(uncompressed: u64, compressed: u64, seconds: f64, what: &str) -> String {
+    let rate = uncompressed as f64 / compressed as f64;
+    let speed = if seconds > 0.0 {
+        uncompressed as f64 / (1024.0 * 1024.0) / seconds
+    } else {
+        0.0
+    };
+    format!(
+        "Compression rate: {rate:.2}\nCompression ratio: {:.2}%\n{what} speed: {speed:.2} MB/s\n",
+        100.0 / rate
+    )
+}
+
+fn method_name(method: u16) -> &'static str {
+    match method {
+        0 => "zlib",
+        1 => "zstd",
+        _ => "unknown",
+    }
+}
+
+/// `llvm::format_hex(n, 16)`: `0x` and at least 14 lowercase hex digits.
+pub fn hex(n: u64) -> String {
+    format!("{n:#016x}")
+}
+
+/// A number with `,` between groups of three digits.
+pub fn commas(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_formatted_as_llvm_formats_them() {
+        assert_eq!(commas(0), "0");
+        assert_eq!(commas(999), "999");
+        assert_eq!(commas(8069), "8,069");
+        assert_eq!(commas(1_234_567), "1,234,567");
+        assert_eq!(hex(0x521b3f7798bcda76), "0x521b3f7798bcda76");
+        assert_eq!(hex(0x4b2008fd98c1dd4), "0x4b2008fd98c1dd4");
+        assert_eq!(hex(1), "0x00000000000001");
+        assert_eq!(
+            rates(45_283, 8_037, 0.0, "Compression"),
+            "Compression rate: 5.63\nCompression ratio: 17.75%\nCompression speed: 0.00 MB/s\n"
+        );
+        assert!(rates(0, 9, 1.0, "Compression").contains("ratio: inf%"));
+    }
+}

@@ -1,0 +1,454 @@
+//! Compressed bundles through the clang-offload-bundler personality: every
+//! CCOB that LLVM 22 and 19 made lists and unbundles as LLVM does, what we
+//! compress LLVM 22 reads and is no larger, `-verbose` and the environment
+//! variables behave as LLVM's, concatenated containers work, and bad inputs
+//! fail with located errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{fixtures, llvm22, run, sorted_lines, Sandbox};
+
+fn compressed() -> PathBuf {
+    fixtures().join("compressed")
+}
+
+/// `(ccob, uncompressed bundle, list)` of every binary-format CCOB in the
+/// MANIFEST (the `-type=s` one holds a text bundle).
+fn manifest() -> Vec<(PathBuf, PathBuf, PathBuf)> {
+    let text = std::fs::read_to_string(compressed().join("MANIFEST")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.contains("asm."))
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let c = compressed();
+            (c.join(f[0]), c.join(f[5]), c.join(f[6]))
+        })
+        .collect()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn unbundle(tool: &Path, input: &Path, target: &str, output: &Path) -> Output {
+    run(
+        tool,
+        &[
+            "-type=o".to_owned(),
+            format!("-input={}", input.display()),
+            format!("-targets={target}"),
+            format!("-output={}", output.display()),
+            "-unbundle".to_owned(),
+        ],
+    )
+}
+
+#[test]
+fn every_llvm_ccob_lists_and_unbundles_like_its_uncompressed_bundle() {
+    let sb = Sandbox::new();
+    let llvm = llvm22();
+    let all = manifest();
+    assert!(all.len() >= 10, "{all:?}");
+    for (ccob, bundle, list) in all {
+        let listed = run(
+            &sb.ours(),
+            &["-type=o", "-list", &format!("-input={}", ccob.display())],
+        );
+        assert!(
+            listed.status.success(),
+            "{}: {}",
+            ccob.display(),
+            stderr(&listed)
+        );
+        let expected = std::fs::read_to_string(&list).unwrap();
+        assert_eq!(
+            sorted_lines(&listed.stdout),
+            sorted_lines(expected.as_bytes())
+        );
+        for target in expected.lines() {
+            let ours = sb.path("ours");
+            let r = unbundle(&sb.ours(), &ccob, target, &ours);
+            assert!(r.status.success(), "{}: {}", ccob.display(), stderr(&r));
+            let plain = sb.path("plain");
+            assert!(unbundle(&sb.ours(), &bundle, target, &plain)
+                .status
+                .success());
+            assert!(std::fs::read(&ours).unwrap() == std::fs::read(&plain).unwrap());
+            if let Some(llvm) = &llvm {
+                let theirs = sb.path("theirs");
+                assert!(unbundle(llvm, &ccob, target, &theirs).status.success());
+                assert!(
+                    std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(),
+                    "{} {target}",
+                    ccob.display()
+                );
+            }
+        }
+    }
+}
+
+/// Lines that do not depend on timing.
+fn steady(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.contains(" speed: ")).collect()
+}
+
+#[test]
+fn verbose_decompression_lines_match_llvm_22() {
+    let sb = Sandbox::new();
+    let mut checked = 0;
+    for (ccob, _, _) in manifest() {
+        let verbose = ccob.with_extension("verbose");
+        let Ok(expected) = std::fs::read_to_string(&verbose) else {
+            continue;
+        };
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o",
+                "-list",
+                "-verbose",
+                &format!("-input={}", ccob.display()),
+            ],
+        );
+        assert!(r.status.success());
+        assert_eq!(steady(&stderr(&r)), steady(&expected), "{}", ccob.display());
+        checked += 1;
+    }
+    assert!(checked >= 10);
+    let plain = compressed().join("llvm22/hip.bundle");
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o",
+            "-list",
+            "-verbose",
+            &format!("-input={}", plain.display()),
+        ],
+    );
+    assert_eq!(stderr(&r), "Uncompressed bundle.\n");
+}
+
+/// The bundling command lines of the fixtures' `hip` and `big` sets.
+fn bundling_cases() -> Vec<Vec<String>> {
+    let inputs = compressed().join("inputs");
+    let input = |name: &str| format!("-input={}", inputs.join(name).display());
+    vec![
+        vec![
+            "-type=o".into(),
+            "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+,hipv4-amdgcn-amd-amdhsa--gfx1100".into(),
+            "-input=/dev/null".into(),
+            input("tu1-gfx906.o"),
+            input("tu1-gfx90a-xnack.o"),
+            input("tu1-gfx1100.o"),
+        ],
+        vec![
+            "-type=bc".into(),
+            "-targets=host-x86_64-unknown-linux-gnu,openmp-amdgcn-amd-amdhsa--gfx906".into(),
+            input("big.txt"),
+            input("tu1-gfx906.o"),
+        ],
+    ]
+}
+
+/// The verbose lines that do not depend on the compressed size or timing.
+fn size_free(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            !l.contains(" speed: ")
+                && !l.starts_with("Total file size")
+                && !l.starts_with("Binary size after")
+                && !l.starts_with("Compression rate")
+                && !l.starts_with("Compression ratio")
+        })
+        .collect()
+}
+
+/// Whether `tool` uses libzstd 1.5.4, the version we build in: then the same
+/// parameters give the same bytes. (Debian 12's LLVM 22 does.)
+fn links_zstd_1_5_4(tool: &Path) -> bool {
+    let Ok(ldd) = Command::new("ldd").arg(tool).output() else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&ldd.stdout);
+    let same = text
+        .lines()
+        .filter_map(|l| l.split("=> ").nth(1)?.split(' ').next())
+        .filter(|lib| lib.contains("libzstd"))
+        .any(|lib| {
+            std::fs::canonicalize(lib).is_ok_and(|p| p.to_string_lossy().ends_with("1.5.4"))
+        });
+    if !same {
+        eprintln!(
+            "NOTICE: {} does not link libzstd 1.5.4; checking sizes only",
+            tool.display()
+        );
+    }
+    same
+}
+
+#[test]
+fn what_we_compress_llvm_22_reads_byte_for_byte() {
+    let Some(llvm) = llvm22() else { return };
+    let same_zstd = links_zstd_1_5_4(&llvm);
+    let sb = Sandbox::new();
+    type Setting<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let settings: &[Setting] = &[
+        (&[], &[]),
+        (&["-compression-level=19"], &[]),
+        (&["-bundle-align=4096"], &[]),
+        (&[], &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "2")]),
+        (
+            &["-compression-level=1"],
+            &[("COMPRESSED_BUNDLE_FORMAT_VERSION", "3")],
+        ),
+    ];
+    for case in bundling_cases() {
+        for (extra, env) in settings {
+            let make = |tool: &Path, out: &Path| {
+                let mut cmd = Command::new(tool);
+                cmd.args(&case)
+                    .args(*extra)
+                    .args(["-compress", "-verbose"])
+                    .arg(format!("-output={}", out.display()));
+                for (k, v) in *env {
+                    cmd.env(k, v);
+                }
+                cmd.output().unwrap()
+            };
+            let (ours, theirs) = (sb.path("ours.ccob"), sb.path("theirs.ccob"));
+            let (o, t) = (make(&sb.ours(), &ours), make(&llvm, &theirs));
+            assert!(o.status.success() && t.status.success(), "{}", stderr(&o));
+            let (ours_bytes, theirs_bytes) = (
+                std::fs::read(&ours).unwrap(),
+                std::fs::read(&theirs).unwrap(),
+            );
+            assert_eq!(
+                &ours_bytes[..8],
+                &theirs_bytes[..8],
+                "magic, version, method"
+            );
+            if same_zstd {
+                assert!(
+                    ours_bytes == theirs_bytes,
+                    "{case:?} {extra:?}: bytes differ"
+                );
+            }
+            assert!(
+                ours_bytes.len() <= theirs_bytes.len(),
+                "{case:?} {extra:?}: ours {} > LLVM {}",
+                ours_bytes.len(),
+                theirs_bytes.len()
+            );
+            assert_eq!(
+                size_free(&stderr(&o)),
+                size_free(&stderr(&t)),
+                "{case:?} {extra:?}"
+            );
+            // LLVM reads ours: the same list, and every entry unbundles to the
+            // entry LLVM unbundles from its own.
+            let list = |file: &Path| {
+                let r = run(
+                    &llvm,
+                    &["-type=o", "-list", &format!("-input={}", file.display())],
+                );
+                assert!(r.status.success(), "{}", stderr(&r));
+                sorted_lines(&r.stdout)
+            };
+            let targets = list(&ours);
+            assert_eq!(targets, list(&theirs));
+            for target in &targets {
+                let (a, b) = (sb.path("a"), sb.path("b"));
+                assert!(unbundle(&llvm, &ours, target, &a).status.success());
+                assert!(unbundle(&llvm, &theirs, target, &b).status.success());
+                assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+            }
+        }
+    }
+}
+
+#[test]
+fn environment_variables_act_and_warn_as_in_llvm_22() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    let case = &bundling_cases()[0];
+    let envs: &[&[(&str, &str)]] = &[
+        &[("OFFLOAD_BUNDLER_COMPRESS", "1")],
+        &[("OFFLOAD_BUNDLER_COMPRESS", "yes")],
+        &[
+            ("OFFLOAD_BUNDLER_COMPRESS", "1"),
+            ("OFFLOAD_BUNDLER_VERBOSE", "1"),
+        ],
+        &[
+            ("OFFLOAD_BUNDLER_COMPRESS", "1"),
+            ("OFFLOAD_BUNDLER_VERBOSE", "1"),
+            ("OFFLOAD_BUNDLER_COMPRESSION_LEVEL", "abc"),
+            ("COMPRESSED_BUNDLE_FORMAT_VERSION", "4"),
+        ],
+        &[
+            ("OFFLOAD_BUNDLER_COMPRESS", "1"),
+            ("OFFLOAD_BUNDLER_VERBOSE", "1"),
+            ("OFFLOAD_BUNDLER_COMPRESSION_LEVEL", "7"),
+            ("COMPRESSED_BUNDLE_FORMAT_VERSION", "abc"),
+        ],
+        &[
+            ("COMPRESSED_BUNDLE_FORMAT_VERSION", ""),
+            ("OFFLOAD_BUNDLER_COMPRESSION_LEVEL", ""),
+        ],
+        &[
+            ("OFFLOAD_BUNDLER_COMPRESS", "1"),
+            ("COMPRESSED_BUNDLE_FORMAT_VERSION", "2"),
+        ],
+        &[
+            ("OFFLOAD_BUNDLER_COMPRESS", "1"),
+            ("OFFLOAD_BUNDLER_IGNORE_ENV_VAR", "1"),
+        ],
+    ];
+    let overrides: &[&[&str]] = &[
+        &[],
+        &["-compress=false"],
+        &["-verbose=0", "-compression-level=2"],
+    ];
+    for env in envs {
+        for extra in overrides {
+            let make = |tool: &Path, out: &Path| {
+                let mut cmd = Command::new(tool);
+                cmd.args(case)
+                    .args(*extra)
+                    .arg(format!("-output={}", out.display()));
+                for (k, v) in *env {
+                    cmd.env(k, v);
+                }
+                cmd.output().unwrap()
+            };
+            let (ours, theirs) = (sb.path("ours"), sb.path("theirs"));
+            let (o, t) = (make(&sb.ours(), &ours), make(&llvm, &theirs));
+            assert_eq!(o.status.code(), t.status.code(), "{env:?} {extra:?}");
+            assert_eq!(
+                size_free(&stderr(&o)),
+                size_free(&stderr(&t)),
+                "{env:?} {extra:?}"
+            );
+            let (a, b) = (
+                std::fs::read(&ours).unwrap(),
+                std::fs::read(&theirs).unwrap(),
+            );
+            assert_eq!(
+                a.get(..8),
+                b.get(..8),
+                "{env:?} {extra:?}: same kind of output"
+            );
+        }
+    }
+}
+
+#[test]
+fn concatenated_containers_are_all_listed_and_unbundled() {
+    let sb = Sandbox::new();
+    let fatbin = compressed().join("concat/hip.hip_fatbin");
+    let layout = std::fs::read_to_string(compressed().join("concat/hip.layout")).unwrap();
+    // The list is every container's list in turn.
+    let mut expected = String::new();
+    for line in layout.lines().filter(|l| !l.starts_with('#')) {
+        let piece = compressed().join(line.split('|').nth(2).unwrap());
+        let r = run(
+            &sb.ours(),
+            &["-type=o", "-list", &format!("-input={}", piece.display())],
+        );
+        expected += &String::from_utf8_lossy(&r.stdout);
+    }
+    let r = run(
+        &sb.ours(),
+        &["-type=o", "-list", &format!("-input={}", fatbin.display())],
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(String::from_utf8_lossy(&r.stdout), expected);
+    assert_eq!(expected.lines().count(), 13);
+    // Unbundling takes the first container's entry and names the others.
+    let out = sb.path("gfx906.o");
+    let r = unbundle(&sb.ours(), &fatbin, "hipv4-amdgcn-amd-amdhsa--gfx906", &out);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(
+        std::fs::read(&out).unwrap()
+            == std::fs::read(compressed().join("inputs/tu1-gfx906.o")).unwrap()
+    );
+    assert!(stderr(&r).contains("is also in the container at offset 0x2000"));
+}
+
+fn write(sb: &Sandbox, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = sb.path(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn damaged_compressed_bundles_fail_with_located_errors() {
+    let sb = Sandbox::new();
+    let good = std::fs::read(compressed().join("llvm22/hip.v3.ccob")).unwrap();
+    let list = |path: &Path, env: &[(&str, &str)]| {
+        let mut cmd = Command::new(sb.ours());
+        cmd.args(["-type=o", "-list", &format!("-input={}", path.display())]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    let mut bad_hash = good.clone();
+    bad_hash[24] ^= 1;
+    cases.push((
+        "hash",
+        bad_hash.clone(),
+        "hash mismatch: stored 0x521b3f7798bcda77",
+    ));
+    let mut version = good.clone();
+    version[4] = 4;
+    cases.push((
+        "version",
+        version,
+        "unsupported compressed bundle version 4",
+    ));
+    let mut method = good.clone();
+    method[6] = 2;
+    cases.push(("method", method, "unknown compression method 2"));
+    cases.push((
+        "truncated",
+        good[..20].to_vec(),
+        "truncated uncompressed size",
+    ));
+    let mut total = good.clone();
+    total[8..16].copy_from_slice(&(good.len() as u64 + 1).to_le_bytes());
+    cases.push(("total", total, "truncated compressed data"));
+    let mut declared = good.clone();
+    declared[16..24].copy_from_slice(&(3u64 << 30).to_le_bytes());
+    cases.push(("huge", declared, "exceeds the limit of 1073741824 bytes"));
+    let mut garbage = good.clone();
+    for b in &mut garbage[40..200] {
+        *b = 0x55;
+    }
+    cases.push(("garbage", garbage, "corrupt zstd stream"));
+    for (name, bytes, message) in &cases {
+        let path = write(&sb, name, bytes);
+        let r = list(&path, &[]);
+        assert_eq!(r.status.code(), Some(1), "{name}: {}", stderr(&r));
+        let err = stderr(&r);
+        assert!(err.contains(message), "{name}: {err}");
+        assert!(err.contains("at offset 0x"), "{name}: {err}");
+    }
+    // LLVM's behaviour on request: a wrong hash accepted; a higher limit.
+    let path = write(&sb, "hash", &bad_hash);
+    let r = list(&path, &[("CLANGOFFLOAD_SKIP_HASH_CHECK", "1")]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let good_path = write(&sb, "good", &good);
+    let r = list(
+        &good_path,
+        &[("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "1000")],
+    );
+    assert!(
+        stderr(&r).contains("exceeds the limit of 1000 bytes"),
+        "{}",
+        stderr(&r)
+    );
+}
