@@ -14,12 +14,15 @@ const USAGE: &str = "\
 clangoffload: read and write LLVM/Clang offloading containers
 
 USAGE:
-  clangoffload list FILE                  entry IDs of a bundle, in file order
+  clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
   clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
+  clangoffload inspect FILE [--json]      every container: header fields, ratio, hash, entries
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
   clangoffload --version | --help
 
 Invoked under the name clang-offload-bundler, it acts as that tool.
+Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
+limit; CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does).
 ";
 
 fn main() {
@@ -54,6 +57,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
         "list" => commands::list::run(argv0, rest),
         "extract" => commands::extract::run(argv0, rest),
+        "inspect" => commands::inspect::run(argv0, rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             return 0;

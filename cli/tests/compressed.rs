@@ -452,3 +452,104 @@ fn damaged_compressed_bundles_fail_with_located_errors() {
         stderr(&r)
     );
 }
+
+fn clangoffload(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clangoffload"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn inspect_reports_every_container_as_json() {
+    let fatbin = compressed().join("concat/hip.hip_fatbin");
+    let r = clangoffload(&["inspect", "--json", fatbin.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["schema"], 1);
+    let containers = v["containers"].as_array().unwrap();
+    let offsets: Vec<u64> = containers
+        .iter()
+        .map(|c| c["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 8192, 16384, 24576]);
+    let versions: Vec<_> = containers
+        .iter()
+        .map(|c| c["compressed"]["version"].as_u64())
+        .collect();
+    assert_eq!(versions, [Some(3), Some(2), Some(2), None]);
+    for c in &containers[..3] {
+        let h = &c["compressed"];
+        assert_eq!(h["method"], "zstd");
+        assert_eq!(h["hash_matches"], true);
+        assert_eq!(h["hash"], h["computed_hash"]);
+        assert_eq!(h["total_size"], c["size"]);
+        assert!(h["ratio"].as_f64().unwrap() > 5.0);
+    }
+    assert_eq!(containers[3]["kind"], "bundle");
+    let ids: Vec<usize> = containers
+        .iter()
+        .map(|c| c["entries"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(ids, [4, 3, 3, 3]);
+    assert!(v["error"].is_null());
+    // The text form says the same.
+    let r = clangoffload(&["inspect", fatbin.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(text.contains("container 2 at offset 0x4000: compressed bundle, 5,298 bytes"));
+    assert_eq!(text.matches("(matches)").count(), 3);
+}
+
+#[test]
+fn inspect_reports_a_damaged_container_and_goes_on() {
+    let sb = Sandbox::new();
+    let mut fatbin = std::fs::read(compressed().join("concat/hip.hip_fatbin")).unwrap();
+    fatbin[8192 + 16] ^= 0xff; // the second container's hash (v2: at 16)
+    let path = write(&sb, "damaged", &fatbin);
+    let r = clangoffload(&["inspect", "--json", path.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let containers = v["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 4);
+    assert_eq!(containers[1]["compressed"]["hash_matches"], false);
+    assert!(containers[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("hash mismatch"));
+    assert!(containers[2]["error"].is_null());
+    // A header that cannot be read ends the walk with a located error.
+    fatbin[16384 + 4] = 9;
+    let path = write(&sb, "damaged2", &fatbin);
+    let r = clangoffload(&["inspect", "--json", path.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(v["containers"].as_array().unwrap().len(), 2);
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("at offset 0x4000") && error.contains("version 9"),
+        "{error}"
+    );
+}
+
+#[test]
+fn list_and_extract_read_compressed_and_concatenated_files() {
+    let sb = Sandbox::new();
+    let fatbin = compressed().join("concat/hip.hip_fatbin");
+    let r = clangoffload(&["list", fatbin.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(String::from_utf8_lossy(&r.stdout).lines().count(), 13);
+    let dir = sb.path("out");
+    std::fs::create_dir(&dir).unwrap();
+    let ccob = compressed().join("llvm22/hip.v3.ccob");
+    let r = clangoffload(&[
+        "extract",
+        ccob.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let gfx906 = dir.join("hip.v3.ccob.1.hipv4-amdgcn-amd-amdhsa--gfx906");
+    assert!(
+        std::fs::read(gfx906).unwrap()
+            == std::fs::read(compressed().join("inputs/tu1-gfx906.o")).unwrap()
+    );
+}

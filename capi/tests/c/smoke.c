@@ -178,6 +178,89 @@ static void test_layout(const char *dir) {
   free(p90a);
 }
 
+/* Compressed bundles: header, decompression into our buffer, hash, errors,
+ * compression, and the walk over a linked .hip_fatbin. */
+static void test_compressed(const char *dir) {
+  size_t len = 0, plain_len = 0;
+  unsigned char *data = read_file(dir, "compressed/llvm22/hip.v3.ccob", &len);
+  unsigned char *plain = read_file(dir, "compressed/llvm22/hip.bundle", &plain_len);
+  clangoffload_compressed_header h;
+  CHECK(clangoffload_compressed_parse(data, len, &h, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(h.version == 3 && h.method == CLANGOFFLOAD_METHOD_ZSTD && h.header_len == 32);
+  CHECK(h.has_total_size && h.total_size == len && h.uncompressed_size == plain_len);
+  CHECK(h.compressed.ptr == data + 32 && h.compressed.len == len - 32);
+  uint64_t hash = 0;
+  CHECK(clangoffload_truncated_md5(plain, plain_len, &hash) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(hash == h.hash);
+
+  size_t size = 0;
+  CHECK(clangoffload_compressed_decompressed_size(data, len, CLANGOFFLOAD_DEFAULT_LIMIT, &size, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(size == plain_len);
+  unsigned char *out = malloc(size);
+  size_t written = 0;
+  CHECK(clangoffload_compressed_decompress(data, len, CLANGOFFLOAD_DEFAULT_LIMIT, 0, out, size, &written, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(written == plain_len && memcmp(out, plain, plain_len) == 0);
+  CHECK(clangoffload_compressed_decompress(data, len, CLANGOFFLOAD_DEFAULT_LIMIT, 0, out, size - 1, &written, NULL) == CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL);
+  CHECK(written == plain_len);
+  clangoffload_error err;
+  CHECK(clangoffload_compressed_decompress(data, len, 1000, 0, out, size, &written, &err) == CLANGOFFLOAD_STATUS_SIZE_LIMIT_EXCEEDED);
+  CHECK(err.offset == 16 && strstr(err.message, "limit of 1000 bytes") != NULL);
+
+  /* A wrong hash is refused unless the caller opts out. */
+  data[24] ^= 1;
+  CHECK(clangoffload_compressed_decompress(data, len, CLANGOFFLOAD_DEFAULT_LIMIT, 0, out, size, &written, &err) == CLANGOFFLOAD_STATUS_HASH_MISMATCH);
+  CHECK(err.offset == 24);
+  CHECK(clangoffload_compressed_decompress(data, len, CLANGOFFLOAD_DEFAULT_LIMIT, CLANGOFFLOAD_SKIP_HASH_CHECK, out, size, &written, NULL) == CLANGOFFLOAD_STATUS_OK);
+  data[24] ^= 1;
+  data[4] = 7;
+  CHECK(clangoffload_compressed_parse(data, len, &h, &err) == CLANGOFFLOAD_STATUS_UNSUPPORTED_VERSION);
+  CHECK(err.offset == 4);
+  data[4] = 3;
+
+  /* Our compression of LLVM's bundle reads back, with zlib and zstd. */
+  size_t bound = 0;
+  CHECK(clangoffload_compress_bound(plain_len, &bound) == CLANGOFFLOAD_STATUS_OK);
+  unsigned char *packed = malloc(bound);
+  const uint16_t methods[] = {CLANGOFFLOAD_METHOD_ZSTD, CLANGOFFLOAD_METHOD_ZLIB};
+  for (size_t i = 0; i < 2; i++) {
+    size_t packed_len = 0;
+    CHECK(clangoffload_compress(plain, plain_len, 2, methods[i], CLANGOFFLOAD_DEFAULT_LEVEL, packed, bound, &packed_len, NULL) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(clangoffload_compressed_decompress(packed, packed_len, CLANGOFFLOAD_DEFAULT_LIMIT, 0, out, size, &written, NULL) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(written == plain_len && memcmp(out, plain, plain_len) == 0);
+  }
+  /* Level 3 zstd, version 3: LLVM 22's bytes. */
+  size_t packed_len = 0;
+  CHECK(clangoffload_compress(plain, plain_len, 3, CLANGOFFLOAD_METHOD_ZSTD, 3, packed, bound, &packed_len, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(packed_len <= len);
+  free(packed);
+  free(out);
+  free(plain);
+  free(data);
+
+  /* Walk a linked .hip_fatbin: three CCOBs and a bundle, 8 KiB apart. */
+  unsigned char *fatbin = read_file(dir, "compressed/concat/hip.hip_fatbin", &len);
+  uint64_t cursor = 0;
+  clangoffload_container c;
+  const uint64_t offsets[] = {0, 8192, 16384, 24576};
+  size_t n = 0;
+  clangoffload_status status;
+  while ((status = clangoffload_containers_next(fatbin, len, &cursor, &c, NULL)) == CLANGOFFLOAD_STATUS_OK) {
+    CHECK(n < 4 && c.offset == offsets[n]);
+    CHECK(c.data.ptr == fatbin + c.offset);
+    CHECK(c.kind == (n < 3 ? CLANGOFFLOAD_CONTAINER_KIND_COMPRESSED : CLANGOFFLOAD_CONTAINER_KIND_BUNDLE));
+    n++;
+  }
+  CHECK(status == CLANGOFFLOAD_STATUS_END && n == 4);
+  fatbin[16384 + 4] = 9;
+  cursor = 0;
+  n = 0;
+  while ((status = clangoffload_containers_next(fatbin, len, &cursor, &c, &err)) == CLANGOFFLOAD_STATUS_OK) {
+    n++;
+  }
+  CHECK(n == 2 && status == CLANGOFFLOAD_STATUS_UNSUPPORTED_VERSION && err.offset == 16384 + 4);
+  free(fatbin);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
@@ -190,6 +273,7 @@ int main(int argc, char **argv) {
   test_malformed(argv[1]);
   test_ids();
   test_layout(argv[1]);
+  test_compressed(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

@@ -1,14 +1,18 @@
-//! `clangoffload extract FILE [-o DIR]`: every entry to its own file, named
-//! `<file name>.<index>.<entry ID>` with the ID made safe as a file name.
+//! `clangoffload extract FILE [-o DIR]`: every entry of every container to its
+//! own file, named `<file name>.<index>.<entry ID>` (index counted across the
+//! containers, in file order) with the ID made safe as a file name.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::{sniff, Failure, Sniffed};
+use std::io::Write;
+
+use super::Failure;
 use crate::abi::Bundle;
+use crate::contents::{load, starts_with_container, Decoding};
 use crate::io::{os_message, Input};
 
-pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
+pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, dir) = match args {
         [file] => (file, PathBuf::from(".")),
         [file, flag, dir] if flag == "-o" => (file, PathBuf::from(dir)),
@@ -16,26 +20,34 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
-    if sniff(input.data()) != Sniffed::Bundle {
-        return Err(Failure(format!(
-            "'{file}': not an uncompressed offload bundle"
-        )));
+    if !starts_with_container(input.data()) {
+        return Err(Failure(format!("'{file}': not an offload bundle")));
     }
-    let bundle = Bundle::parse(input.data())
-        .map_err(|e| Failure(format!("'{file}': malformed bundle: {e}")))?;
+    let warn = |message: &str| eprintln!("{program}: warning: '{file}': {message}");
+    let contents = load(input.data(), &Decoding::from_env(false)?, &warn)
+        .map_err(|Failure(e)| Failure(format!("'{file}': {e}")))?;
     let stem = Path::new(file)
         .file_name()
         .map_or("bundle".into(), |n| n.to_string_lossy());
-    for (index, entry) in bundle.entries().enumerate() {
-        let path = dir.join(format!(
-            "{}.{index}.{}",
-            safe_name(stem.as_bytes()),
-            safe_name(entry.id)
-        ));
-        let mut out = File::create(&path)
-            .map_err(|e| Failure(format!("'{}': {}", path.display(), os_message(&e))))?;
-        input.copy_range(entry.offset, entry.payload.len() as u64, &mut out)?;
-        println!("{}", path.display());
+    let mut index = 0usize;
+    for loaded in &contents {
+        let bundle = Bundle::parse(loaded.bytes())
+            .map_err(|e| Failure(format!("'{file}': malformed bundle: {e}")))?;
+        for entry in bundle.entries() {
+            let path = dir.join(format!(
+                "{}.{index}.{}",
+                safe_name(stem.as_bytes()),
+                safe_name(entry.id)
+            ));
+            index += 1;
+            let mut out = File::create(&path)
+                .map_err(|e| Failure(format!("'{}': {}", path.display(), os_message(&e))))?;
+            match loaded.file_offset(entry.offset) {
+                Some(offset) => input.copy_range(offset, entry.payload.len() as u64, &mut out)?,
+                None => out.write_all(entry.payload)?,
+            }
+            println!("{}", path.display());
+        }
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 pub mod bundler;
 pub mod extract;
+pub mod inspect;
 pub mod list;
 
 use std::fmt::Display;
