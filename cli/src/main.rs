@@ -22,7 +22,8 @@ USAGE:
 
 Invoked under the name clang-offload-bundler, it acts as that tool.
 Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
-limit; CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does).
+limit; CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
+CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
 ";
 
 fn main() {

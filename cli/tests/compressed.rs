@@ -553,3 +553,46 @@ fn list_and_extract_read_compressed_and_concatenated_files() {
             == std::fs::read(compressed().join("inputs/tu1-gfx906.o")).unwrap()
     );
 }
+
+#[test]
+fn llvm_22_reads_our_zlib_compressed_bundles() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    let case = &bundling_cases()[0];
+    for version in ["2", "3"] {
+        let out = sb.path("zlib.ccob");
+        let r = Command::new(sb.ours())
+            .args(case)
+            .args([
+                "-compress",
+                "-verbose",
+                &format!("-output={}", out.display()),
+            ])
+            .env("CLANGOFFLOAD_COMPRESSION_METHOD", "zlib")
+            .env("COMPRESSED_BUNDLE_FORMAT_VERSION", version)
+            .output()
+            .unwrap();
+        assert!(r.status.success(), "{}", stderr(&r));
+        assert!(stderr(&r).contains("Compression method used: zlib\nCompression level: 6\n"));
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[4..8], &[version.parse::<u8>().unwrap(), 0, 0, 0]);
+        let r = run(
+            &llvm,
+            &[
+                "-type=o",
+                "-list",
+                "-verbose",
+                &format!("-input={}", out.display()),
+            ],
+        );
+        assert!(r.status.success(), "{}", stderr(&r));
+        assert!(stderr(&r).contains("Decompression method: zlib"));
+        assert!(stderr(&r).contains("Hashes match: Yes"));
+        for target in String::from_utf8_lossy(&r.stdout).lines() {
+            let (a, b) = (sb.path("a"), sb.path("b"));
+            assert!(unbundle(&llvm, &out, target, &a).status.success());
+            assert!(unbundle(&sb.ours(), &out, target, &b).status.success());
+            assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+        }
+    }
+}

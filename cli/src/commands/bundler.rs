@@ -550,10 +550,14 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         let mut bundle = Vec::new();
         bundle.try_reserve_exact(layout.total_size as usize)?;
         write_bundle(&mut bundle, &layout, &payloads)?;
+        let method = compression_method()?;
         let start = Instant::now();
-        let compressed = abi::compress(&bundle, args.config.version, ZSTD, args.config.level)?;
+        let compressed = abi::compress(&bundle, args.config.version, method, args.config.level)?;
         if args.config.verbose {
-            let level = args.config.level.unwrap_or(3);
+            let level = args
+                .config
+                .level
+                .unwrap_or(if method == ZSTD { 3 } else { 6 });
             let seconds = start.elapsed().as_secs_f64();
             eprint!(
                 "{}",
@@ -571,6 +575,19 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
 
 /// Compression method 1, the one LLVM 22 writes.
 const ZSTD: u16 = 1;
+
+/// zstd, as LLVM 22 writes, unless `CLANGOFFLOAD_COMPRESSION_METHOD=zlib` asks
+/// for what an LLVM built without zstd writes (our extension: LLVM has no
+/// switch for it).
+fn compression_method() -> Result<u16, Failure> {
+    match std::env::var("CLANGOFFLOAD_COMPRESSION_METHOD").as_deref() {
+        Err(_) | Ok("zstd") => Ok(ZSTD),
+        Ok("zlib") => Ok(0),
+        Ok(other) => Err(Failure(format!(
+            "CLANGOFFLOAD_COMPRESSION_METHOD={other}: expected zlib or zstd"
+        ))),
+    }
+}
 
 /// Writes a bundle: the header, then each payload at its offset with zeros
 /// in the gaps.
