@@ -3,14 +3,21 @@
 //! ```sh
 //! cd fuzz && cargo run --example gen_seeds
 //! ```
-//! Seeds are small (well under libFuzzer's default 4096-byte `-max_len`) and
-//! deterministic: rerunning rewrites the same files.
+//! Seeds are deterministic: rerunning rewrites the same files. Those of the
+//! bundle and ID targets are small (well under libFuzzer's default 4096-byte
+//! `-max_len`); the compressed-bundle targets also get the LLVM-made CCOBs of
+//! `tests/fixtures/compressed` (5–55 KB), so libFuzzer raises `-max_len` to
+//! the largest of them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use arbitrary::{Arbitrary, Unstructured};
 use clangoffload::bundle::{write_bundle, BUNDLE_MAGIC};
+use clangoffload::compressed::{
+    compress, truncated_md5, CompressOptions, ZstdDecoder, COMPRESSED_MAGIC,
+};
+use clangoffload::{CompressedBundle, CompressionMethod, Containers, DecompressOptions, Limits};
 
 /// (ID, payload) pairs of a bundle.
 type Entries<'a> = &'a [(&'a [u8], &'a [u8])];
@@ -209,10 +216,285 @@ fn target_id_compat() {
     }
 }
 
+/// The real CCOBs (LLVM 22 and 19, and the synthetic v1 and zlib ones).
+const FIXTURE_CCOBS: &[&str] = &[
+    "llvm22/hip.v3.ccob",
+    "llvm22/hip.v2.ccob",
+    "llvm22/hip.v3-level19.ccob",
+    "llvm22/hip-align4096.v3.ccob",
+    "llvm22/tu2.v2.ccob",
+    "llvm22/big.v3.ccob",
+    "llvm22/asm.v3.ccob",
+    "llvm19/hip.v2.ccob",
+    "llvm19/tu3.v2.ccob",
+    "synthetic/hip.v1.ccob",
+    "synthetic/hip.zlib-v3.ccob",
+    "synthetic/hip.zlib-v2.ccob",
+];
+
+fn fixture(path: &str) -> Vec<u8> {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/compressed")
+        .join(path);
+    fs::read(&full).unwrap_or_else(|e| panic!("read {}: {e}", full.display()))
+}
+
+/// `llvm22/hip.v3.ccob` → `llvm22_hip.v3.ccob`.
+fn fixture_name(path: &str) -> String {
+    path.replace('/', "_")
+}
+
+/// A small bundle with a compressible device payload.
+fn small_bundle() -> Vec<u8> {
+    let code: Vec<u8> = (0..600u32).flat_map(|i| (i / 5).to_le_bytes()).collect();
+    write_bundle(&[(HOST, b"host"), (GFX906, &code)], 8).unwrap()
+}
+
+fn ccob(bundle: &[u8], version: u16, method: CompressionMethod, level: i32) -> Vec<u8> {
+    compress(
+        bundle,
+        &CompressOptions {
+            version,
+            method,
+            level: Some(level),
+        },
+    )
+    .expect("compress seed")
+}
+
+/// A compressed-bundle header of `version` (1, 2 or 3) around `stream`, with
+/// the total size (v2, v3) of exactly the header and the stream.
+fn wrap(version: u16, method: u16, declared: u64, hash: u64, stream: &[u8]) -> Vec<u8> {
+    let mut out = COMPRESSED_MAGIC.to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&method.to_le_bytes());
+    match version {
+        1 => out.extend_from_slice(&(declared as u32).to_le_bytes()),
+        2 => {
+            out.extend_from_slice(&(24 + stream.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(declared as u32).to_le_bytes());
+        }
+        _ => {
+            out.extend_from_slice(&(32 + stream.len() as u64).to_le_bytes());
+            out.extend_from_slice(&declared.to_le_bytes());
+        }
+    }
+    out.extend_from_slice(&hash.to_le_bytes());
+    out.extend_from_slice(stream);
+    out
+}
+
+/// The stream of a compressed bundle made by `ccob`.
+fn stream_of(ccob: &[u8]) -> &[u8] {
+    CompressedBundle::parse(ccob).unwrap().compressed()
+}
+
+/// A zstd frame of `blocks` RLE blocks of 128 KiB of zeros each (4 bytes per
+/// block), 128 KiB window, with the content size recorded or not.
+fn zstd_rle_bomb(blocks: u32, record_size: bool) -> Vec<u8> {
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd];
+    if record_size {
+        frame.extend_from_slice(&[0xc0, 0x38]);
+        frame.extend_from_slice(&(u64::from(blocks) << 17).to_le_bytes());
+    } else {
+        frame.extend_from_slice(&[0x00, 0x38]);
+    }
+    for i in 0..blocks {
+        let last = u32::from(i + 1 == blocks);
+        frame.extend_from_slice(&((128 * 1024) << 3 | 1 << 1 | last).to_le_bytes()[..3]);
+        frame.push(0);
+    }
+    frame
+}
+
+/// A single-segment zstd frame of one raw block holding `data` (< 256 bytes).
+fn zstd_raw_frame(data: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x20, data.len() as u8];
+    frame.extend_from_slice(&((data.len() as u32) << 3 | 1).to_le_bytes()[..3]);
+    frame.extend_from_slice(data);
+    frame
+}
+
+/// A zstd frame by libzstd with a content checksum.
+fn zstd_checksummed(data: &[u8]) -> Vec<u8> {
+    use zstd::zstd_safe::{compress_bound, CCtx, CParameter};
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(1)).unwrap();
+    cctx.set_parameter(CParameter::ChecksumFlag(true)).unwrap();
+    let mut out = Vec::with_capacity(compress_bound(data.len()));
+    cctx.compress2(&mut out, data).unwrap();
+    out
+}
+
+/// Small crafted compressed bundles, good and damaged, for the parse and
+/// decompress targets.
+fn crafted_ccobs() -> Vec<(String, Vec<u8>)> {
+    let bundle = small_bundle();
+    let hash = truncated_md5(&bundle);
+    let n = bundle.len() as u64;
+    let (zlib, zstd) = (CompressionMethod::Zlib, CompressionMethod::Zstd);
+    let v3_zstd = ccob(&bundle, 3, zstd, 1);
+    let v2_zlib = ccob(&bundle, 2, zlib, 1);
+    let zlib_stream = stream_of(&v2_zlib).to_vec();
+    let zstd_stream = stream_of(&v3_zstd).to_vec();
+    let mut out: Vec<(String, Vec<u8>)> = vec![
+        ("small_v3_zstd".into(), v3_zstd.clone()),
+        ("small_v2_zstd".into(), ccob(&bundle, 2, zstd, 1)),
+        ("small_v3_zlib".into(), ccob(&bundle, 3, zlib, 6)),
+        ("small_v2_zlib".into(), v2_zlib.clone()),
+        ("v1_zlib".into(), wrap(1, 0, n, hash, &zlib_stream)),
+        ("v1_zstd".into(), wrap(1, 1, n, hash, &zstd_stream)),
+        ("v1_zlib_then_bytes".into(), {
+            let mut v = wrap(1, 0, n, hash, &zlib_stream);
+            v.extend_from_slice(b"CCOB trailing");
+            v
+        }),
+        ("v3_zstd_checksum".into(), {
+            let frame = zstd_checksummed(&bundle);
+            wrap(3, 1, n, hash, &frame)
+        }),
+        ("v3_zstd_raw_block".into(), {
+            let data = b"__CLANG_OFFLOAD_BUNDLE__\0\0\0\0\0\0\0\0";
+            wrap(3, 1, data.len() as u64, truncated_md5(data), &zstd_raw_frame(data))
+        }),
+        ("v3_zlib_stored".into(), {
+            let data = b"stored CCOB block";
+            wrap(3, 0, data.len() as u64, truncated_md5(data), stream_of(&ccob(data, 3, zlib, 0)))
+        }),
+        ("empty_v3_zstd".into(), ccob(b"", 3, zstd, 1)),
+        ("empty_v2_zlib".into(), ccob(b"", 2, zlib, 1)),
+        // RLE bomb: 1000 blocks of 128 KiB (125 MiB) in about 4 KB.
+        ("bomb_undeclared".into(), wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, false))),
+        ("bomb_honest".into(), wrap(3, 1, 1000 << 17, 0, &zstd_rle_bomb(1000, true))),
+        ("bomb_liar".into(), wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, true))),
+        ("bomb_v1".into(), wrap(1, 1, 4 << 17, 0, &zstd_rle_bomb(4, false))),
+        ("hash_mismatch".into(), wrap(3, 1, n, hash ^ 1, &zstd_stream)),
+        ("declared_short".into(), wrap(3, 0, n - 1, hash, &zlib_stream)),
+        ("declared_long".into(), wrap(2, 0, n + 1, hash, &zlib_stream)),
+        ("content_size_mismatch".into(), wrap(3, 1, n + 1, hash, &zstd_stream)),
+        ("nested".into(), ccob(&v3_zstd, 3, zlib, 1)),
+        ("unknown_method".into(), wrap(3, 2, n, hash, &zstd_stream)),
+        ("zlib_as_zstd".into(), wrap(2, 1, n, hash, &zlib_stream)),
+        ("dictionary_id".into(), wrap(3, 1, 4, 0, &[0x28, 0xb5, 0x2f, 0xfd, 0x21, 4, 7, 0x19, 0, 0, 0])),
+        ("skippable".into(), wrap(3, 1, 0, 0, &[0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0])),
+        ("huge_window".into(), wrap(3, 1, 10, 0, &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8, 0x01, 0x00, 0x00])),
+        ("version4".into(), wrap(3, 1, 0, 0, b"").iter().enumerate().map(|(i, &b)| if i == 4 { 4 } else { b }).collect()),
+        ("total_below_header".into(), {
+            let mut v = wrap(3, 1, 0, 0, b"");
+            v[8] = 10;
+            v
+        }),
+        ("total_past_input".into(), {
+            let mut v = v3_zstd.clone();
+            v.truncate(v.len() - 3);
+            v
+        }),
+    ];
+    // Headers cut inside each field.
+    for (version, lens) in [(1u16, &[1, 3, 5, 7, 11, 19][..]), (2, &[10, 15, 23]), (3, &[8, 20, 31])] {
+        let whole = wrap(version, 1, n, hash, &zstd_stream);
+        for &len in lens {
+            out.push((format!("v{version}_cut{len}"), whole[..len].to_vec()));
+        }
+    }
+    out
+}
+
+fn compressed_parse() {
+    let dir = seeds_dir("compressed_parse");
+    for path in FIXTURE_CCOBS {
+        write(&dir, &fixture_name(path), &fixture(path));
+    }
+    for (name, bytes) in crafted_ccobs() {
+        write(&dir, &name, &bytes);
+    }
+}
+
+fn compressed_decompress() {
+    let dir = seeds_dir("compressed_decompress");
+    let limits = Limits {
+        max_uncompressed_size: 1 << 20,
+    };
+    for path in FIXTURE_CCOBS {
+        let bytes = fixture(path);
+        // The real ones decompress with both decoders under the target's limit.
+        let b = CompressedBundle::parse(&bytes).expect("fixture parses");
+        for zstd_decoder in [ZstdDecoder::Libzstd, ZstdDecoder::Ruzstd] {
+            let opts = DecompressOptions {
+                limits,
+                verify_hash: true,
+                zstd_decoder,
+            };
+            b.decompress(&opts).expect("fixture decompresses");
+        }
+        write(&dir, &fixture_name(path), &bytes);
+    }
+    for (name, bytes) in crafted_ccobs() {
+        write(&dir, &name, &bytes);
+    }
+}
+
+/// Pads `out` with zeros to a multiple of `align`.
+fn pad(out: &mut Vec<u8>, align: usize) {
+    out.resize(out.len().div_ceil(align) * align, 0);
+}
+
+fn containers_walk() {
+    let dir = seeds_dir("containers_walk");
+    let fatbin = fixture("concat/hip.hip_fatbin");
+    assert_eq!(Containers::new(&fatbin).count(), 4);
+    write(&dir, "concat_hip.hip_fatbin", &fatbin);
+
+    let bundle = small_bundle();
+    let hash = truncated_md5(&bundle);
+    let n = bundle.len() as u64;
+    let (zlib, zstd) = (CompressionMethod::Zlib, CompressionMethod::Zstd);
+    let zlib_stream = stream_of(&ccob(&bundle, 2, zlib, 1)).to_vec();
+    let zstd_stream = stream_of(&ccob(&bundle, 3, zstd, 1)).to_vec();
+    let plain = write_bundle(&[(HOST, b""), (GFX906, b"CCOB inside a payload")], 1).unwrap();
+
+    // v1 zlib, v2 zstd, a bundle, v1 zstd: padded to 64, zeros at the end.
+    let mut mixed = wrap(1, 0, n, hash, &zlib_stream);
+    pad(&mut mixed, 64);
+    mixed.extend_from_slice(&ccob(&bundle, 2, zstd, 1));
+    mixed.extend_from_slice(&[0; 5]);
+    mixed.extend_from_slice(&plain);
+    pad(&mut mixed, 64);
+    mixed.extend_from_slice(&wrap(1, 1, n, hash, &zstd_stream));
+    mixed.extend_from_slice(&[0; 16]);
+    // A stored zlib block with `CCOB` in it, then back to back.
+    let mut stored = ccob(b"CCOB CCOB CCOB", 3, zlib, 0);
+    stored.extend_from_slice(&wrap(1, 0, n, hash, &zlib_stream));
+    stored.extend_from_slice(&plain);
+    // Good, then damaged.
+    let mut damaged = ccob(&bundle, 3, zlib, 1);
+    damaged.extend_from_slice(&[0; 3]);
+    let cut = ccob(&bundle, 2, zstd, 1);
+    damaged.extend_from_slice(&cut[..cut.len() - 4]);
+    let mut unknown = plain.clone();
+    unknown.extend_from_slice(b"\0\0ELF");
+    let mut real_v1 = fixture("synthetic/hip.v1.ccob");
+    pad(&mut real_v1, 16);
+    real_v1.extend_from_slice(&plain);
+    for (name, bytes) in [
+        ("mixed", mixed),
+        ("ccob_in_stored_block", stored),
+        ("good_then_truncated", damaged),
+        ("bundle_then_unknown", unknown),
+        ("real_v1_then_bundle", real_v1),
+        ("zeros", vec![0; 40]),
+    ] {
+        write(&dir, name, &bytes);
+    }
+}
+
 fn main() {
     bundle_parse();
     bundle_roundtrip();
     entry_id_parse();
     target_id_compat();
+    compressed_parse();
+    compressed_decompress();
+    containers_walk();
     println!("seeds written under {}/seeds", env!("CARGO_MANIFEST_DIR"));
 }
