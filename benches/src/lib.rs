@@ -110,6 +110,110 @@ pub fn fill_pseudo_random(buf: &mut [u8], seed: u64) {
     }
 }
 
+/// The bundle `compare-llvm-compressed.sh` makes and the `compressed` bench
+/// rebuilds in memory: a HIP fat binary as `clang -x hip --offload-compress`
+/// writes it, i.e. an empty host entry and four device code objects with
+/// `-bundle-align=4096`, in this order.
+pub const HIP_IDS: [&str; 5] = [
+    "host-x86_64-unknown-linux-gnu-",
+    "hipv4-amdgcn-amd-amdhsa--gfx906",
+    "hipv4-amdgcn-amd-amdhsa--gfx90a",
+    "hipv4-amdgcn-amd-amdhsa--gfx942",
+    "hipv4-amdgcn-amd-amdhsa--gfx1100",
+];
+
+/// Where the four device payloads come from in the source file: (offset,
+/// length) in bytes. Each is a 9 MiB slice of real machine code, shortened
+/// by 123·i bytes so no size is a multiple of 4096 (the script cuts the same
+/// slices with `dd`). Together with the empty host entry the bundle is
+/// 37.75 MB, about 3.5:1 under zstd level 3.
+pub const DEVICE_SLICES: [(u64, u64); 4] = [
+    (8 * MIB, 9 * MIB - 123),
+    (40 * MIB, 9 * MIB - 2 * 123),
+    (72 * MIB, 9 * MIB - 3 * 123),
+    (104 * MIB, 9 * MIB - 4 * 123),
+];
+
+/// Files the device payloads are cut from, first found wins; the
+/// `CLANGOFFLOAD_BENCH_SOURCE` environment variable overrides them. LLVM's
+/// shared library (150 MB of x86-64 code and data) stands in for GPU code
+/// objects, which compress about as well; the fixture code objects are only
+/// 15 KB each, far too small to repeat without the repeats compressing away.
+pub const SOURCE_CANDIDATES: [&str; 2] = [
+    "/usr/lib/x86_64-linux-gnu/libLLVM.so.22.1",
+    "/usr/lib/llvm-22/lib/libLLVM.so.22.1",
+];
+
+/// The source file for [`DEVICE_SLICES`]: `CLANGOFFLOAD_BENCH_SOURCE`, else
+/// the first of [`SOURCE_CANDIDATES`], else the running executable (real
+/// code too, but smaller, so the slices wrap around and compress better
+/// than real bundles).
+pub fn payload_source() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("CLANGOFFLOAD_BENCH_SOURCE") {
+        return path.into();
+    }
+    for candidate in SOURCE_CANDIDATES {
+        if std::path::Path::new(candidate).is_file() {
+            return candidate.into();
+        }
+    }
+    let exe = std::env::current_exe().expect("current executable");
+    eprintln!(
+        "note: no libLLVM.so.22.1 found; cutting payloads from {} instead \
+         (set CLANGOFFLOAD_BENCH_SOURCE to choose a file)",
+        exe.display()
+    );
+    exe
+}
+
+/// `len` bytes of `file` from `offset`, wrapping to the start when the file
+/// is shorter.
+fn read_wrapping(file: &mut std::fs::File, file_len: u64, offset: u64, len: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    assert!(file_len > 0, "payload source is empty");
+    let mut out = vec![0u8; usize::try_from(len).expect("slice fits usize")];
+    let mut filled = 0usize;
+    let mut at = offset % file_len;
+    while filled < out.len() {
+        let chunk = usize::try_from((file_len - at).min(len)).expect("fits usize");
+        let end = out.len().min(filled + chunk);
+        file.seek(SeekFrom::Start(at)).expect("seek payload source");
+        file.read_exact(&mut out[filled..end])
+            .expect("read payload source");
+        filled = end;
+        at = 0;
+    }
+    out
+}
+
+/// The uncompressed HIP-like bundle of [`HIP_IDS`] with the
+/// [`DEVICE_SLICES`] of [`payload_source`] as payloads, byte-identical to
+/// what `clang-offload-bundler -type=o -bundle-align=4096` writes for the
+/// same inputs (the host input being `/dev/null`).
+pub fn realistic_bundle() -> Vec<u8> {
+    let source = payload_source();
+    let mut file =
+        std::fs::File::open(&source).unwrap_or_else(|e| panic!("open {}: {e}", source.display()));
+    let file_len = file.metadata().expect("stat payload source").len();
+    let payloads: Vec<Vec<u8>> = DEVICE_SLICES
+        .iter()
+        .map(|&(offset, len)| read_wrapping(&mut file, file_len, offset, len))
+        .collect();
+    let sizes = std::iter::once(0u64).chain(
+        payloads
+            .iter()
+            .map(|p| u64::try_from(p.len()).expect("fits u64")),
+    );
+    let entries: Vec<(&[u8], u64)> = HIP_IDS.iter().map(|id| id.as_bytes()).zip(sizes).collect();
+    let layout = BundleLayout::new(entries.iter().copied(), ALIGN).expect("layout");
+    let mut data = lazy_bundle(&entries, ALIGN);
+    for (payload, &offset) in payloads.iter().zip(&layout.offsets()[1..]) {
+        let start = usize::try_from(offset).expect("offset fits usize");
+        data[start..start + payload.len()].copy_from_slice(payload);
+    }
+    data
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +240,15 @@ mod tests {
             .expect("device entry");
         assert_eq!(entry.size(), MIB);
         assert!(entry.payload().iter().any(|&b| b != 0));
+        let data = realistic_bundle();
+        let bundle = Bundle::parse(&data).expect("parse");
+        let ids: Vec<_> = bundle
+            .entries()
+            .map(|e| e.expect("entry").id().to_vec())
+            .collect();
+        assert_eq!(ids, HIP_IDS.map(|id| id.as_bytes().to_vec()));
+        assert_eq!(data.len(), 37_752_340);
+
         assert_eq!(size_label(64 * MIB), "64MiB");
         assert_eq!(size_label(GIB), "1GiB");
     }
