@@ -136,9 +136,11 @@ pub fn load<'a>(
             .map_err(|e| at(e.message))?;
         let seconds = start.elapsed().as_secs_f64();
         // MD5 runs slower than zstd decodes: hash only when asked to.
-        let computed = (decoding.verify_hash || decoding.verbose)
-            .then(|| abi::truncated_md5(&bytes))
-            .unwrap_or(header.hash);
+        let computed = if decoding.verify_hash || decoding.verbose {
+            abi::truncated_md5(&bytes)
+        } else {
+            header.hash
+        };
         if decoding.verbose {
             eprint!("{}", decompress_report(&header, computed, seconds));
         }
