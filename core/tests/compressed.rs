@@ -631,3 +631,39 @@ fn the_walker_reports_the_good_containers_then_a_located_error() {
     assert_eq!(Containers::new(&[0; 100]).count(), 0);
     assert!(Bundle::is_bundle(&sample_bundle(1)));
 }
+
+#[test]
+fn a_wrong_zstd_content_checksum_is_refused_by_both_decoders() {
+    // Single segment with a content checksum: 3 bytes in one raw last block,
+    // then a checksum that is not XXH64("abc").
+    let frame = [
+        0x28,
+        0xb5,
+        0x2f,
+        0xfd,
+        0x24,
+        3, // header
+        (3 << 3) | 1,
+        0,
+        0,
+        b'a',
+        b'b',
+        b'c', // last raw block
+        0xde,
+        0xad,
+        0xbe,
+        0xef,
+    ];
+    let data = v3_around(CompressionMethod::Zstd, 3, &frame);
+    for decoder in decoders() {
+        let opts = DecompressOptions {
+            verify_hash: false,
+            ..options(decoder)
+        };
+        assert_eq!(
+            corrupt(decompress_err(&data, &opts)),
+            Some((CompressionMethod::Zstd, StreamFault::ChecksumMismatch)),
+            "{decoder:?}"
+        );
+    }
+}

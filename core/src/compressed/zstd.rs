@@ -140,6 +140,13 @@ pub(crate) mod ruzstd_decoder {
                 break;
             }
         }
+        // ruzstd hashes what it hands out; the frame's checksum, if any, is
+        // the low 32 bits of XXH64.
+        if let Some(stored) = decoder.get_checksum_from_data() {
+            if decoder.get_calculated_checksum() != Some(stored) {
+                return Err((StreamFault::ChecksumMismatch, to_u64(frame.len())));
+            }
+        }
         Ok(if written == out.len() {
             Decoded::Exact
         } else {
