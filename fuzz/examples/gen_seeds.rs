@@ -317,7 +317,7 @@ fn zstd_raw_frame(data: &[u8]) -> Vec<u8> {
 
 /// A zstd frame by libzstd with a content checksum.
 fn zstd_checksummed(data: &[u8]) -> Vec<u8> {
-    use zstd::zstd_safe::{compress_bound, CCtx, CParameter};
+    use zstd_safe::{compress_bound, CCtx, CParameter};
     let mut cctx = CCtx::create();
     cctx.set_parameter(CParameter::CompressionLevel(1)).unwrap();
     cctx.set_parameter(CParameter::ChecksumFlag(true)).unwrap();
@@ -355,30 +355,94 @@ fn crafted_ccobs() -> Vec<(String, Vec<u8>)> {
         }),
         ("v3_zstd_raw_block".into(), {
             let data = b"__CLANG_OFFLOAD_BUNDLE__\0\0\0\0\0\0\0\0";
-            wrap(3, 1, data.len() as u64, truncated_md5(data), &zstd_raw_frame(data))
+            wrap(
+                3,
+                1,
+                data.len() as u64,
+                truncated_md5(data),
+                &zstd_raw_frame(data),
+            )
         }),
         ("v3_zlib_stored".into(), {
             let data = b"stored CCOB block";
-            wrap(3, 0, data.len() as u64, truncated_md5(data), stream_of(&ccob(data, 3, zlib, 0)))
+            wrap(
+                3,
+                0,
+                data.len() as u64,
+                truncated_md5(data),
+                stream_of(&ccob(data, 3, zlib, 0)),
+            )
         }),
         ("empty_v3_zstd".into(), ccob(b"", 3, zstd, 1)),
         ("empty_v2_zlib".into(), ccob(b"", 2, zlib, 1)),
         // RLE bomb: 1000 blocks of 128 KiB (125 MiB) in about 4 KB.
-        ("bomb_undeclared".into(), wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, false))),
-        ("bomb_honest".into(), wrap(3, 1, 1000 << 17, 0, &zstd_rle_bomb(1000, true))),
-        ("bomb_liar".into(), wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, true))),
-        ("bomb_v1".into(), wrap(1, 1, 4 << 17, 0, &zstd_rle_bomb(4, false))),
-        ("hash_mismatch".into(), wrap(3, 1, n, hash ^ 1, &zstd_stream)),
-        ("declared_short".into(), wrap(3, 0, n - 1, hash, &zlib_stream)),
-        ("declared_long".into(), wrap(2, 0, n + 1, hash, &zlib_stream)),
-        ("content_size_mismatch".into(), wrap(3, 1, n + 1, hash, &zstd_stream)),
+        (
+            "bomb_undeclared".into(),
+            wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, false)),
+        ),
+        (
+            "bomb_honest".into(),
+            wrap(3, 1, 1000 << 17, 0, &zstd_rle_bomb(1000, true)),
+        ),
+        (
+            "bomb_liar".into(),
+            wrap(3, 1, 1 << 20, 0, &zstd_rle_bomb(1000, true)),
+        ),
+        (
+            "bomb_v1".into(),
+            wrap(1, 1, 4 << 17, 0, &zstd_rle_bomb(4, false)),
+        ),
+        (
+            "hash_mismatch".into(),
+            wrap(3, 1, n, hash ^ 1, &zstd_stream),
+        ),
+        (
+            "declared_short".into(),
+            wrap(3, 0, n - 1, hash, &zlib_stream),
+        ),
+        (
+            "declared_long".into(),
+            wrap(2, 0, n + 1, hash, &zlib_stream),
+        ),
+        (
+            "content_size_mismatch".into(),
+            wrap(3, 1, n + 1, hash, &zstd_stream),
+        ),
         ("nested".into(), ccob(&v3_zstd, 3, zlib, 1)),
         ("unknown_method".into(), wrap(3, 2, n, hash, &zstd_stream)),
         ("zlib_as_zstd".into(), wrap(2, 1, n, hash, &zlib_stream)),
-        ("dictionary_id".into(), wrap(3, 1, 4, 0, &[0x28, 0xb5, 0x2f, 0xfd, 0x21, 4, 7, 0x19, 0, 0, 0])),
-        ("skippable".into(), wrap(3, 1, 0, 0, &[0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0])),
-        ("huge_window".into(), wrap(3, 1, 10, 0, &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8, 0x01, 0x00, 0x00])),
-        ("version4".into(), wrap(3, 1, 0, 0, b"").iter().enumerate().map(|(i, &b)| if i == 4 { 4 } else { b }).collect()),
+        (
+            "dictionary_id".into(),
+            wrap(
+                3,
+                1,
+                4,
+                0,
+                &[0x28, 0xb5, 0x2f, 0xfd, 0x21, 4, 7, 0x19, 0, 0, 0],
+            ),
+        ),
+        (
+            "skippable".into(),
+            wrap(3, 1, 0, 0, &[0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0]),
+        ),
+        (
+            "huge_window".into(),
+            wrap(
+                3,
+                1,
+                10,
+                0,
+                &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8, 0x01, 0x00, 0x00],
+            ),
+        ),
+        (
+            "version4".into(),
+            wrap(3, 1, 0, 0, b"")
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| if i == 4 { 4 } else { b })
+                .collect(),
+        ),
         ("total_below_header".into(), {
             let mut v = wrap(3, 1, 0, 0, b"");
             v[8] = 10;
@@ -391,7 +455,11 @@ fn crafted_ccobs() -> Vec<(String, Vec<u8>)> {
         }),
     ];
     // Headers cut inside each field.
-    for (version, lens) in [(1u16, &[1, 3, 5, 7, 11, 19][..]), (2, &[10, 15, 23]), (3, &[8, 20, 31])] {
+    for (version, lens) in [
+        (1u16, &[1, 3, 5, 7, 11, 19][..]),
+        (2, &[10, 15, 23]),
+        (3, &[8, 20, 31]),
+    ] {
         let whole = wrap(version, 1, n, hash, &zstd_stream);
         for &len in lens {
             out.push((format!("v{version}_cut{len}"), whole[..len].to_vec()));
