@@ -13,7 +13,7 @@
 //!   errors lie inside the container; an unknown method is `UnknownMethod`;
 //! - zstd: `stream_len` agrees with libzstd's `ZSTD_findFrameCompressedSize`
 //!   except where the core is documented to be stricter (dictionary IDs,
-//!   skippable frames, blocks over 128 KiB) or libzstd is (window exponent
+//!   skippable frames, blocks over min(window, 128 KiB)) or libzstd is (window exponent
 //!   over 31, which the core leaves to `check`);
 //! - version 1 cut at its `stream_len` parses again to the same length (the
 //!   end of a stream does not depend on the bytes after it);
@@ -141,6 +141,21 @@ fn check_error(e: &Error, len: usize) {
     let _ = e.to_string();
 }
 
+/// The window a zstd frame header declares: its content size for a single
+/// segment, else what the window descriptor says.
+fn window_size(frame: &[u8]) -> u64 {
+    let descriptor = frame.get(4).copied().unwrap_or(0);
+    if descriptor & 0x20 != 0 {
+        return match zstd_safe::get_frame_content_size(frame) {
+            Ok(Some(n)) => n,
+            _ => 0,
+        };
+    }
+    let w = frame.get(5).copied().unwrap_or(0);
+    let base = 1u64 << (10 + u32::from(w >> 3));
+    base + base / 8 * u64::from(w & 7)
+}
+
 /// Where the core may disagree with `ZSTD_findFrameCompressedSize`, and why.
 fn zstd_oracle(frame: &[u8], ours: &Result<u64, Error>, header_len: u64) {
     let theirs = zstd_safe::find_frame_compressed_size(frame);
@@ -172,10 +187,11 @@ fn zstd_oracle(frame: &[u8], ours: &Result<u64, Error>, header_len: u64) {
             let why = match fault {
                 // Skippable frame, or a dictionary ID.
                 StreamFault::Unsupported => skippable || descriptor & 3 != 0,
-                // A block over 128 KiB (its header is at the error offset).
+                // A block over min(window, 128 KiB) (its header is at the
+                // error offset); libzstd lets raw and RLE ones through.
                 StreamFault::Malformed => frame
                     .get(at..at + 3)
-                    .is_some_and(|b| le(b) >> 3 > 128 * 1024),
+                    .is_some_and(|b| le(b) >> 3 > window_size(frame).min(128 * 1024)),
                 _ => false,
             };
             assert!(why, "core refuses ({e}) a {m}-byte frame libzstd accepts");

@@ -119,6 +119,7 @@ pub(crate) fn frame_len(frame: &[u8]) -> Result<u64, FrameError> {
     let header = ZstdFrameHeader::parse(frame)?;
     let len = to_u64(frame.len());
     let mut pos = header.header_len;
+    let max_block = header.window_size.min(MAX_BLOCK_SIZE);
     loop {
         let block = usize::try_from(pos)
             .ok()
@@ -132,7 +133,10 @@ pub(crate) fn frame_len(frame: &[u8]) -> Result<u64, FrameError> {
             3 => return Err((StreamFault::Malformed, pos)),
             _ => size,
         };
-        if size > MAX_BLOCK_SIZE {
+        // RFC 8878: no block is larger than min(window, 128 KiB). libzstd does
+        // not enforce it for raw and RLE blocks, ruzstd does; checking here
+        // makes both decoders refuse such frames.
+        if size > max_block {
             return Err((StreamFault::Malformed, pos));
         }
         pos = pos.saturating_add(3).saturating_add(carried);
@@ -206,6 +210,13 @@ mod tests {
         assert_eq!(frame_len(&frame[..12]), Err((StreamFault::Truncated, 11)));
         assert_eq!(frame_len(&frame[..13]), Err((StreamFault::Truncated, 11)));
         assert_eq!(frame_len(&frame[..14]), Err((StreamFault::Truncated, 14)));
+    }
+
+    #[test]
+    fn blocks_larger_than_the_window_are_malformed() {
+        // Window 1 KiB (descriptor 0), an RLE block regenerating 2 KiB.
+        let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x03, 0x40, 0x00, 0];
+        assert_eq!(frame_len(&frame), Err((StreamFault::Malformed, 6)));
     }
 
     #[test]
