@@ -40,7 +40,9 @@ pub struct DecompressOptions {
     /// Whether to check the stored truncated MD5 against the output (on by
     /// default: LLVM's zstd frames carry no checksum, so this is the only
     /// integrity check there is). Turn it off only if the caller verifies the
-    /// bytes some other way.
+    /// bytes some other way: without it, a damaged zstd stream can decode
+    /// without error, and libzstd and ruzstd do not always give the same
+    /// bytes for it (their Huffman checks differ).
     pub verify_hash: bool,
     /// The zstd decoder; the default is the fastest this build has.
     pub zstd_decoder: ZstdDecoder,
