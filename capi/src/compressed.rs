@@ -4,7 +4,8 @@
 
 use core_lib::compressed::{compress, truncated_md5, CompressOptions};
 use core_lib::{
-    CompressedBundle, CompressionMethod, Container, Containers, DecompressOptions, Limits,
+    CompressedBundle, CompressionMethod, Container, Containers, DecompressOptions, ErrorKind,
+    Limits,
 };
 
 use crate::ffi::{clangoffload_bytes, out_arg, slice_arg};
@@ -202,11 +203,6 @@ pub unsafe extern "C" fn clangoffload_compressed_decompress(
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
         let c = CompressedBundle::parse(data).map_err(fail)?;
-        let size = c.check(&options.limits).map_err(fail)?;
-        if size > out_cap || (out.is_null() && size > 0) {
-            *out_len = size;
-            return Err(clangoffload_status::BufferTooSmall);
-        }
         if isize::try_from(out_cap).is_err() {
             return Err(clangoffload_status::InvalidArgument);
         }
@@ -217,7 +213,18 @@ pub unsafe extern "C" fn clangoffload_compressed_decompress(
             // `data`, as the caller promises.
             unsafe { std::slice::from_raw_parts_mut(out, out_cap) }
         };
-        *out_len = c.decompress_into(dest, &options).map_err(fail)?;
+        match c.decompress_into(dest, &options) {
+            Ok(size) => *out_len = size,
+            // Reported like every other caller buffer: the size needed, in
+            // `*out_len`.
+            Err(e) => {
+                if let ErrorKind::OutputTooSmall { needed, .. } = e.kind() {
+                    *out_len = usize::try_from(needed).unwrap_or(usize::MAX);
+                    return Err(clangoffload_status::BufferTooSmall);
+                }
+                return Err(fail(e));
+            }
+        }
         Ok(())
     })
 }

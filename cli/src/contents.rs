@@ -5,8 +5,11 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use crate::abi::{self, CompressedHeader, ContainerError, Status};
+use std::path::Path;
+
+use crate::abi::{self, Bundle, CompressedHeader, ContainerError, Status};
 use crate::commands::Failure;
+use crate::io::{os_message, Input};
 
 /// How to decode compressed bundles: from the environment, since the bundler
 /// personality must keep LLVM's command line.
@@ -74,6 +77,33 @@ impl Loaded<'_> {
             Bytes::Decompressed(_) => None,
         }
     }
+}
+
+/// For the subcommands: opens `file`, reads every container in it and calls
+/// `each` with the input, the container and its bundle, in file order.
+/// Warnings go to stderr under `program`'s name.
+pub fn each_bundle(
+    program: &str,
+    file: &str,
+    mut each: impl FnMut(&Input, &Loaded, &Bundle) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let input = Input::open(Path::new(file), false)
+        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    if !starts_with_container(input.data()) {
+        return Err(Failure(format!("'{file}': not an offload bundle")));
+    }
+    let warn = |message: &str| eprintln!("{program}: warning: '{file}': {message}");
+    let contents = load(input.data(), &Decoding::from_env(false)?, &warn)
+        .map_err(|Failure(e)| Failure(format!("'{file}': {e}")))?;
+    for loaded in &contents {
+        let bundle = Bundle::parse(loaded.bytes())
+            .map_err(|e| Failure(format!("'{file}': malformed bundle: {e}")))?;
+        each(&input, loaded, &bundle)?;
+        for warning in bundle.diagnostics() {
+            warn(&warning);
+        }
+    }
+    Ok(())
 }
 
 /// Whether `data` starts with a bundle or a compressed bundle.

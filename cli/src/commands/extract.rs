@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use std::io::Write;
 
 use super::Failure;
-use crate::abi::Bundle;
-use crate::contents::{load, starts_with_container, Decoding};
-use crate::io::{os_message, Input};
+use crate::contents::each_bundle;
+use crate::io::os_message;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, dir) = match args {
@@ -18,21 +17,11 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         [file, flag, dir] if flag == "-o" => (file, PathBuf::from(dir)),
         _ => return Err(Failure("usage: clangoffload extract FILE [-o DIR]".into())),
     };
-    let input = Input::open(Path::new(file), false)
-        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
-    if !starts_with_container(input.data()) {
-        return Err(Failure(format!("'{file}': not an offload bundle")));
-    }
-    let warn = |message: &str| eprintln!("{program}: warning: '{file}': {message}");
-    let contents = load(input.data(), &Decoding::from_env(false)?, &warn)
-        .map_err(|Failure(e)| Failure(format!("'{file}': {e}")))?;
     let stem = Path::new(file)
         .file_name()
         .map_or("bundle".into(), |n| n.to_string_lossy());
     let mut index = 0usize;
-    for loaded in &contents {
-        let bundle = Bundle::parse(loaded.bytes())
-            .map_err(|e| Failure(format!("'{file}': malformed bundle: {e}")))?;
+    each_bundle(program, file, |input, loaded, bundle| {
         for entry in bundle.entries() {
             let path = dir.join(format!(
                 "{}.{index}.{}",
@@ -48,8 +37,8 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
             }
             println!("{}", path.display());
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// A file name that stays in its directory: only `[A-Za-z0-9._+:-]` is kept

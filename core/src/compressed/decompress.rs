@@ -188,6 +188,24 @@ impl CompressedBundle<'_> {
                 self.uncompressed_size_offset(),
             )
         })?;
+        self.decode_checked(out, options)?;
+        Ok(size)
+    }
+
+    /// Decompresses into a new buffer of exactly the declared size, reserved
+    /// with `try_reserve_exact` after the size passed `options.limits`.
+    #[cfg(feature = "alloc")]
+    pub fn decompress(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
+        let size = self.check(&options.limits)?;
+        let mut out = super::writer::reserve(size)?;
+        out.resize(size, 0);
+        self.decode_checked(&mut out, options)?;
+        Ok(out)
+    }
+
+    /// Decodes into `out`, which [`CompressedBundle::check`] has sized, then
+    /// refuses a nested compressed bundle and (if asked) a wrong hash.
+    fn decode_checked(&self, out: &mut [u8], options: &DecompressOptions) -> Result<()> {
         self.decode(out, options)?;
         if out.starts_with(COMPRESSED_MAGIC) {
             return Err(Error::new(
@@ -207,18 +225,7 @@ impl CompressedBundle<'_> {
                 ));
             }
         }
-        Ok(size)
-    }
-
-    /// Decompresses into a new buffer of exactly the declared size, reserved
-    /// with `try_reserve_exact` after the size passed `options.limits`.
-    #[cfg(feature = "alloc")]
-    pub fn decompress(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
-        let size = self.check(&options.limits)?;
-        let mut out = super::writer::reserve(size)?;
-        out.resize(size, 0);
-        self.decompress_into(&mut out, options)?;
-        Ok(out)
+        Ok(())
     }
 
     fn decode(&self, out: &mut [u8], options: &DecompressOptions) -> Result<()> {
