@@ -596,3 +596,97 @@ fn llvm_22_reads_our_zlib_compressed_bundles() {
         }
     }
 }
+
+/// A valid zlib compressed bundle around arbitrary (possibly damaged) bytes.
+fn wrap(inner: &[u8]) -> Vec<u8> {
+    use core_lib::compressed::{compress, CompressOptions};
+    let options = CompressOptions {
+        version: 3,
+        method: core_lib::CompressionMethod::Zlib,
+        level: None,
+    };
+    compress(inner, &options).unwrap()
+}
+
+#[test]
+fn a_damaged_bundle_inside_a_good_compressed_bundle_is_located() {
+    let sb = Sandbox::new();
+    let mut huge_count = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    huge_count.extend_from_slice(&(1u64 << 63).to_le_bytes());
+    huge_count.extend_from_slice(&[0; 64]);
+    let mut past_end = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    past_end.extend_from_slice(&1u64.to_le_bytes());
+    for n in [100u64, 50, 3] {
+        past_end.extend_from_slice(&n.to_le_bytes()); // offset, size, id length
+    }
+    past_end.extend_from_slice(b"h-x");
+    let cases: [(&str, &[u8], &str); 4] = [
+        (
+            "count",
+            &huge_count,
+            "entry count 9223372036854775808 cannot fit",
+        ),
+        ("past-end", &past_end, "ends past the end of the input"),
+        (
+            "nested",
+            &wrap(&huge_count),
+            "compressed bundle contains another",
+        ),
+        (
+            "not-a-bundle",
+            b"plain text, not a bundle",
+            "something other than a binary bundle",
+        ),
+    ];
+    for (name, inner, message) in cases {
+        let path = write(&sb, name, &wrap(inner));
+        for args in [
+            vec![
+                "-type=o".to_owned(),
+                "-list".into(),
+                format!("-input={}", path.display()),
+            ],
+            vec![
+                "-type=o".to_owned(),
+                "-unbundle".into(),
+                format!("-input={}", path.display()),
+                "-targets=hipv4-amdgcn-amd-amdhsa--gfx906".into(),
+                format!("-output={}", sb.path("o").display()),
+            ],
+        ] {
+            let r = run(&sb.ours(), &args);
+            assert_eq!(r.status.code(), Some(1), "{name}: {}", stderr(&r));
+            assert!(stderr(&r).contains(message), "{name}: {}", stderr(&r));
+        }
+    }
+}
+
+#[test]
+fn ids_that_are_not_utf8_inside_a_compressed_bundle_are_listed_as_bytes() {
+    let sb = Sandbox::new();
+    let odd: &[u8] = b"hip-amdgcn-amd-amdhsa--gfx906\xff";
+    let host: &[u8] = b"host-x86_64--linux-";
+    let bundle = core_lib::bundle::write_bundle(&[(odd, b"code"), (host, b"")], 1).unwrap();
+    let path = write(&sb, "odd.ccob", &wrap(&bundle));
+    let r = run(
+        &sb.ours(),
+        &["-type=o", "-list", &format!("-input={}", path.display())],
+    );
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(
+        r.stdout,
+        b"hip-amdgcn-amd-amdhsa--gfx906\xff\nhost-x86_64--linux-\n"
+    );
+    let r = unbundle(
+        &sb.ours(),
+        &path,
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        &sb.path("o"),
+    );
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        stderr(&r).contains("invalid bundle id read from the bundle"),
+        "{}",
+        stderr(&r)
+    );
+}
