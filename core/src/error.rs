@@ -32,6 +32,8 @@ pub enum Field {
     Hash,
     /// The compressed bytes that the total size promises.
     CompressedData,
+    /// An ELF file header.
+    ElfHeader,
 }
 
 impl Field {
@@ -49,6 +51,7 @@ impl Field {
             Field::UncompressedSize => "uncompressed size",
             Field::Hash => "hash",
             Field::CompressedData => "compressed data",
+            Field::ElfHeader => "ELF header",
         }
     }
 }
@@ -192,6 +195,61 @@ pub enum ErrorKind {
     NestedCompressedBundle,
     /// Bytes in a sequence of containers that start no known container.
     UnknownContainer,
+    /// The input does not start with the ELF magic.
+    NotElf,
+    /// A valid ELF file of a kind this reader does not handle.
+    UnsupportedElf {
+        /// What is not handled.
+        what: crate::elf::ElfUnsupported,
+    },
+    /// The section header table lies outside the file.
+    SectionTableOutOfBounds {
+        /// `e_shoff`.
+        offset: u64,
+        /// The number of sections.
+        count: u64,
+        /// Length of the file.
+        len: u64,
+    },
+    /// `e_shstrndx` names no section, or one without contents.
+    BadNameTableIndex {
+        /// The index.
+        index: u32,
+        /// The number of sections.
+        count: u32,
+    },
+    /// A section index (in a header, a symbol or a group) names no section.
+    BadSectionIndex {
+        /// The index.
+        index: u32,
+        /// The number of sections.
+        count: u32,
+    },
+    /// A name offset lies outside its string table or has no terminating NUL.
+    BadSectionName {
+        /// The offset into the string table.
+        name: u32,
+        /// Size of the string table.
+        table_size: u64,
+    },
+    /// A section's contents lie outside the file.
+    SectionOutOfBounds {
+        /// `sh_offset`.
+        offset: u64,
+        /// `sh_size`.
+        size: u64,
+        /// Length of the file.
+        len: u64,
+    },
+    /// A section name to be written contains a NUL byte.
+    NulInSectionName,
+    /// A section to be removed is still used by one that stays.
+    SectionInUse {
+        /// The section to be removed.
+        index: u32,
+        /// The section that refers to it.
+        by: u32,
+    },
 }
 
 /// An error found in an input: its kind, the byte offset of the offending field,
@@ -322,6 +380,32 @@ impl fmt::Display for ErrorKind {
                 f.write_str("compressed bundle contains another compressed bundle")
             }
             ErrorKind::UnknownContainer => f.write_str("no known container starts here"),
+            ErrorKind::NotElf => f.write_str("not an ELF file: missing magic"),
+            ErrorKind::UnsupportedElf { what } => write!(f, "unsupported: {what}"),
+            ErrorKind::SectionTableOutOfBounds { offset, count, len } => write!(
+                f,
+                "section header table of {count} entries at {offset:#x} runs past the end of the file ({len:#x} bytes)"
+            ),
+            ErrorKind::BadNameTableIndex { index, count } => write!(
+                f,
+                "section name table index {index} names no section with contents ({count} sections)"
+            ),
+            ErrorKind::BadSectionIndex { index, count } => {
+                write!(f, "section index {index} out of range ({count} sections)")
+            }
+            ErrorKind::BadSectionName { name, table_size } => write!(
+                f,
+                "name offset {name:#x} lies outside the {table_size}-byte string table or is not NUL-terminated"
+            ),
+            ErrorKind::SectionOutOfBounds { offset, size, len } => write!(
+                f,
+                "section contents [{offset:#x}, +{size:#x}) run past the end of the file ({len:#x} bytes)"
+            ),
+            ErrorKind::NulInSectionName => f.write_str("section name contains a NUL byte"),
+            ErrorKind::SectionInUse { index, by } => write!(
+                f,
+                "section {index} cannot be removed: section {by} refers to it"
+            ),
         }
     }
 }

@@ -10,6 +10,8 @@
 //! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
 //! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
+//! - [`elf`]: the ELF sections that carry offload containers.
+//! - [`object_bundle`]: object-flavour bundles, entries as ELF sections of a host object.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -32,8 +34,10 @@ pub mod bundle;
 mod bytes;
 pub mod compressed;
 pub mod container;
+pub mod elf;
 mod error;
 pub mod id;
+pub mod object_bundle;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
 pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};

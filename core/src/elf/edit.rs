@@ -1,0 +1,599 @@
+//! Adding and removing sections, with the file laid out the way llvm-objcopy
+//! lays it out, so that a section added here and removed by llvm-objcopy (or
+//! the reverse) gives back the original file.
+//!
+//! What changes: the section header table (moved to the end), the
+//! section-name table and every symbol string table (rebuilt from the names in
+//! use, see [`super::strtab`]), symbol tables (new name offsets, renumbered
+//! section indices), section groups and extended index tables (renumbered).
+//! Sections outside segments are laid out in their original file order, each
+//! at its alignment; sections inside segments, and the segments, stay where
+//! they are. Every other byte is copied.
+
+use alloc::vec::Vec;
+
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, IntoBytes};
+
+use super::strtab::StringTable;
+use super::*;
+
+/// A section to add: it goes after the existing ones, in the order given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewSection<'a> {
+    /// The section's name.
+    pub name: &'a [u8],
+    /// `sh_type`.
+    pub kind: u32,
+    /// `sh_flags`.
+    pub flags: u64,
+    /// `sh_addralign` (0 and 1 both mean unaligned).
+    pub addralign: u64,
+    /// The contents.
+    pub data: &'a [u8],
+}
+
+/// One section of the output: its header (offset still to be assigned) and
+/// where its bytes come from.
+struct Planned<'a> {
+    header: SectionHeader,
+    /// The section's offset in the input, which orders the layout; `None`
+    /// for an added section, which goes last.
+    original_offset: Option<u64>,
+    /// Kept at its input offset because a segment holds it.
+    in_segment: bool,
+    contents: Contents<'a>,
+}
+
+enum Contents<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Contents<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Contents::Borrowed(b) => b,
+            Contents::Owned(v) => v,
+        }
+    }
+}
+
+/// Writes `file` without the sections for which `keep` returns false and with
+/// `added` appended. A removed section that a kept one still refers to (by
+/// `sh_link`, `sh_info`, a symbol or a group) is an error, as is a name with a
+/// NUL in it.
+pub fn rewrite_sections(
+    file: &ElfFile,
+    mut keep: impl FnMut(&Section) -> bool,
+    added: &[NewSection],
+) -> Result<Vec<u8>> {
+    let count = file.section_count();
+    let sections = (0..count)
+        .map(|i| file.section(i))
+        .collect::<Result<Vec<_>>>()?;
+    let mut new_index: Vec<Option<u32>> = Vec::new();
+    let mut next = 0u32;
+    for section in &sections {
+        if section.index() == 0 || keep(section) {
+            new_index.push(Some(next));
+            next = next.checked_add(1).ok_or_else(overflow)?;
+        } else {
+            new_index.push(None);
+        }
+    }
+    let map = Renumber {
+        new_index: &new_index,
+        count,
+    };
+    for added in added {
+        if added.name.contains(&0) {
+            return Err(Error::new(ErrorKind::NulInSectionName, 0));
+        }
+    }
+    let shstrndx = file.header().shstrndx;
+    let new_shstrndx = map.get(shstrndx, 0)?;
+    let tables = rebuilt_tables(file, &sections, &new_index, added)?;
+    let mut planned = Vec::new();
+    let segments = segments(file)?;
+    for section in &sections {
+        if new_index
+            .get(usize_of(section.index())?)
+            .copied()
+            .flatten()
+            .is_none()
+        {
+            continue;
+        }
+        planned.push(plan(file, section, &map, &tables, &segments)?);
+    }
+    let names = tables
+        .iter()
+        .find(|(index, _)| *index == shstrndx)
+        .map(|(_, table)| table);
+    for added in added {
+        planned.push(Planned {
+            header: SectionHeader {
+                name: names.map_or(0, |t| t.offset(added.name)),
+                kind: added.kind,
+                flags: added.flags,
+                size: to_u64(added.data.len()),
+                addralign: added.addralign,
+                ..SectionHeader::default()
+            },
+            original_offset: None,
+            in_segment: false,
+            contents: Contents::Borrowed(added.data),
+        });
+    }
+    let total = to_u64(planned.len());
+    if let Some(null) = planned.first_mut() {
+        // Section 0 carries the count and the name-table index when they
+        // do not fit in the file header.
+        null.header.size = if total >= u64::from(SHN_LORESERVE) {
+            total
+        } else {
+            0
+        };
+        null.header.link = if new_shstrndx >= SHN_LORESERVE {
+            new_shstrndx
+        } else {
+            0
+        };
+    }
+    let start = layout_start(file, &segments)?;
+    let shoff = layout(&mut planned, start, file.header().class)?;
+    write(file, &planned, shoff, new_shstrndx)
+}
+
+fn overflow() -> Error {
+    Error::new(ErrorKind::LayoutOverflow, 0)
+}
+
+fn usize_of(n: u32) -> Result<usize> {
+    usize::try_from(n).map_err(|_| overflow())
+}
+
+/// Old section index → new one, for the sections that stay.
+struct Renumber<'a> {
+    new_index: &'a [Option<u32>],
+    count: u32,
+}
+
+impl Renumber<'_> {
+    /// The new index of section `old`, which section `by` refers to.
+    fn get(&self, old: u32, by: u32) -> Result<u32> {
+        match self.new_index.get(usize_of(old)?) {
+            Some(Some(new)) => Ok(*new),
+            Some(None) => Err(Error::new(ErrorKind::SectionInUse { index: old, by }, 0)),
+            None => Err(Error::new(
+                ErrorKind::BadSectionIndex {
+                    index: old,
+                    count: self.count,
+                },
+                0,
+            )
+            .in_entry(by.into())),
+        }
+    }
+
+    /// Whether any kept section changes index.
+    fn is_identity(&self) -> bool {
+        self.new_index
+            .iter()
+            .enumerate()
+            .all(|(i, n)| n.map_or(true, |n| usize::try_from(n).is_ok_and(|n| n == i)))
+    }
+}
+
+/// The string tables llvm-objcopy rebuilds: the section-name table and the
+/// string table of every symbol table, each from the names still in use.
+fn rebuilt_tables<'a>(
+    file: &ElfFile<'a>,
+    sections: &[Section<'a>],
+    new_index: &[Option<u32>],
+    added: &[NewSection<'a>],
+) -> Result<Vec<(u32, StringTable<'a>)>> {
+    let kept = |s: &&Section| {
+        new_index.get(usize::try_from(s.index()).unwrap_or(usize::MAX)) != Some(&None)
+    };
+    let shstrndx = file.header().shstrndx;
+    let mut indices: Vec<u32> = Vec::new();
+    if shstrndx != 0 {
+        indices.push(shstrndx);
+    }
+    for s in sections.iter().filter(kept) {
+        if s.header().kind == SHT_SYMTAB && !indices.contains(&s.header().link) {
+            indices.push(s.header().link);
+        }
+    }
+    let mut tables = Vec::new();
+    for index in indices {
+        let mut names: Vec<&'a [u8]> = Vec::new();
+        if index == shstrndx {
+            names.extend(sections.iter().filter(kept).map(Section::name));
+            names.extend(added.iter().map(|a| a.name));
+        }
+        for symtab in sections.iter().filter(kept) {
+            if symtab.header().kind == SHT_SYMTAB && symtab.header().link == index {
+                let strings = file.section(index)?.data();
+                for symbol in symbols(file, symtab)? {
+                    names.push(symbol_name(strings, symtab, &symbol)?);
+                }
+            }
+        }
+        tables.push((index, StringTable::build(names)?));
+    }
+    Ok(tables)
+}
+
+/// The fields of a symbol this module rewrites, and where it is.
+struct Symbol {
+    at: usize,
+    name: u32,
+    shndx: u16,
+}
+
+fn symbols(file: &ElfFile, symtab: &Section) -> Result<Vec<Symbol>> {
+    let class = file.header().class;
+    let size = class.symbol_size();
+    if symtab.header().entsize != size {
+        return Err(Error::new(
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::SymbolSize(symtab.header().entsize),
+            },
+            symtab.offset(),
+        )
+        .in_entry(symtab.index().into()));
+    }
+    let step = usize::try_from(size).map_err(|_| overflow())?;
+    let data = symtab.data();
+    let mut out = Vec::new();
+    for (i, raw) in data.chunks_exact(step).enumerate() {
+        let at = i.checked_mul(step).ok_or_else(overflow)?;
+        // st_name is first in both classes; st_shndx is the last field of a
+        // 32-bit symbol and follows st_info/st_other in a 64-bit one.
+        let name = U32::read_from_prefix(raw).map_or(0, |(v, _)| v.get());
+        let shndx_at = match class {
+            Class::Elf32 => 14,
+            Class::Elf64 => 6,
+        };
+        let shndx = raw
+            .get(shndx_at..)
+            .and_then(|r| U16::read_from_prefix(r).ok())
+            .map_or(0, |(v, _)| v.get());
+        out.push(Symbol { at, name, shndx });
+    }
+    Ok(out)
+}
+
+fn symbol_name<'a>(strings: &'a [u8], symtab: &Section, symbol: &Symbol) -> Result<&'a [u8]> {
+    if symbol.name == 0 {
+        return Ok(&[]);
+    }
+    section_name(strings, symbol.name).ok_or_else(|| {
+        Error::new(
+            ErrorKind::BadSectionName {
+                name: symbol.name,
+                table_size: to_u64(strings.len()),
+            },
+            symtab.offset().saturating_add(to_u64(symbol.at)),
+        )
+        .in_entry(symtab.index().into())
+    })
+}
+
+/// A segment's file range.
+struct Segment {
+    offset: u64,
+    end: u64,
+}
+
+fn segments(file: &ElfFile) -> Result<Vec<Segment>> {
+    let header = file.header();
+    let class = header.class;
+    let size = class.program_header_size();
+    let mut out = Vec::new();
+    for i in 0..u64::from(header.phnum) {
+        let at = i
+            .checked_mul(size)
+            .and_then(|n| n.checked_add(header.phoff))
+            .ok_or_else(overflow)?;
+        let raw = range(file.data(), at, size).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Truncated {
+                    field: Field::ElfHeader,
+                    needed: size,
+                    available: to_u64(file.data().len()).saturating_sub(at),
+                },
+                at,
+            )
+        })?;
+        let (offset, filesz) = match class {
+            Class::Elf64 => {
+                let p = ProgramHeader64::ref_from_prefix(raw)
+                    .map_err(|_| overflow())?
+                    .0;
+                (p.p_offset.get(), p.p_filesz.get())
+            }
+            Class::Elf32 => {
+                let p = ProgramHeader32::ref_from_prefix(raw)
+                    .map_err(|_| overflow())?
+                    .0;
+                (p.p_offset.get().into(), p.p_filesz.get().into())
+            }
+        };
+        if filesz != 0 {
+            let end = offset.checked_add(filesz).ok_or_else(overflow)?;
+            out.push(Segment { offset, end });
+        }
+    }
+    Ok(out)
+}
+
+/// Where out-of-segment sections start: after the file header, the program
+/// headers and every segment.
+fn layout_start(file: &ElfFile, segments: &[Segment]) -> Result<u64> {
+    let header = file.header();
+    let mut start = header.class.header_size();
+    if header.phnum != 0 {
+        let table = u64::from(header.phnum)
+            .checked_mul(header.class.program_header_size())
+            .and_then(|n| n.checked_add(header.phoff))
+            .ok_or_else(overflow)?;
+        start = start.max(table);
+    }
+    Ok(segments.iter().map(|s| s.end).fold(start, u64::max))
+}
+
+fn plan<'a: 'b, 'b>(
+    file: &ElfFile<'a>,
+    section: &Section<'a>,
+    map: &Renumber,
+    tables: &'b [(u32, StringTable<'a>)],
+    segments: &[Segment],
+) -> Result<Planned<'b>> {
+    let index = section.index();
+    let mut header = *section.header();
+    let shstrndx = file.header().shstrndx;
+    if let Some((_, names)) = tables.iter().find(|(i, _)| *i == shstrndx) {
+        if index != 0 {
+            header.name = names.offset(section.name());
+        }
+    }
+    if index != 0 {
+        if header.link != 0 {
+            header.link = map.get(header.link, index)?;
+        }
+        if header.kind == SHT_REL || header.kind == SHT_RELA || header.flags & SHF_INFO_LINK != 0 {
+            header.info = map.get(header.info, index)?;
+        }
+    }
+    let mut contents = Contents::Borrowed(section.data());
+    if let Some((_, table)) = tables.iter().find(|(i, _)| *i == index) {
+        header.size = to_u64(table.bytes().len());
+        contents = Contents::Borrowed(table.bytes());
+    } else if header.kind == SHT_SYMTAB || header.kind == SHT_DYNSYM {
+        let names = tables.iter().find(|(i, _)| *i == section.header().link);
+        if names.is_some() || !map.is_identity() {
+            contents = Contents::Owned(rewrite_symbols(file, section, map, names.map(|(_, t)| t))?);
+        }
+    } else if (header.kind == SHT_GROUP || header.kind == SHT_SYMTAB_SHNDX) && !map.is_identity() {
+        contents = Contents::Owned(renumber_words(section, map, header.kind == SHT_GROUP)?);
+    }
+    let in_segment = index != 0
+        && header.kind != SHT_NOBITS
+        && matches!(contents, Contents::Borrowed(_))
+        && segments.iter().any(|s| {
+            section.offset() >= s.offset && section.offset().saturating_add(header.size) <= s.end
+        });
+    Ok(Planned {
+        header,
+        original_offset: Some(section.offset()),
+        in_segment,
+        contents,
+    })
+}
+
+/// A symbol table with new name offsets (when its string table is rebuilt)
+/// and renumbered section indices.
+fn rewrite_symbols(
+    file: &ElfFile,
+    symtab: &Section,
+    map: &Renumber,
+    names: Option<&StringTable>,
+) -> Result<Vec<u8>> {
+    let mut out = symtab.data().to_vec();
+    let strings = file.section(symtab.header().link)?.data();
+    let shndx_at = match file.header().class {
+        Class::Elf32 => 14,
+        Class::Elf64 => 6,
+    };
+    for symbol in symbols(file, symtab)? {
+        let name = match names {
+            Some(table) => table.offset(symbol_name(strings, symtab, &symbol)?),
+            None => symbol.name,
+        };
+        let shndx = u32::from(symbol.shndx);
+        let shndx = if shndx == 0 || shndx >= SHN_LORESERVE {
+            symbol.shndx
+        } else {
+            u16::try_from(map.get(shndx, symtab.index())?).map_err(|_| overflow())?
+        };
+        let at = symbol.at;
+        if let Some(slot) = out.get_mut(at..).and_then(|s| s.get_mut(..4)) {
+            slot.copy_from_slice(U32::new(name).as_bytes());
+        }
+        let field = at.checked_add(shndx_at).ok_or_else(overflow)?;
+        if let Some(slot) = out.get_mut(field..).and_then(|s| s.get_mut(..2)) {
+            slot.copy_from_slice(U16::new(shndx).as_bytes());
+        }
+    }
+    Ok(out)
+}
+
+/// A group's member list (after its flag word) or an extended index table,
+/// with every section index renumbered.
+fn renumber_words(section: &Section, map: &Renumber, skip_first: bool) -> Result<Vec<u8>> {
+    let mut out = section.data().to_vec();
+    for (i, word) in out.chunks_exact_mut(4).enumerate() {
+        if skip_first && i == 0 {
+            continue;
+        }
+        let old = U32::read_from_bytes(word).map_or(0, |v| v.get());
+        if old != 0 {
+            word.copy_from_slice(U32::new(map.get(old, section.index())?).as_bytes());
+        }
+    }
+    Ok(out)
+}
+
+/// Assigns offsets; returns where the section header table goes.
+fn layout(planned: &mut [Planned], start: u64, class: Class) -> Result<u64> {
+    let mut order: Vec<usize> = (1..planned.len()).collect();
+    // Stable: ties keep index order, and added sections (no original offset)
+    // go last in the order they were given.
+    order.sort_by_key(|&i| {
+        planned
+            .get(i)
+            .and_then(|p| p.original_offset)
+            .unwrap_or(u64::MAX)
+    });
+    let mut offset = start;
+    for i in order {
+        let Some(p) = planned.get_mut(i) else {
+            continue;
+        };
+        if p.in_segment {
+            continue;
+        }
+        offset = align_to(offset, p.header.addralign)?;
+        p.header.offset = offset;
+        if p.header.kind != SHT_NOBITS {
+            offset = offset.checked_add(p.header.size).ok_or_else(overflow)?;
+        }
+    }
+    align_to(offset, class.address_size())
+}
+
+fn align_to(n: u64, align: u64) -> Result<u64> {
+    let align = align.max(1);
+    n.div_ceil(align).checked_mul(align).ok_or_else(overflow)
+}
+
+fn write(file: &ElfFile, planned: &[Planned], shoff: u64, shstrndx: u32) -> Result<Vec<u8>> {
+    let class = file.header().class;
+    let count = to_u64(planned.len());
+    let len = count
+        .checked_mul(class.section_header_size())
+        .and_then(|n| n.checked_add(shoff))
+        .ok_or_else(overflow)?;
+    let len = usize::try_from(len).map_err(|_| overflow())?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        Error::new(
+            ErrorKind::OutOfMemory {
+                requested: to_u64(len),
+            },
+            0,
+        )
+    })?;
+    out.resize(len, 0);
+    let header_size = usize::try_from(class.header_size()).map_err(|_| overflow())?;
+    copy_at(
+        &mut out,
+        0,
+        file.data().get(..header_size).unwrap_or_default(),
+    )?;
+    let header = file.header();
+    if header.phnum != 0 {
+        let size = u64::from(header.phnum).saturating_mul(class.program_header_size());
+        copy_at(
+            &mut out,
+            header.phoff,
+            range(file.data(), header.phoff, size).unwrap_or_default(),
+        )?;
+    }
+    let shnum = if count >= u64::from(SHN_LORESERVE) {
+        0
+    } else {
+        count
+    };
+    let shnum = u16::try_from(shnum).map_err(|_| overflow())?;
+    let shstrndx16 = u16::try_from(if shstrndx >= SHN_LORESERVE {
+        SHN_XINDEX
+    } else {
+        shstrndx
+    })
+    .map_err(|_| overflow())?;
+    match class {
+        Class::Elf64 => {
+            let (h, _) = FileHeader64::mut_from_prefix(&mut out).map_err(|_| overflow())?;
+            h.e_shoff = U64::new(shoff);
+            h.e_shnum = U16::new(shnum);
+            h.e_shstrndx = U16::new(shstrndx16);
+        }
+        Class::Elf32 => {
+            let (h, _) = FileHeader32::mut_from_prefix(&mut out).map_err(|_| overflow())?;
+            h.e_shoff = U32::new(u32::try_from(shoff).map_err(|_| overflow())?);
+            h.e_shnum = U16::new(shnum);
+            h.e_shstrndx = U16::new(shstrndx16);
+        }
+    }
+    let mut at = shoff;
+    for p in planned {
+        if p.header.kind != SHT_NOBITS {
+            copy_at(&mut out, p.header.offset, p.contents.bytes())?;
+        }
+        copy_at(&mut out, at, &header_bytes(class, &p.header)?)?;
+        at = at
+            .checked_add(class.section_header_size())
+            .ok_or_else(overflow)?;
+    }
+    Ok(out)
+}
+
+fn copy_at(out: &mut [u8], at: u64, bytes: &[u8]) -> Result<()> {
+    let start = usize::try_from(at).map_err(|_| overflow())?;
+    let end = start.checked_add(bytes.len()).ok_or_else(overflow)?;
+    out.get_mut(start..end)
+        .ok_or_else(overflow)?
+        .copy_from_slice(bytes);
+    Ok(())
+}
+
+fn header_bytes(class: Class, h: &SectionHeader) -> Result<Vec<u8>> {
+    Ok(match class {
+        Class::Elf64 => SectionHeader64 {
+            sh_name: h.name.into(),
+            sh_type: h.kind.into(),
+            sh_flags: h.flags.into(),
+            sh_addr: h.addr.into(),
+            sh_offset: h.offset.into(),
+            sh_size: h.size.into(),
+            sh_link: h.link.into(),
+            sh_info: h.info.into(),
+            sh_addralign: h.addralign.into(),
+            sh_entsize: h.entsize.into(),
+        }
+        .as_bytes()
+        .to_vec(),
+        Class::Elf32 => {
+            let narrow = |v: u64| u32::try_from(v).map(U32::new).map_err(|_| overflow());
+            SectionHeader32 {
+                sh_name: h.name.into(),
+                sh_type: h.kind.into(),
+                sh_flags: narrow(h.flags)?,
+                sh_addr: narrow(h.addr)?,
+                sh_offset: narrow(h.offset)?,
+                sh_size: narrow(h.size)?,
+                sh_link: h.link.into(),
+                sh_info: h.info.into(),
+                sh_addralign: narrow(h.addralign)?,
+                sh_entsize: narrow(h.entsize)?,
+            }
+            .as_bytes()
+            .to_vec()
+        }
+    })
+}

@@ -1,0 +1,720 @@
+//! A minimal ELF reader: the file header, the section header table, section
+//! names and section contents, for 32- and 64-bit little-endian files.
+//!
+//! ```text
+//! 0          file header (52 or 64 bytes): class, encoding, type, machine,
+//!            flags, e_shoff, e_shnum, e_shstrndx
+//! e_shoff    e_shnum section headers (40 or 64 bytes each); header 0 is null
+//!            and holds the real count and name-table index when they do not
+//!            fit in 16 bits
+//! sh_offset  each section's contents (none for SHT_NOBITS)
+//! ```
+//! Offload containers live in sections: object-flavour bundles in sections
+//! named `__CLANG_OFFLOAD_BUNDLE__<id>`. [`ElfFile::parse`] checks the header,
+//! the section table and the section-name table; each section's own bounds are
+//! checked when [`ElfFile::sections`] reaches it, and a bad section does not
+//! hide the others. Big-endian files are reported as unsupported.
+
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::bytes::{range, to_u64};
+use crate::{Error, ErrorKind, Field, Result};
+
+#[cfg(feature = "alloc")]
+mod edit;
+#[cfg(feature = "alloc")]
+mod strtab;
+
+#[cfg(feature = "alloc")]
+pub use edit::{rewrite_sections, NewSection};
+
+/// `\x7fELF`.
+pub const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
+/// `sh_type` of a section with no contents in the file.
+pub const SHT_NOBITS: u32 = 8;
+/// `sh_type` of program data.
+pub const SHT_PROGBITS: u32 = 1;
+/// `sh_type` of a symbol table.
+pub const SHT_SYMTAB: u32 = 2;
+/// `sh_type` of a string table.
+pub const SHT_STRTAB: u32 = 3;
+/// `sh_type` of relocations with addends.
+pub const SHT_RELA: u32 = 4;
+/// `sh_type` of relocations without addends.
+pub const SHT_REL: u32 = 9;
+/// `sh_type` of a dynamic symbol table.
+pub const SHT_DYNSYM: u32 = 11;
+/// `sh_type` of a section group.
+pub const SHT_GROUP: u32 = 17;
+/// `sh_type` of the extended section indices of a symbol table.
+pub const SHT_SYMTAB_SHNDX: u32 = 18;
+/// `sh_type` of LLVM's offloading section (`.llvm.offloading`).
+pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c15;
+/// `sh_flags`: `sh_info` holds a section index.
+pub const SHF_INFO_LINK: u64 = 0x40;
+/// `sh_flags`: the linker drops the section.
+pub const SHF_EXCLUDE: u64 = 0x8000_0000;
+/// First reserved section index: symbol section indices at or above it are
+/// special (absolute, common, extended).
+pub const SHN_LORESERVE: u32 = 0xff00;
+/// `st_shndx`/`e_shstrndx`: the real index is elsewhere.
+pub const SHN_XINDEX: u32 = 0xffff;
+
+/// The 64-bit file header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct FileHeader64 {
+    pub e_ident: [u8; 16],
+    pub e_type: U16,
+    pub e_machine: U16,
+    pub e_version: U32,
+    pub e_entry: U64,
+    pub e_phoff: U64,
+    pub e_shoff: U64,
+    pub e_flags: U32,
+    pub e_ehsize: U16,
+    pub e_phentsize: U16,
+    pub e_phnum: U16,
+    pub e_shentsize: U16,
+    pub e_shnum: U16,
+    pub e_shstrndx: U16,
+}
+const _: () = assert!(core::mem::size_of::<FileHeader64>() == 64);
+
+/// The 32-bit file header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct FileHeader32 {
+    pub e_ident: [u8; 16],
+    pub e_type: U16,
+    pub e_machine: U16,
+    pub e_version: U32,
+    pub e_entry: U32,
+    pub e_phoff: U32,
+    pub e_shoff: U32,
+    pub e_flags: U32,
+    pub e_ehsize: U16,
+    pub e_phentsize: U16,
+    pub e_phnum: U16,
+    pub e_shentsize: U16,
+    pub e_shnum: U16,
+    pub e_shstrndx: U16,
+}
+const _: () = assert!(core::mem::size_of::<FileHeader32>() == 52);
+
+/// A 64-bit section header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct SectionHeader64 {
+    pub sh_name: U32,
+    pub sh_type: U32,
+    pub sh_flags: U64,
+    pub sh_addr: U64,
+    pub sh_offset: U64,
+    pub sh_size: U64,
+    pub sh_link: U32,
+    pub sh_info: U32,
+    pub sh_addralign: U64,
+    pub sh_entsize: U64,
+}
+const _: () = assert!(core::mem::size_of::<SectionHeader64>() == 64);
+
+/// A 32-bit section header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct SectionHeader32 {
+    pub sh_name: U32,
+    pub sh_type: U32,
+    pub sh_flags: U32,
+    pub sh_addr: U32,
+    pub sh_offset: U32,
+    pub sh_size: U32,
+    pub sh_link: U32,
+    pub sh_info: U32,
+    pub sh_addralign: U32,
+    pub sh_entsize: U32,
+}
+const _: () = assert!(core::mem::size_of::<SectionHeader32>() == 40);
+
+/// A 64-bit program header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct ProgramHeader64 {
+    pub p_type: U32,
+    pub p_flags: U32,
+    pub p_offset: U64,
+    pub p_vaddr: U64,
+    pub p_paddr: U64,
+    pub p_filesz: U64,
+    pub p_memsz: U64,
+    pub p_align: U64,
+}
+const _: () = assert!(core::mem::size_of::<ProgramHeader64>() == 56);
+
+/// A 32-bit program header.
+#[derive(Debug, Clone, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+#[allow(missing_docs)]
+pub struct ProgramHeader32 {
+    pub p_type: U32,
+    pub p_offset: U32,
+    pub p_vaddr: U32,
+    pub p_paddr: U32,
+    pub p_filesz: U32,
+    pub p_memsz: U32,
+    pub p_flags: U32,
+    pub p_align: U32,
+}
+const _: () = assert!(core::mem::size_of::<ProgramHeader32>() == 32);
+
+/// ELF's two word sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// `ELFCLASS32`.
+    Elf32,
+    /// `ELFCLASS64`.
+    Elf64,
+}
+
+impl Class {
+    /// Size of the file header.
+    pub const fn header_size(self) -> u64 {
+        match self {
+            Class::Elf32 => 52,
+            Class::Elf64 => 64,
+        }
+    }
+
+    /// Size of a section header.
+    pub const fn section_header_size(self) -> u64 {
+        match self {
+            Class::Elf32 => 40,
+            Class::Elf64 => 64,
+        }
+    }
+
+    /// Size of a program header.
+    pub const fn program_header_size(self) -> u64 {
+        match self {
+            Class::Elf32 => 32,
+            Class::Elf64 => 56,
+        }
+    }
+
+    /// Size of a symbol table entry.
+    pub const fn symbol_size(self) -> u64 {
+        match self {
+            Class::Elf32 => 16,
+            Class::Elf64 => 24,
+        }
+    }
+
+    /// Size of an address, the alignment of the tables a writer lays out.
+    pub const fn address_size(self) -> u64 {
+        match self {
+            Class::Elf32 => 4,
+            Class::Elf64 => 8,
+        }
+    }
+}
+
+/// Why a well-formed ELF file is not one this reader handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElfUnsupported {
+    /// `EI_CLASS` is neither 1 nor 2.
+    Class(u8),
+    /// The file is big-endian (`ELFDATA2MSB`).
+    BigEndian,
+    /// `EI_DATA` is neither 1 nor 2.
+    Encoding(u8),
+    /// `e_shentsize` is not the class's section header size.
+    SectionHeaderSize(u16),
+    /// `e_phentsize` is not the class's program header size.
+    ProgramHeaderSize(u16),
+    /// A symbol table's `sh_entsize` is not the class's symbol size.
+    SymbolSize(u64),
+}
+
+impl core::fmt::Display for ElfUnsupported {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            ElfUnsupported::Class(c) => write!(f, "ELF class {c}"),
+            ElfUnsupported::BigEndian => f.write_str("big-endian ELF"),
+            ElfUnsupported::Encoding(e) => write!(f, "ELF data encoding {e}"),
+            ElfUnsupported::SectionHeaderSize(n) => write!(f, "section header size {n}"),
+            ElfUnsupported::ProgramHeaderSize(n) => write!(f, "program header size {n}"),
+            ElfUnsupported::SymbolSize(n) => write!(f, "symbol size {n}"),
+        }
+    }
+}
+
+/// The file header fields this crate uses, in native integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    /// 32- or 64-bit.
+    pub class: Class,
+    /// `e_type`: 1 relocatable, 2 executable, 3 shared object.
+    pub file_type: u16,
+    /// `e_machine` (62 x86-64, 224 AMDGPU, 190 CUDA).
+    pub machine: u16,
+    /// `e_flags` (for AMDGPU: the processor and its features).
+    pub flags: u32,
+    /// `e_phoff`.
+    pub phoff: u64,
+    /// `e_phnum`.
+    pub phnum: u16,
+    /// `e_shoff`.
+    pub shoff: u64,
+    /// The number of sections, from `e_shnum` or section 0.
+    pub shnum: u32,
+    /// The index of the section-name table, from `e_shstrndx` or section 0.
+    pub shstrndx: u32,
+}
+
+/// A section header in native integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[allow(missing_docs)]
+pub struct SectionHeader {
+    pub name: u32,
+    pub kind: u32,
+    pub flags: u64,
+    pub addr: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub link: u32,
+    pub info: u32,
+    pub addralign: u64,
+    pub entsize: u64,
+}
+
+impl SectionHeader {
+    fn read(class: Class, bytes: &[u8]) -> Option<SectionHeader> {
+        Some(match class {
+            Class::Elf64 => {
+                let h = SectionHeader64::ref_from_prefix(bytes).ok()?.0;
+                SectionHeader {
+                    name: h.sh_name.get(),
+                    kind: h.sh_type.get(),
+                    flags: h.sh_flags.get(),
+                    addr: h.sh_addr.get(),
+                    offset: h.sh_offset.get(),
+                    size: h.sh_size.get(),
+                    link: h.sh_link.get(),
+                    info: h.sh_info.get(),
+                    addralign: h.sh_addralign.get(),
+                    entsize: h.sh_entsize.get(),
+                }
+            }
+            Class::Elf32 => {
+                let h = SectionHeader32::ref_from_prefix(bytes).ok()?.0;
+                SectionHeader {
+                    name: h.sh_name.get(),
+                    kind: h.sh_type.get(),
+                    flags: h.sh_flags.get().into(),
+                    addr: h.sh_addr.get().into(),
+                    offset: h.sh_offset.get().into(),
+                    size: h.sh_size.get().into(),
+                    link: h.sh_link.get(),
+                    info: h.sh_info.get(),
+                    addralign: h.sh_addralign.get().into(),
+                    entsize: h.sh_entsize.get().into(),
+                }
+            }
+        })
+    }
+
+    /// The section's bytes in the file: none for `SHT_NOBITS`.
+    fn file_size(&self) -> u64 {
+        if self.kind == SHT_NOBITS {
+            0
+        } else {
+            self.size
+        }
+    }
+}
+
+/// A parsed ELF file: a checked header and section table over a borrowed
+/// buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElfFile<'data> {
+    data: &'data [u8],
+    header: FileHeader,
+    table: &'data [u8],
+    names: &'data [u8],
+}
+
+/// One section: its header, name and contents, borrowed from the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Section<'data> {
+    index: u32,
+    name: &'data [u8],
+    header: SectionHeader,
+    data: &'data [u8],
+}
+
+impl<'data> ElfFile<'data> {
+    /// Whether `data` starts with the ELF magic.
+    pub fn is_elf(data: &[u8]) -> bool {
+        data.starts_with(ELF_MAGIC)
+    }
+
+    /// Parses the file header, the section header table and the section-name
+    /// table. Section contents are not read.
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        let header = read_file_header(data)?;
+        let class = header.class;
+        let entsize = class.section_header_size();
+        let mut header = header;
+        let mut table: &[u8] = &[];
+        if header.shoff != 0 {
+            let first = range(data, header.shoff, entsize).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::SectionTableOutOfBounds {
+                        offset: header.shoff,
+                        count: header.shnum.into(),
+                        len: to_u64(data.len()),
+                    },
+                    offset_of_shoff(class),
+                )
+            })?;
+            let null = SectionHeader::read(class, first).unwrap_or_default();
+            if header.shnum == 0 {
+                header.shnum = u32::try_from(null.size).unwrap_or(u32::MAX);
+            }
+            if header.shstrndx == SHN_XINDEX {
+                header.shstrndx = null.link;
+            }
+            table = u64::from(header.shnum)
+                .checked_mul(entsize)
+                .and_then(|size| range(data, header.shoff, size))
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::SectionTableOutOfBounds {
+                            offset: header.shoff,
+                            count: header.shnum.into(),
+                            len: to_u64(data.len()),
+                        },
+                        offset_of_shoff(class),
+                    )
+                })?;
+        } else {
+            header.shnum = 0;
+        }
+        let mut file = ElfFile {
+            data,
+            header,
+            table,
+            names: &[],
+        };
+        if header.shnum != 0 && header.shstrndx != 0 {
+            let strtab = file
+                .section_header(header.shstrndx)
+                .filter(|h| h.kind != SHT_NOBITS)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::BadNameTableIndex {
+                            index: header.shstrndx,
+                            count: header.shnum,
+                        },
+                        offset_of_shstrndx(class),
+                    )
+                })?;
+            file.names = range(data, strtab.offset, strtab.size)
+                .ok_or_else(|| section_out_of_bounds(&file, header.shstrndx, &strtab))?;
+        }
+        Ok(file)
+    }
+
+    /// The whole input.
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// The file header.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The number of section headers, including the null one.
+    pub fn section_count(&self) -> u32 {
+        self.header.shnum
+    }
+
+    fn section_header(&self, index: u32) -> Option<SectionHeader> {
+        let entsize = self.header.class.section_header_size();
+        let at = u64::from(index).checked_mul(entsize)?;
+        SectionHeader::read(self.header.class, range(self.table, at, entsize)?)
+    }
+
+    /// The section at `index`, with its name and contents checked.
+    pub fn section(&self, index: u32) -> Result<Section<'data>> {
+        let header = self.section_header(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionIndex {
+                    index,
+                    count: self.header.shnum,
+                },
+                self.header.shoff,
+            )
+        })?;
+        let header_offset = self.section_header_offset(index);
+        let name = if index == 0 {
+            &[][..]
+        } else {
+            section_name(self.names, header.name).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::BadSectionName {
+                        name: header.name,
+                        table_size: to_u64(self.names.len()),
+                    },
+                    header_offset,
+                )
+                .in_entry(index.into())
+            })?
+        };
+        let data = if index == 0 {
+            &[][..]
+        } else {
+            range(self.data, header.offset, header.file_size())
+                .ok_or_else(|| section_out_of_bounds(self, index, &header))?
+        };
+        Ok(Section {
+            index,
+            name,
+            header,
+            data,
+        })
+    }
+
+    /// Every section after the null one, in index order. A section whose
+    /// name or contents lie outside the file is an error for that section
+    /// only; the iterator goes on with the next.
+    pub fn sections(&self) -> impl Iterator<Item = Result<Section<'data>>> + '_ {
+        (1..self.header.shnum).map(|i| self.section(i))
+    }
+
+    /// The first section with this exact name.
+    pub fn section_by_name(&self, name: &[u8]) -> Option<Section<'data>> {
+        self.sections().flatten().find(|s| s.name == name)
+    }
+
+    /// File offset of section `index`'s header.
+    fn section_header_offset(&self, index: u32) -> u64 {
+        u64::from(index)
+            .saturating_mul(self.header.class.section_header_size())
+            .saturating_add(self.header.shoff)
+    }
+}
+
+impl<'data> Section<'data> {
+    /// The section's index in the section header table.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The section's name (bytes: names need not be UTF-8).
+    pub fn name(&self) -> &'data [u8] {
+        self.name
+    }
+
+    /// The section's header.
+    pub fn header(&self) -> &SectionHeader {
+        &self.header
+    }
+
+    /// The section's contents in the file (empty for `SHT_NOBITS`).
+    pub fn data(&self) -> &'data [u8] {
+        self.data
+    }
+
+    /// Where the contents start in the file.
+    pub fn offset(&self) -> u64 {
+        self.header.offset
+    }
+}
+
+fn read_file_header(data: &[u8]) -> Result<FileHeader> {
+    if !ElfFile::is_elf(data) {
+        return Err(Error::new(ErrorKind::NotElf, 0));
+    }
+    let unsupported = |what, at| Error::new(ErrorKind::UnsupportedElf { what }, at);
+    let class = match data.get(4).copied().unwrap_or(0) {
+        1 => Class::Elf32,
+        2 => Class::Elf64,
+        other => return Err(unsupported(ElfUnsupported::Class(other), 4)),
+    };
+    match data.get(5).copied().unwrap_or(0) {
+        1 => {}
+        2 => return Err(unsupported(ElfUnsupported::BigEndian, 5)),
+        other => return Err(unsupported(ElfUnsupported::Encoding(other), 5)),
+    }
+    let truncated = || {
+        Error::new(
+            ErrorKind::Truncated {
+                field: Field::ElfHeader,
+                needed: class.header_size(),
+                available: to_u64(data.len()),
+            },
+            0,
+        )
+    };
+    let header = match class {
+        Class::Elf64 => {
+            let h = FileHeader64::ref_from_prefix(data)
+                .map_err(|_| truncated())?
+                .0;
+            raw_header(
+                class,
+                [h.e_type, h.e_machine],
+                h.e_flags,
+                h.e_phoff.get(),
+                h.e_shoff.get(),
+                [
+                    h.e_phentsize,
+                    h.e_phnum,
+                    h.e_shentsize,
+                    h.e_shnum,
+                    h.e_shstrndx,
+                ],
+            )
+        }
+        Class::Elf32 => {
+            let h = FileHeader32::ref_from_prefix(data)
+                .map_err(|_| truncated())?
+                .0;
+            raw_header(
+                class,
+                [h.e_type, h.e_machine],
+                h.e_flags,
+                h.e_phoff.get().into(),
+                h.e_shoff.get().into(),
+                [
+                    h.e_phentsize,
+                    h.e_phnum,
+                    h.e_shentsize,
+                    h.e_shnum,
+                    h.e_shstrndx,
+                ],
+            )
+        }
+    };
+    let (header, shentsize, phentsize) = header;
+    if header.shoff != 0 && u64::from(shentsize) != class.section_header_size() {
+        return Err(unsupported(
+            ElfUnsupported::SectionHeaderSize(shentsize),
+            offset_of_shoff(class)
+                .saturating_add(class.address_size())
+                .saturating_add(10),
+        ));
+    }
+    if header.phnum != 0 && u64::from(phentsize) != class.program_header_size() {
+        return Err(unsupported(
+            ElfUnsupported::ProgramHeaderSize(phentsize),
+            offset_of_shoff(class)
+                .saturating_add(class.address_size())
+                .saturating_add(6),
+        ));
+    }
+    Ok(header)
+}
+
+/// Gathers the class-independent fields; returns the header and the two
+/// entry sizes that are checked against the class.
+fn raw_header(
+    class: Class,
+    [file_type, machine]: [U16; 2],
+    flags: U32,
+    phoff: u64,
+    shoff: u64,
+    [phentsize, phnum, shentsize, shnum, shstrndx]: [U16; 5],
+) -> (FileHeader, u16, u16) {
+    (
+        FileHeader {
+            class,
+            file_type: file_type.get(),
+            machine: machine.get(),
+            flags: flags.get(),
+            phoff,
+            phnum: phnum.get(),
+            shoff,
+            shnum: shnum.get().into(),
+            shstrndx: shstrndx.get().into(),
+        },
+        shentsize.get(),
+        phentsize.get(),
+    )
+}
+
+/// Offset of `e_shoff` in the file header.
+const fn offset_of_shoff(class: Class) -> u64 {
+    match class {
+        Class::Elf32 => 32,
+        Class::Elf64 => 40,
+    }
+}
+
+/// Offset of `e_shstrndx` in the file header.
+const fn offset_of_shstrndx(class: Class) -> u64 {
+    match class {
+        Class::Elf32 => 50,
+        Class::Elf64 => 62,
+    }
+}
+
+fn section_out_of_bounds(file: &ElfFile, index: u32, header: &SectionHeader) -> Error {
+    Error::new(
+        ErrorKind::SectionOutOfBounds {
+            offset: header.offset,
+            size: header.size,
+            len: to_u64(file.data.len()),
+        },
+        file.section_header_offset(index),
+    )
+    .in_entry(index.into())
+}
+
+/// The NUL-terminated string at `offset` in a string table.
+pub(crate) fn section_name(table: &[u8], offset: u32) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let rest = table.get(start..)?;
+    let end = memchr::memchr(0, rest)?;
+    rest.get(..end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_what_is_not_little_endian_elf() {
+        assert_eq!(ElfFile::parse(b"").unwrap_err().kind(), ErrorKind::NotElf);
+        let mut be = [0u8; 64];
+        be[..4].copy_from_slice(ELF_MAGIC);
+        be[4] = 2;
+        be[5] = 2;
+        assert_eq!(
+            ElfFile::parse(&be).unwrap_err().kind(),
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::BigEndian
+            }
+        );
+        be[5] = 1;
+        assert!(matches!(
+            ElfFile::parse(&be[..40]).unwrap_err().kind(),
+            ErrorKind::Truncated {
+                field: Field::ElfHeader,
+                ..
+            }
+        ));
+        let file = ElfFile::parse(&be).unwrap();
+        assert_eq!(file.section_count(), 0);
+        assert_eq!(file.sections().count(), 0);
+    }
+}

@@ -1,0 +1,100 @@
+//! ELF string tables laid out the way LLVM's `StringTableBuilder` lays them
+//! out, so that a rebuilt table matches what clang and llvm-objcopy write.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::bytes::to_u64;
+use crate::{Error, ErrorKind, Result};
+
+/// A string table and where each of its strings starts.
+#[derive(Debug)]
+pub(crate) struct StringTable<'a> {
+    bytes: Vec<u8>,
+    offsets: BTreeMap<&'a [u8], u32>,
+}
+
+impl<'a> StringTable<'a> {
+    /// Lays out the distinct strings: sorted so that each string comes right
+    /// after the strings it is a suffix of (descending, compared from the last
+    /// byte), each stored once, and a suffix of the string stored just before it
+    /// pointing into that string. The table starts with a NUL, where the empty
+    /// string lives.
+    pub(crate) fn build(strings: impl IntoIterator<Item = &'a [u8]>) -> Result<Self> {
+        let mut sorted: Vec<&'a [u8]> = strings.into_iter().filter(|s| !s.is_empty()).collect();
+        sorted.sort_unstable_by(|a, b| b.iter().rev().cmp(a.iter().rev()));
+        sorted.dedup();
+        let overflow = || Error::new(ErrorKind::LayoutOverflow, 0);
+        let mut offsets = BTreeMap::new();
+        let mut size = 1usize;
+        let mut previous: &[u8] = &[];
+        for s in &sorted {
+            let offset = if previous.ends_with(s) {
+                // The string and its NUL end where the previous one's do.
+                size.checked_sub(s.len()).and_then(|n| n.checked_sub(1))
+            } else {
+                let at = size;
+                size = size
+                    .checked_add(s.len())
+                    .and_then(|n| n.checked_add(1))
+                    .ok_or_else(overflow)?;
+                previous = s;
+                Some(at)
+            };
+            let offset = offset
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(overflow)?;
+            offsets.insert(*s, offset);
+        }
+        u32::try_from(size).map_err(|_| overflow())?;
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(size).map_err(|_| {
+            Error::new(
+                ErrorKind::OutOfMemory {
+                    requested: to_u64(size),
+                },
+                0,
+            )
+        })?;
+        bytes.resize(size, 0);
+        for (s, &offset) in &offsets {
+            let start = usize::try_from(offset).map_err(|_| overflow())?;
+            let end = start.checked_add(s.len()).ok_or_else(overflow)?;
+            if let Some(slot) = bytes.get_mut(start..end) {
+                slot.copy_from_slice(s);
+            }
+        }
+        Ok(StringTable { bytes, offsets })
+    }
+
+    /// Where `s` starts; the empty string (and any string not added) is at 0.
+    pub(crate) fn offset(&self, s: &[u8]) -> u32 {
+        self.offsets.get(s).copied().unwrap_or(0)
+    }
+
+    /// The table's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes_share_storage_as_in_llvm() {
+        let names: [&[u8]; 5] = [b".text", b".rela.text", b".data", b"", b".strtab"];
+        let table = StringTable::build(names).unwrap();
+        let off = |s: &[u8]| usize::try_from(table.offset(s)).unwrap();
+        let (rela, text) = (off(b".rela.text"), off(b".text"));
+        assert_eq!(text, rela + 5);
+        assert_eq!(off(b""), 0);
+        let bytes = table.bytes();
+        assert_eq!(bytes[0], 0);
+        assert_eq!(&bytes[rela..rela + 11], b".rela.text\0");
+        // Sorted descending from the last byte: ".rela.text" (t) before
+        // ".strtab" (b) before ".data" (a).
+        assert_eq!(&bytes[1..], b".rela.text\0.strtab\0.data\0");
+    }
+}

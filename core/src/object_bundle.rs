@@ -1,0 +1,128 @@
+//! Object-flavour bundles: a host object file whose bundle entries are ELF
+//! sections named `__CLANG_OFFLOAD_BUNDLE__<entry id>`.
+//!
+//! clang-offload-bundler writes this flavour for `-type=o` (and reads it inside
+//! `-type=a` archives) when the host input is an object file. Each entry is a
+//! `SHT_PROGBITS` section with only `SHF_EXCLUDE` set (the linker drops it) and
+//! alignment 1; the host entry's section holds a single zero byte, because
+//! the host's code is the object itself. Entries are listed in section order.
+//! Extracting the host entry gives the object without the bundle sections.
+
+use crate::bundle::BUNDLE_MAGIC;
+use crate::elf::{ElfFile, Section};
+use crate::Result;
+
+#[cfg(feature = "alloc")]
+use crate::elf::{rewrite_sections, NewSection, SHF_EXCLUDE, SHT_PROGBITS};
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+
+/// What the host entry's section holds.
+pub const HOST_MARKER: &[u8] = &[0];
+
+/// The bundle entries of an object file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectBundle<'data> {
+    elf: ElfFile<'data>,
+}
+
+/// One entry: its ID and the section that holds its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjectBundleEntry<'data> {
+    id: &'data [u8],
+    section: Section<'data>,
+}
+
+impl<'data> ObjectBundle<'data> {
+    /// Parses the object's section table. An object with no bundle section is
+    /// still an object bundle, one with no entries (the bundler takes such a
+    /// file to be the host's own).
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        Ok(ObjectBundle {
+            elf: ElfFile::parse(data)?,
+        })
+    }
+
+    /// The object file.
+    pub fn elf(&self) -> &ElfFile<'data> {
+        &self.elf
+    }
+
+    /// The entries in section order. A bundle section whose contents lie
+    /// outside the file is an error for that entry only.
+    pub fn entries(&self) -> impl Iterator<Item = Result<ObjectBundleEntry<'data>>> + '_ {
+        self.elf.sections().filter_map(|section| match section {
+            Ok(section) => {
+                let id = bundle_id(&section)?;
+                Some(Ok(ObjectBundleEntry { id, section }))
+            }
+            Err(e) => Some(Err(e)),
+        })
+    }
+
+    /// The object without its bundle sections: what extracting the host
+    /// entry gives.
+    #[cfg(feature = "alloc")]
+    pub fn host_object(&self) -> Result<Vec<u8>> {
+        rewrite_sections(&self.elf, |s| bundle_id(s).is_none(), &[])
+    }
+}
+
+impl<'data> ObjectBundleEntry<'data> {
+    /// The entry ID: the section name after the bundle magic.
+    pub fn id(&self) -> &'data [u8] {
+        self.id
+    }
+
+    /// The payload: the section's contents.
+    pub fn payload(&self) -> &'data [u8] {
+        self.section.data()
+    }
+
+    /// Where the payload starts in the object.
+    pub fn offset(&self) -> u64 {
+        self.section.offset()
+    }
+
+    /// The section that holds the entry.
+    pub fn section(&self) -> &Section<'data> {
+        &self.section
+    }
+
+    /// Whether the section holds the host marker, a single zero byte: the
+    /// host's payload is then the object itself.
+    pub fn is_host_marker(&self) -> bool {
+        self.payload() == HOST_MARKER
+    }
+}
+
+/// The entry ID, if the section is a bundle entry.
+fn bundle_id<'data>(section: &Section<'data>) -> Option<&'data [u8]> {
+    section.name().strip_prefix(&BUNDLE_MAGIC[..])
+}
+
+/// Writes `host` with one bundle section per entry (ID, payload), in order,
+/// flagged as clang-offload-bundler flags them. Pass [`HOST_MARKER`] as the
+/// host entry's payload. Bundle sections already in `host` are kept.
+#[cfg(feature = "alloc")]
+pub fn write_object_bundle(host: &ElfFile, entries: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for (id, _) in entries {
+        let mut name = Vec::new();
+        name.extend_from_slice(BUNDLE_MAGIC);
+        name.extend_from_slice(id);
+        names.push(name);
+    }
+    let sections: Vec<NewSection> = names
+        .iter()
+        .zip(entries)
+        .map(|(name, (_, data))| NewSection {
+            name,
+            kind: SHT_PROGBITS,
+            flags: SHF_EXCLUDE,
+            addralign: 1,
+            data,
+        })
+        .collect();
+    rewrite_sections(host, |_| true, &sections)
+}
