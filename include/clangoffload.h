@@ -126,6 +126,24 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_UNKNOWN_CONTAINER = 49,
   // A compressed bundle too large for the header version asked for.
   CLANGOFFLOAD_STATUS_TOO_LARGE_FOR_VERSION = 50,
+  // Not an ELF file.
+  CLANGOFFLOAD_STATUS_NOT_ELF = 60,
+  // An ELF file this library does not read (big-endian, unknown class).
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_ELF = 61,
+  // The section header table lies outside the file.
+  CLANGOFFLOAD_STATUS_SECTION_TABLE_OUT_OF_BOUNDS = 62,
+  // The section-name table index names no section with contents.
+  CLANGOFFLOAD_STATUS_BAD_NAME_TABLE_INDEX = 63,
+  // A section index names no section.
+  CLANGOFFLOAD_STATUS_BAD_SECTION_INDEX = 64,
+  // A name offset lies outside its string table or is not terminated.
+  CLANGOFFLOAD_STATUS_BAD_SECTION_NAME = 65,
+  // A section's contents lie outside the file.
+  CLANGOFFLOAD_STATUS_SECTION_OUT_OF_BOUNDS = 66,
+  // A section to be removed is still used by one that stays.
+  CLANGOFFLOAD_STATUS_SECTION_IN_USE = 67,
+  // A section name to be written contains a NUL byte.
+  CLANGOFFLOAD_STATUS_NUL_IN_SECTION_NAME = 68,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -240,6 +258,9 @@ typedef uint32_t clangoffload_feature;
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
+// A parsed object-flavour bundle. Borrows the buffer it was parsed from.
+typedef struct clangoffload_object_bundle clangoffload_object_bundle;
+
 // Where and why an input was rejected: filled by the functions that take a
 // `clangoffload_error *` (which may be NULL when the details are not wanted).
 typedef struct clangoffload_error {
@@ -349,6 +370,40 @@ typedef struct clangoffload_target_id {
   // The `sramecc` setting.
   clangoffload_feature sramecc;
 } clangoffload_target_id;
+
+// One entry: a section named `__CLANG_OFFLOAD_BUNDLE__<id>`. The views
+// borrow the parsed buffer.
+typedef struct clangoffload_object_bundle_entry {
+  // The entry ID: the section name after the prefix (not NUL-terminated).
+  struct clangoffload_bytes id;
+  // The section's contents.
+  struct clangoffload_bytes payload;
+  // Where the contents start in the object.
+  uint64_t offset;
+  // The section's index.
+  uint32_t section_index;
+  // 1 if the contents are the host marker (one zero byte): the host's
+  // payload is then the object without its bundle sections
+  // (`clangoffload_object_bundle_host_object`).
+  uint32_t host_marker;
+} clangoffload_object_bundle_entry;
+
+// A buffer the library allocated, released with `clangoffload_buffer_free`.
+typedef struct clangoffload_buffer {
+  // First byte (NULL when `len` is 0).
+  uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} clangoffload_buffer;
+
+// An entry to add to a host object: its ID and payload, both borrowed for
+// the duration of the call.
+typedef struct clangoffload_object_bundle_input {
+  // The entry ID bytes (no NUL inside).
+  struct clangoffload_bytes id;
+  // The payload; for the host entry, the one-byte host marker `{0}`.
+  struct clangoffload_bytes payload;
+} clangoffload_object_bundle_input;
 
 #ifdef __cplusplus
 extern "C" {
@@ -673,6 +728,93 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
                                                          const char *requested,
                                                          size_t requested_len,
                                                          bool *out);
+
+// Parses the ELF object in `len` bytes at `data` and stores a handle in
+// `*out`. Every section is checked unless `flags` has
+// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
+// and the first fault (`clangoffload_object_bundle_fault`). An object with no
+// bundle section has no entries.
+//
+// Ownership: the handle is the caller's, released with
+// `clangoffload_object_bundle_free`; it borrows `data`, which must stay alive
+// and unchanged until then. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_object_bundle_parse(const uint8_t *data,
+                                                     size_t len,
+                                                     uint32_t flags,
+                                                     struct clangoffload_object_bundle **out,
+                                                     struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_object_bundle_parse`. NULL is allowed.
+//
+// # Safety
+// `bundle` is NULL or a live handle not yet freed.
+void clangoffload_object_bundle_free(struct clangoffload_object_bundle *bundle);
+
+// Number of entries (in section order); 0 for NULL.
+//
+// # Safety
+// `bundle` is NULL or a live handle.
+size_t clangoffload_object_bundle_entry_count(const struct clangoffload_object_bundle *bundle);
+
+// Stores entry `index` (section order) in `*out`; the views borrow the
+// parsed buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// # Safety
+// `bundle` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_object_bundle_get_entry(const struct clangoffload_object_bundle *bundle,
+                                                         size_t index,
+                                                         struct clangoffload_object_bundle_entry *out);
+
+// For a leniently parsed object: the status of the first bad section, with
+// details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if none.
+//
+// # Safety
+// `bundle` is NULL or a live handle; `err` is NULL or writable.
+clangoffload_status clangoffload_object_bundle_fault(const struct clangoffload_object_bundle *bundle,
+                                                     struct clangoffload_error *err);
+
+// Writes into `*out` the object without its bundle sections: what
+// extracting the host entry gives, laid out as llvm-objcopy lays it out.
+//
+// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
+// it does not borrow the parsed buffer. Written only on success.
+//
+// # Safety
+// `bundle` is NULL or a live handle; `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_object_bundle_host_object(const struct clangoffload_object_bundle *bundle,
+                                                           struct clangoffload_buffer *out,
+                                                           struct clangoffload_error *err);
+
+// Writes into `*out` the ELF object in `host_len` bytes at `host` with one
+// bundle section per entry of `entries` (`count` of them), in order, flagged
+// as clang-offload-bundler flags them. The output is byte-identical to
+// `clang-offload-bundler -type=o` (which runs llvm-objcopy).
+//
+// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+// The inputs are only read during the call. Written only on success.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_object_bundle_write(const uint8_t *host,
+                                                     size_t host_len,
+                                                     const struct clangoffload_object_bundle_input *entries,
+                                                     size_t count,
+                                                     struct clangoffload_buffer *out,
+                                                     struct clangoffload_error *err);
+
+// Releases a buffer the library allocated and sets it to `{NULL, 0}`. NULL
+// and an empty buffer are allowed.
+//
+// # Safety
+// `buffer` is NULL or points to a buffer filled by this library and not yet
+// freed.
+void clangoffload_buffer_free(struct clangoffload_buffer *buffer);
 
 // A static, NUL-terminated English message for any status value (unknown
 // values get "unknown status"). Never NULL; do not free.

@@ -12,12 +12,14 @@ mod ffi;
 pub mod bundle;
 pub mod compressed;
 pub mod id;
+pub mod object_bundle;
 pub mod status;
 
 pub use bundle::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
+pub use object_bundle::*;
 pub use status::*;
 
 /// Major version of the library; agrees with `clangoffload_version()`.

@@ -73,6 +73,24 @@ pub enum clangoffload_status {
     UnknownContainer = 49,
     /// A compressed bundle too large for the header version asked for.
     TooLargeForVersion = 50,
+    /// Not an ELF file.
+    NotElf = 60,
+    /// An ELF file this library does not read (big-endian, unknown class).
+    UnsupportedElf = 61,
+    /// The section header table lies outside the file.
+    SectionTableOutOfBounds = 62,
+    /// The section-name table index names no section with contents.
+    BadNameTableIndex = 63,
+    /// A section index names no section.
+    BadSectionIndex = 64,
+    /// A name offset lies outside its string table or is not terminated.
+    BadSectionName = 65,
+    /// A section's contents lie outside the file.
+    SectionOutOfBounds = 66,
+    /// A section to be removed is still used by one that stays.
+    SectionInUse = 67,
+    /// A section name to be written contains a NUL byte.
+    NulInSectionName = 68,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -127,6 +145,15 @@ impl clangoffload_status {
             S::NestedCompressedBundle => "compressed bundle inside a compressed bundle\0",
             S::UnknownContainer => "no known container starts here\0",
             S::TooLargeForVersion => "too large for the compressed bundle version\0",
+            S::NotElf => "not an ELF file: missing magic\0",
+            S::UnsupportedElf => "unsupported ELF file (big-endian or unknown class)\0",
+            S::SectionTableOutOfBounds => "section header table runs past the end of the file\0",
+            S::BadNameTableIndex => "section name table index names no section\0",
+            S::BadSectionIndex => "section index out of range\0",
+            S::BadSectionName => "section name outside its string table\0",
+            S::SectionOutOfBounds => "section contents run past the end of the file\0",
+            S::SectionInUse => "section to remove is still referenced\0",
+            S::NulInSectionName => "section name contains a NUL byte\0",
             S::EntryIdTooFewComponents => {
                 "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
             }
@@ -217,6 +244,15 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::CorruptStream { .. } => S::CorruptStream,
             ErrorKind::NestedCompressedBundle => S::NestedCompressedBundle,
             ErrorKind::UnknownContainer => S::UnknownContainer,
+            ErrorKind::NotElf => S::NotElf,
+            ErrorKind::UnsupportedElf { .. } => S::UnsupportedElf,
+            ErrorKind::SectionTableOutOfBounds { .. } => S::SectionTableOutOfBounds,
+            ErrorKind::BadNameTableIndex { .. } => S::BadNameTableIndex,
+            ErrorKind::BadSectionIndex { .. } => S::BadSectionIndex,
+            ErrorKind::BadSectionName { .. } => S::BadSectionName,
+            ErrorKind::SectionOutOfBounds { .. } => S::SectionOutOfBounds,
+            ErrorKind::SectionInUse { .. } => S::SectionInUse,
+            ErrorKind::NulInSectionName => S::NulInSectionName,
             _ => S::InvalidArgument,
         }
     }

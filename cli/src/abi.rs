@@ -546,3 +546,171 @@ pub fn containers(data: &[u8]) -> impl Iterator<Item = Result<Container<'_>, Con
         }
     })
 }
+
+/// Turns a failed call's status and error record into an [`AbiError`].
+fn failure(status: Status, err: &clangoffload_error) -> AbiError {
+    if err.status == 0 {
+        AbiError::from_status(status)
+    } else {
+        AbiError::from_record(status, err)
+    }
+}
+
+const NO_BYTES: clangoffload_bytes = clangoffload_bytes {
+    ptr: std::ptr::null(),
+    len: 0,
+};
+
+/// Bytes the library allocated, released when dropped.
+pub struct OwnedBuffer(c::clangoffload_buffer);
+
+impl OwnedBuffer {
+    fn empty() -> Self {
+        OwnedBuffer(c::clangoffload_buffer {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        })
+    }
+}
+
+impl std::ops::Deref for OwnedBuffer {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the library filled the buffer; it lives until drop.
+        unsafe {
+            view(clangoffload_bytes {
+                ptr: self.0.ptr,
+                len: self.0.len,
+            })
+        }
+    }
+}
+
+impl Drop for OwnedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: the buffer came from the library and is released once.
+        unsafe { c::clangoffload_buffer_free(&mut self.0) }
+    }
+}
+
+/// An object-flavour bundle: a host ELF object whose entries are sections.
+pub struct ObjectBundle<'data> {
+    handle: *mut c::clangoffload_object_bundle,
+    _data: std::marker::PhantomData<&'data [u8]>,
+}
+
+/// One entry of an [`ObjectBundle`].
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectEntry<'data> {
+    pub id: &'data [u8],
+    pub payload: &'data [u8],
+    /// Where the payload starts in the object.
+    pub offset: u64,
+    /// The section holds the host marker: the host's payload is the object
+    /// without its bundle sections.
+    pub host_marker: bool,
+}
+
+impl<'data> ObjectBundle<'data> {
+    /// Parses an ELF object, checking every section.
+    pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
+        let mut handle = std::ptr::null_mut();
+        let mut err = empty_error();
+        // SAFETY: data is live for 'data, which the returned value cannot outlive.
+        let status = unsafe {
+            c::clangoffload_object_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, &mut err)
+        };
+        if status != Status::Ok {
+            return Err(failure(status, &err));
+        }
+        Ok(ObjectBundle {
+            handle,
+            _data: std::marker::PhantomData,
+        })
+    }
+
+    /// The entries in section order.
+    pub fn entries(&self) -> Vec<ObjectEntry<'data>> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_object_bundle_entry_count(self.handle) };
+        (0..count)
+            .filter_map(|i| {
+                let mut out = c::clangoffload_object_bundle_entry {
+                    id: NO_BYTES,
+                    payload: NO_BYTES,
+                    offset: 0,
+                    section_index: 0,
+                    host_marker: 0,
+                };
+                // SAFETY: the handle is live; out is a valid record.
+                let status =
+                    unsafe { c::clangoffload_object_bundle_get_entry(self.handle, i, &mut out) };
+                (status == Status::Ok).then(|| ObjectEntry {
+                    // SAFETY: the views borrow the parsed buffer, live for 'data.
+                    id: unsafe { view(out.id) },
+                    // SAFETY: as above.
+                    payload: unsafe { view(out.payload) },
+                    offset: out.offset,
+                    host_marker: out.host_marker != 0,
+                })
+            })
+            .collect()
+    }
+
+    /// The object without its bundle sections.
+    pub fn host_object(&self) -> Result<OwnedBuffer, AbiError> {
+        let mut out = OwnedBuffer::empty();
+        let mut err = empty_error();
+        // SAFETY: the handle is live; out and err are valid records.
+        let status =
+            unsafe { c::clangoffload_object_bundle_host_object(self.handle, &mut out.0, &mut err) };
+        if status != Status::Ok {
+            return Err(failure(status, &err));
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for ObjectBundle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from parse and is released once.
+        unsafe { c::clangoffload_object_bundle_free(self.handle) }
+    }
+}
+
+/// `host` with one bundle section per (ID, payload), as the bundler adds them.
+pub fn write_object_bundle(
+    host: &[u8],
+    entries: &[(&[u8], &[u8])],
+) -> Result<OwnedBuffer, AbiError> {
+    let inputs: Vec<c::clangoffload_object_bundle_input> = entries
+        .iter()
+        .map(|(id, payload)| c::clangoffload_object_bundle_input {
+            id: clangoffload_bytes {
+                ptr: id.as_ptr(),
+                len: id.len(),
+            },
+            payload: clangoffload_bytes {
+                ptr: payload.as_ptr(),
+                len: payload.len(),
+            },
+        })
+        .collect();
+    let mut out = OwnedBuffer::empty();
+    let mut err = empty_error();
+    // SAFETY: every view is live for the call; out and err are valid records.
+    let status = unsafe {
+        c::clangoffload_object_bundle_write(
+            host.as_ptr(),
+            host.len(),
+            inputs.as_ptr(),
+            inputs.len(),
+            &mut out.0,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        return Err(failure(status, &err));
+    }
+    Ok(out)
+}

@@ -117,18 +117,12 @@ impl Payload {
         self.len
     }
 
-    /// The first bytes, to sniff the file's kind.
-    pub fn head(&self, n: usize) -> io::Result<Vec<u8>> {
-        match self.file.as_ref() {
-            Some(mut file) => {
-                let mut buf = Vec::with_capacity(n);
-                file.seek(SeekFrom::Start(0))?;
-                file.take(u64::try_from(n).unwrap_or(0))
-                    .read_to_end(&mut buf)?;
-                Ok(buf)
-            }
-            None => Ok(self.owned.iter().take(n).copied().collect()),
-        }
+    /// The whole contents, in memory.
+    pub fn read_all(&self) -> io::Result<Vec<u8>> {
+        let mut data = Vec::new();
+        data.try_reserve_exact(usize::try_from(self.len).unwrap_or(usize::MAX))?;
+        self.copy_to(&mut data)?;
+        Ok(data)
     }
 
     pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {

@@ -261,6 +261,53 @@ static void test_compressed(const char *dir) {
   free(fatbin);
 }
 
+static void test_object_bundle(const char *dir) {
+  size_t len = 0, host_len = 0, payload_len = 0;
+  unsigned char *data = read_file(dir, "object/bundled-x86_64.o", &len);
+  unsigned char *host = read_file(dir, "object/x86_64.o", &host_len);
+  unsigned char *payload = read_file(dir, "object/openmp.payload", &payload_len);
+  clangoffload_object_bundle *bundle = NULL;
+  CHECK(clangoffload_object_bundle_parse(data, len, 0, &bundle, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_object_bundle_entry_count(bundle) == 3);
+  clangoffload_object_bundle_entry e;
+  CHECK(clangoffload_object_bundle_get_entry(bundle, 0, &e) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(id_is(e.id, "host-x86_64-unknown-linux-gnu-") && e.host_marker == 1);
+  CHECK(clangoffload_object_bundle_get_entry(bundle, 1, &e) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(e.payload.len == payload_len && memcmp(e.payload.ptr, payload, payload_len) == 0);
+  CHECK(clangoffload_object_bundle_get_entry(bundle, 3, &e) == CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE);
+  CHECK(clangoffload_object_bundle_fault(bundle, NULL) == CLANGOFFLOAD_STATUS_OK);
+  /* Extracting the host gives back clang's object, byte for byte. */
+  clangoffload_buffer stripped = {NULL, 0};
+  CHECK(clangoffload_object_bundle_host_object(bundle, &stripped, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(stripped.len == host_len && memcmp(stripped.ptr, host, host_len) == 0);
+  clangoffload_buffer_free(&stripped);
+  CHECK(stripped.ptr == NULL && stripped.len == 0);
+  clangoffload_buffer_free(&stripped);
+  clangoffload_buffer_free(NULL);
+  clangoffload_object_bundle_free(bundle);
+  /* And bundling gives back LLVM's bundled object. */
+  static const unsigned char marker[1] = {0};
+  static const char *ids[2] = {"host-x86_64-unknown-linux-gnu-", "openmp-x86_64-pc-linux-gnu-"};
+  clangoffload_object_bundle_input inputs[2] = {
+      {{(const uint8_t *)ids[0], strlen(ids[0])}, {marker, 1}},
+      {{(const uint8_t *)ids[1], strlen(ids[1])}, {payload, payload_len}},
+  };
+  clangoffload_buffer out = {NULL, 0};
+  CHECK(clangoffload_object_bundle_write(host, host_len, inputs, 2, &out, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_object_bundle_parse(out.ptr, out.len, 0, &bundle, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_object_bundle_entry_count(bundle) == 2);
+  clangoffload_object_bundle_free(bundle);
+  clangoffload_buffer_free(&out);
+  /* A truncated object is a located error. */
+  clangoffload_error err;
+  CHECK(clangoffload_object_bundle_parse(data, 40, 0, &bundle, &err) == CLANGOFFLOAD_STATUS_TRUNCATED);
+  CHECK(clangoffload_object_bundle_parse(payload, payload_len, 0, &bundle, &err) == CLANGOFFLOAD_STATUS_NOT_ELF);
+  CHECK(clangoffload_object_bundle_write(host, host_len, NULL, 1, &out, NULL) == CLANGOFFLOAD_STATUS_NULL_ARGUMENT);
+  free(data);
+  free(host);
+  free(payload);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
@@ -274,6 +321,7 @@ int main(int argc, char **argv) {
   test_ids();
   test_layout(argv[1]);
   test_compressed(argv[1]);
+  test_object_bundle(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

@@ -336,27 +336,58 @@ fn create_output(path: &str) -> Result<File, Failure> {
     File::create(path).map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))
 }
 
-/// The containers in `input` (several when bundles lie back to back, as in a
-/// linked `.hip_fatbin`), decompressed; none for a file that holds no bundle
-/// (the bundler treats it as the host's own file).
+/// What an input holds for the bundler.
+enum Contents<'a> {
+    /// Bundles and compressed bundles (several when they lie back to back, as
+    /// in a linked `.hip_fatbin`), decompressed; none for a file that holds no
+    /// bundle (the bundler takes it to be the host's own file).
+    Containers(Vec<Loaded<'a>>),
+    /// A host object whose entries are sections (`-type=o`).
+    Object(abi::ObjectBundle<'a>),
+}
+
+/// Where an entry's payload comes from when it is written out.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Bytes of the input file, copied from the file.
+    File { offset: u64, len: u64 },
+    /// Bytes in memory (a decompressed bundle's).
+    Bytes(&'a [u8]),
+    /// The host object without its bundle sections.
+    HostObject(&'a abi::ObjectBundle<'a>),
+}
+
+/// An entry the unbundler may write: its ID and its payload.
+struct Candidate<'a> {
+    id: &'a [u8],
+    source: Source<'a>,
+}
+
 fn read_contents<'a>(
     argv0: &str,
     file_type: &str,
     path: &str,
     input: &'a Input,
     config: Config,
-) -> Result<Vec<Loaded<'a>>, Failure> {
-    if sniff(input.data()) == Sniffed::Object && file_type == "o" {
-        return Err(Failure(format!(
-            "'{path}': object-file bundles (-type=o with a host object) are not supported yet"
-        )));
+) -> Result<Contents<'a>, Failure> {
+    if file_type == "o" && sniff(input.data()) == Sniffed::Object {
+        if !input.data().starts_with(b"\x7fELF") {
+            return Err(Failure(format!(
+                "'{path}': Mach-O host objects are not supported; only ELF"
+            )));
+        }
+        return abi::ObjectBundle::parse(input.data())
+            .map(Contents::Object)
+            .map_err(|e| Failure(format!("'{path}': malformed object: {e}")));
     }
     if !starts_with_container(input.data()) {
-        return Ok(Vec::new());
+        return Ok(Contents::Containers(Vec::new()));
     }
     let decoding = Decoding::from_env(config.verbose)?;
     let warning = |message: &str| warn(argv0, &format!("'{path}': {message}"));
-    load(input.data(), &decoding, &warning).map_err(|Failure(e)| Failure(format!("'{path}': {e}")))
+    load(input.data(), &decoding, &warning)
+        .map(Contents::Containers)
+        .map_err(|Failure(e)| Failure(format!("'{path}': {e}")))
 }
 
 /// Parses a loaded container as a bundle.
@@ -374,15 +405,26 @@ fn parse<'a>(path: &str, loaded: &'a Loaded) -> Result<Bundle<'a>, Failure> {
 fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), Failure> {
     let input = open_input(path, &[])?;
     check_type(file_type)?;
-    let contents = read_contents(argv0, file_type, path, &input, config)?;
     let mut out = std::io::stdout().lock();
-    for loaded in &contents {
-        for entry in parse(path, loaded)?.entries() {
-            out.write_all(entry.id)?;
-            out.write_all(b"\n")?;
+    let mut print = |id: &[u8]| -> std::io::Result<()> {
+        out.write_all(id)?;
+        out.write_all(b"\n")
+    };
+    match read_contents(argv0, file_type, path, &input, config)? {
+        Contents::Containers(contents) => {
+            for loaded in &contents {
+                for entry in parse(path, loaded)?.entries() {
+                    print(entry.id)?;
+                }
+            }
+        }
+        Contents::Object(object) => {
+            for entry in object.entries() {
+                print(entry.id)?;
+            }
         }
     }
-    out.flush()?;
+    std::io::stdout().flush()?;
     Ok(())
 }
 
@@ -394,34 +436,60 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let input = open_input(path, &args.outputs)?;
     check_type(&args.file_type)?;
     let contents = read_contents(args.argv0, &args.file_type, path, &input, args.config)?;
-    let bundles = contents
-        .iter()
-        .map(|loaded| parse(path, loaded))
-        .collect::<Result<Vec<_>, _>>()?;
-    for warning in bundles.iter().flat_map(Bundle::diagnostics) {
-        warn(args.argv0, &format!("'{path}': {warning}"));
-    }
-    let entries = chosen_entries(args, path, &contents, &bundles);
+    let bundles;
+    let candidates = match &contents {
+        Contents::Containers(contents) => {
+            bundles = contents
+                .iter()
+                .map(|loaded| parse(path, loaded))
+                .collect::<Result<Vec<_>, _>>()?;
+            for warning in bundles.iter().flat_map(Bundle::diagnostics) {
+                warn(args.argv0, &format!("'{path}': {warning}"));
+            }
+            chosen_entries(args, path, contents, &bundles)
+                .into_iter()
+                .map(|(container, entry)| Candidate {
+                    id: entry.id,
+                    source: match contents[container].file_offset(entry.offset) {
+                        Some(offset) => Source::File {
+                            offset,
+                            len: entry.payload.len() as u64,
+                        },
+                        None => Source::Bytes(entry.payload),
+                    },
+                })
+                .collect()
+        }
+        Contents::Object(object) => object_candidates(object),
+    };
     let mut open: Vec<usize> = (0..args.targets.len()).collect();
     let mut found_host = false;
-    for &(container, entry) in &entries {
-        let valid = std::str::from_utf8(entry.id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
+    for candidate in &candidates {
+        let id = candidate.id;
+        let valid = std::str::from_utf8(id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
         if !valid {
             return fail("invalid bundle id read from the bundle");
         }
-        let Some(slot) = open.iter().position(|&t| {
-            abi::entry_id_is_compatible(entry.id, &args.normalized[t], args.hip_openmp)
-        }) else {
+        let Some(slot) = open
+            .iter()
+            .position(|&t| abi::entry_id_is_compatible(id, &args.normalized[t], args.hip_openmp))
+        else {
             continue;
         };
         let target = open.remove(slot);
         let mut out = create_output(&args.outputs[target])?;
-        let written = match contents[container].file_offset(entry.offset) {
-            Some(offset) => input.copy_range(offset, entry.payload.len() as u64, &mut out),
-            None => out.write_all(entry.payload),
+        let written = match candidate.source {
+            Source::File { offset, len } => input.copy_range(offset, len, &mut out),
+            Source::Bytes(bytes) => out.write_all(bytes),
+            Source::HostObject(object) => {
+                let host = object
+                    .host_object()
+                    .map_err(|e| Failure(format!("'{path}': {e}")))?;
+                out.write_all(&host)
+            }
         };
         written.map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
-        found_host |= entry.id.starts_with(b"host-");
+        found_host |= id.starts_with(b"host-");
     }
     if !args.allow_missing && !open.is_empty() {
         let mut missing: Vec<&str> = open.iter().map(|&t| args.normalized[t].as_str()).collect();
@@ -449,6 +517,27 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         create_output(&args.outputs[t])?;
     }
     Ok(())
+}
+
+/// An object's entries in section order. A host entry holding the host
+/// marker stands for the object itself, without its bundle sections. (LLVM
+/// treats any one-zero-byte section so, whatever its ID.)
+fn object_candidates<'a>(object: &'a abi::ObjectBundle<'a>) -> Vec<Candidate<'a>> {
+    object
+        .entries()
+        .into_iter()
+        .map(|entry| Candidate {
+            id: entry.id,
+            source: if entry.host_marker && entry.id.starts_with(b"host-") {
+                Source::HostObject(object)
+            } else {
+                Source::File {
+                    offset: entry.offset,
+                    len: entry.payload.len() as u64,
+                }
+            },
+        })
+        .collect()
 }
 
 /// The entries unbundling considers, in file order, each with its
@@ -516,9 +605,14 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     check_type(&args.file_type)?;
     if args.file_type == "o" {
-        let carrier = &payloads[args.host.unwrap_or(0)];
-        if sniff(&carrier.head(8)?) == Sniffed::Object {
-            return fail("object-file bundles (-type=o with a host object) are not supported yet");
+        // The host input carries the entries as sections when it is an
+        // object. With no host target LLVM 22 takes input 0 and crashes; a
+        // binary bundle is what such inputs need.
+        if let Some(host) = args.host {
+            let carrier = payloads[host].read_all()?;
+            if sniff(&carrier) == Sniffed::Object {
+                return bundle_object(args, &payloads, host, &carrier);
+            }
         }
     }
     if args.align == 0 {
@@ -571,6 +665,47 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// `-type=o` with a host object: the object with one section per target,
+/// the host's holding the host marker.
+fn bundle_object(
+    args: &Args,
+    payloads: &[Payload],
+    host: usize,
+    carrier: &[u8],
+) -> Result<(), Failure> {
+    let path = &args.inputs[host];
+    let data = payloads
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i == host {
+                Ok(Vec::new())
+            } else {
+                p.read_all()
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if !carrier.starts_with(b"\x7fELF") {
+        return Err(Failure(format!(
+            "'{path}': Mach-O host objects are not supported; only ELF"
+        )));
+    }
+    let entries: Vec<(&[u8], &[u8])> = args
+        .normalized
+        .iter()
+        .zip(&data)
+        .enumerate()
+        .map(|(i, (id, bytes))| {
+            let payload: &[u8] = if i == host { &[0] } else { bytes };
+            (id.as_bytes(), payload)
+        })
+        .collect();
+    let bundled = abi::write_object_bundle(carrier, &entries)
+        .map_err(|e| Failure(format!("'{path}': {e}")))?;
+    create_output(&args.outputs[0])?.write_all(&bundled)?;
+    Ok(())
 }
 
 /// Compression method 1, the one LLVM 22 writes.

@@ -1,0 +1,304 @@
+//! Object-flavour bundles: list the bundle sections of a host ELF object,
+//! extract the host object without them, and add them to a host object.
+
+use core_lib::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEntry};
+use core_lib::Error;
+
+use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
+use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg};
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// A parsed object-flavour bundle. Borrows the buffer it was parsed from.
+pub struct clangoffload_object_bundle {
+    bundle: ObjectBundle<'static>,
+    entries: Vec<ObjectBundleEntry<'static>>,
+    fault: Option<Error>,
+}
+
+/// One entry: a section named `__CLANG_OFFLOAD_BUNDLE__<id>`. The views
+/// borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_object_bundle_entry {
+    /// The entry ID: the section name after the prefix (not NUL-terminated).
+    pub id: clangoffload_bytes,
+    /// The section's contents.
+    pub payload: clangoffload_bytes,
+    /// Where the contents start in the object.
+    pub offset: u64,
+    /// The section's index.
+    pub section_index: u32,
+    /// 1 if the contents are the host marker (one zero byte): the host's
+    /// payload is then the object without its bundle sections
+    /// (`clangoffload_object_bundle_host_object`).
+    pub host_marker: u32,
+}
+
+/// A buffer the library allocated, released with `clangoffload_buffer_free`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct clangoffload_buffer {
+    /// First byte (NULL when `len` is 0).
+    pub ptr: *mut u8,
+    /// Number of bytes.
+    pub len: usize,
+}
+
+/// An entry to add to a host object: its ID and payload, both borrowed for
+/// the duration of the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_object_bundle_input {
+    /// The entry ID bytes (no NUL inside).
+    pub id: clangoffload_bytes,
+    /// The payload; for the host entry, the one-byte host marker `{0}`.
+    pub payload: clangoffload_bytes,
+}
+
+/// Parses the ELF object in `len` bytes at `data` and stores a handle in
+/// `*out`. Every section is checked unless `flags` has
+/// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
+/// and the first fault (`clangoffload_object_bundle_fault`). An object with no
+/// bundle section has no entries.
+///
+/// Ownership: the handle is the caller's, released with
+/// `clangoffload_object_bundle_free`; it borrows `data`, which must stay alive
+/// and unchanged until then. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_parse(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    out: *mut *mut clangoffload_object_bundle,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bundle = ObjectBundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let mut entries = Vec::new();
+        let mut fault = None;
+        for entry in bundle.entries() {
+            match entry {
+                Ok(entry) => {
+                    entries
+                        .try_reserve(1)
+                        .map_err(|_| clangoffload_status::OutOfMemory)?;
+                    entries.push(entry);
+                }
+                Err(e) if flags & CLANGOFFLOAD_PARSE_LENIENT != 0 => {
+                    fault.get_or_insert(e);
+                }
+                // SAFETY: `err` is NULL or writable, as the caller promises.
+                Err(e) => return Err(unsafe { report(&e, err) }),
+            }
+        }
+        *out = Box::into_raw(Box::new(clangoffload_object_bundle {
+            bundle,
+            entries,
+            fault,
+        }));
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_object_bundle_parse`. NULL is allowed.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_free(bundle: *mut clangoffload_object_bundle) {
+    if !bundle.is_null() {
+        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
+        // released once, as the caller promises.
+        drop(unsafe { Box::from_raw(bundle) });
+    }
+}
+
+/// # Safety
+/// `bundle` must be NULL or a live handle.
+unsafe fn handle<'a>(
+    bundle: *const clangoffload_object_bundle,
+) -> Result<&'a clangoffload_object_bundle, clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    unsafe { bundle.as_ref() }.ok_or(clangoffload_status::NullArgument)
+}
+
+/// Number of entries (in section order); 0 for NULL.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_entry_count(
+    bundle: *const clangoffload_object_bundle,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle(bundle) }.map_or(0, |b| b.entries.len())
+}
+
+/// Stores entry `index` (section order) in `*out`; the views borrow the
+/// parsed buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_get_entry(
+    bundle: *const clangoffload_object_bundle,
+    index: usize,
+    out: *mut clangoffload_object_bundle_entry,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let bundle = unsafe { handle(bundle) }?;
+        let entry = bundle
+            .entries
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_object_bundle_entry {
+            id: clangoffload_bytes::of(entry.id()),
+            payload: clangoffload_bytes::of(entry.payload()),
+            offset: entry.offset(),
+            section_index: entry.section().index(),
+            host_marker: entry.is_host_marker().into(),
+        };
+        Ok(())
+    })
+}
+
+/// For a leniently parsed object: the status of the first bad section, with
+/// details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if none.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle; `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_fault(
+    bundle: *const clangoffload_object_bundle,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let bundle = unsafe { handle(bundle) }?;
+        match &bundle.fault {
+            // SAFETY: NULL or writable, as the caller promises.
+            Some(e) => Err(unsafe { report(e, err) }),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Writes into `*out` the object without its bundle sections: what
+/// extracting the host entry gives, laid out as llvm-objcopy lays it out.
+///
+/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
+/// it does not borrow the parsed buffer. Written only on success.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle; `out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
+    bundle: *const clangoffload_object_bundle,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let bundle = unsafe { handle(bundle) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bytes = (bundle.bundle.host_object()).map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(bytes);
+        Ok(())
+    })
+}
+
+/// Writes into `*out` the ELF object in `host_len` bytes at `host` with one
+/// bundle section per entry of `entries` (`count` of them), in order, flagged
+/// as clang-offload-bundler flags them. The output is byte-identical to
+/// `clang-offload-bundler -type=o` (which runs llvm-objcopy).
+///
+/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+/// The inputs are only read during the call. Written only on success.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_object_bundle_write(
+    host: *const u8,
+    host_len: usize,
+    entries: *const clangoffload_object_bundle_input,
+    count: usize,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let host = unsafe { slice_arg(host, host_len) }?;
+        // SAFETY: readable for the call, as the caller promises.
+        let inputs = unsafe { array_arg(entries, count) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let mut pairs = Vec::new();
+        pairs
+            .try_reserve_exact(inputs.len())
+            .map_err(|_| clangoffload_status::OutOfMemory)?;
+        for input in inputs {
+            // SAFETY: the views are readable for the call, as the caller promises.
+            let pair = unsafe { (input.id.as_slice()?, input.payload.as_slice()?) };
+            pairs.push(pair);
+        }
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let elf = core_lib::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
+        // SAFETY: as above.
+        let bytes = write_object_bundle(&elf, &pairs).map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(bytes);
+        Ok(())
+    })
+}
+
+impl clangoffload_buffer {
+    fn from_vec(bytes: Vec<u8>) -> Self {
+        let len = bytes.len();
+        let ptr = if len == 0 {
+            std::ptr::null_mut()
+        } else {
+            Box::into_raw(bytes.into_boxed_slice()).cast::<u8>()
+        };
+        clangoffload_buffer { ptr, len }
+    }
+}
+
+/// Releases a buffer the library allocated and sets it to `{NULL, 0}`. NULL
+/// and an empty buffer are allowed.
+///
+/// # Safety
+/// `buffer` is NULL or points to a buffer filled by this library and not yet
+/// freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_buffer_free(buffer: *mut clangoffload_buffer) {
+    // SAFETY: NULL or a live buffer record, as the caller promises.
+    let Some(buffer) = (unsafe { buffer.as_mut() }) else {
+        return;
+    };
+    if !buffer.ptr.is_null() {
+        let slice = std::ptr::slice_from_raw_parts_mut(buffer.ptr, buffer.len);
+        // SAFETY: ptr/len came from Box::into_raw of a boxed slice of exactly
+        // this length in from_vec, and are released once.
+        drop(unsafe { Box::from_raw(slice) });
+    }
+    buffer.ptr = std::ptr::null_mut();
+    buffer.len = 0;
+}
