@@ -32,6 +32,20 @@ pub enum Field {
     Hash,
     /// The compressed bytes that the total size promises.
     CompressedData,
+    /// The 8-byte archive magic.
+    ArchiveMagic,
+    /// A 60-byte archive member header.
+    MemberHeader,
+    /// An archive member's size.
+    MemberSize,
+    /// A BSD archive member's name length (`#1/NN`).
+    NameLength,
+    /// A GNU archive member's offset into the long-name table (`/NN`).
+    LongNameOffset,
+    /// An archive symbol table's count or size field.
+    SymbolCount,
+    /// An archive symbol table's string table.
+    SymbolNames,
     /// An ELF file header.
     ElfHeader,
 }
@@ -51,6 +65,13 @@ impl Field {
             Field::UncompressedSize => "uncompressed size",
             Field::Hash => "hash",
             Field::CompressedData => "compressed data",
+            Field::ArchiveMagic => "archive magic",
+            Field::MemberHeader => "archive member header",
+            Field::MemberSize => "member size",
+            Field::NameLength => "member name length",
+            Field::LongNameOffset => "long name offset",
+            Field::SymbolCount => "symbol count",
+            Field::SymbolNames => "symbol names",
             Field::ElfHeader => "ELF header",
         }
     }
@@ -195,6 +216,79 @@ pub enum ErrorKind {
     NestedCompressedBundle,
     /// Bytes in a sequence of containers that start no known container.
     UnknownContainer,
+    /// The input does not start with the archive magic `!<arch>\n`.
+    NotAnArchive,
+    /// The input is a thin archive (`!<thin>\n`), whose members are files
+    /// outside it.
+    ThinArchive,
+    /// An archive member header does not end with `` `\n ``.
+    BadMemberTerminator,
+    /// A decimal field of an archive member header holds something other
+    /// than digits followed by spaces, or a number over 64 bits.
+    BadDecimal {
+        /// The field.
+        field: Field,
+    },
+    /// An archive member's data runs past the end of the archive.
+    MemberOutOfBounds {
+        /// Offset of the data.
+        offset: u64,
+        /// Size in the header.
+        size: u64,
+        /// Length of the archive.
+        len: u64,
+    },
+    /// A member name refers to the long-name table (`/NN`), but the archive
+    /// has none.
+    MissingLongNameTable {
+        /// The offset referred to.
+        offset: u64,
+    },
+    /// A long-name offset lies past the end of the long-name table.
+    LongNameOutOfBounds {
+        /// The offset referred to.
+        offset: u64,
+        /// Size of the table.
+        len: u64,
+    },
+    /// A long name has no `/\n` after it in the long-name table.
+    UnterminatedLongName {
+        /// The offset referred to.
+        offset: u64,
+    },
+    /// A BSD member name (`#1/NN`) is longer than the member.
+    BsdNameOutOfBounds {
+        /// The name length in the header.
+        len: u64,
+        /// The member's size.
+        size: u64,
+    },
+    /// An archive symbol table's count cannot fit in the table.
+    SymbolCountTooLarge {
+        /// The count in the table.
+        count: u64,
+        /// The largest count the table could hold.
+        max: u64,
+    },
+    /// A symbol name lies outside the symbol table's names or has no NUL.
+    SymbolNameOutOfBounds,
+    /// A member name to be written is empty or contains a line break.
+    InvalidMemberName,
+    /// A symbol name to be written contains a NUL byte.
+    InvalidSymbolName,
+    /// A text bundle's start marker has no end marker after it (or its line
+    /// has no end). The offset is the start marker's.
+    MissingEndMarker,
+    /// A text bundle's end marker closes no entry.
+    EndMarkerWithoutStart,
+    /// A text bundle's start marker lies inside an entry that is still open.
+    NestedStartMarker,
+    /// A text bundle's end marker names another ID than the start marker.
+    EndMarkerIdMismatch,
+    /// A text bundle entry ID to be written contains a line break.
+    NewlineInId,
+    /// A payload to be written into a text bundle contains a marker line.
+    MarkerInPayload,
     /// The input does not start with the ELF magic.
     NotElf,
     /// A valid ELF file of a kind this reader does not handle.
@@ -380,6 +474,62 @@ impl fmt::Display for ErrorKind {
                 f.write_str("compressed bundle contains another compressed bundle")
             }
             ErrorKind::UnknownContainer => f.write_str("no known container starts here"),
+            ErrorKind::NotAnArchive => f.write_str("not an archive: missing !<arch> magic"),
+            ErrorKind::ThinArchive => {
+                f.write_str("thin archives (!<thin>) are not supported: their members are outside them")
+            }
+            ErrorKind::BadMemberTerminator => {
+                f.write_str("archive member header does not end with `\\n")
+            }
+            ErrorKind::BadDecimal { field } => {
+                write!(f, "{} is not a decimal number", field.name())
+            }
+            ErrorKind::MemberOutOfBounds { offset, size, len } => write!(
+                f,
+                "member data [{offset:#x}, +{size:#x}) ends past the end of the archive ({len:#x} bytes)"
+            ),
+            ErrorKind::MissingLongNameTable { offset } => write!(
+                f,
+                "member name refers to offset {offset} of a long-name table (//) the archive does not have"
+            ),
+            ErrorKind::LongNameOutOfBounds { offset, len } => write!(
+                f,
+                "long name offset {offset} is past the end of the {len}-byte long-name table"
+            ),
+            ErrorKind::UnterminatedLongName { offset } => {
+                write!(f, "long name at offset {offset} is not terminated by /\\n")
+            }
+            ErrorKind::BsdNameOutOfBounds { len, size } => write!(
+                f,
+                "member name length {len} is larger than the member ({size} bytes)"
+            ),
+            ErrorKind::SymbolCountTooLarge { count, max } => write!(
+                f,
+                "symbol count {count} cannot fit in the symbol table (at most {max})"
+            ),
+            ErrorKind::SymbolNameOutOfBounds => {
+                f.write_str("symbol name lies outside the symbol table or is not NUL-terminated")
+            }
+            ErrorKind::InvalidMemberName => {
+                f.write_str("member name is empty or contains a line break")
+            }
+            ErrorKind::InvalidSymbolName => f.write_str("symbol name contains a NUL byte"),
+            ErrorKind::MissingEndMarker => {
+                f.write_str("text bundle start marker without a matching end marker")
+            }
+            ErrorKind::EndMarkerWithoutStart => {
+                f.write_str("text bundle end marker outside any entry")
+            }
+            ErrorKind::NestedStartMarker => {
+                f.write_str("text bundle start marker inside an open entry")
+            }
+            ErrorKind::EndMarkerIdMismatch => {
+                f.write_str("text bundle end marker names another entry ID than its start marker")
+            }
+            ErrorKind::NewlineInId => f.write_str("entry ID contains a line break"),
+            ErrorKind::MarkerInPayload => {
+                f.write_str("payload contains a text bundle marker line")
+            }
             ErrorKind::NotElf => f.write_str("not an ELF file: missing magic"),
             ErrorKind::UnsupportedElf { what } => write!(f, "unsupported: {what}"),
             ErrorKind::SectionTableOutOfBounds { offset, count, len } => write!(

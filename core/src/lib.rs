@@ -6,10 +6,12 @@
 //! `alloc` feature.
 //!
 //! Modules are named after the format they implement:
+//! - [`archive`]: `ar` archives (GNU and BSD), the container of device archives.
 //! - [`bundle`]: clang-offload-bundler's binary bundles (`__CLANG_OFFLOAD_BUNDLE__`).
 //! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
 //! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
+//! - [`text_bundle`]: text bundles (`-type=i`, `s`, `ll`, ...), entries between comment markers.
 //! - [`elf`]: the ELF sections that carry offload containers.
 //! - [`object_bundle`]: object-flavour bundles, entries as ELF sections of a host object.
 #![no_std]
@@ -30,6 +32,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod archive;
 pub mod bundle;
 mod bytes;
 pub mod compressed;
@@ -38,12 +41,14 @@ pub mod elf;
 mod error;
 pub mod id;
 pub mod object_bundle;
+pub mod text_bundle;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
 pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
 pub use container::{Container, Containers};
 pub use error::{Error, ErrorKind, Field};
 pub use id::{BundleEntryId, IdError, TargetId};
+pub use text_bundle::{TextBundle, TextEntry, TextEntryIter};
 
 /// The result type of every fallible reader in this crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;

@@ -236,3 +236,14 @@ fn removing_a_middle_section_renumbers_links_symbols_and_groups() {
         clangoffload::elf::rewrite_sections(&added_elf, |s| s.name() != b"extra", &[]).unwrap();
     assert!(back == out);
 }
+
+#[test]
+fn defined_global_symbols_are_what_an_archive_index_lists() {
+    let data = fixture("x86_64.o");
+    let elf = ElfFile::parse(&data).unwrap();
+    let names: Vec<&[u8]> = elf.defined_global_symbols().collect();
+    assert_eq!(names, [&b"add"[..], b"counter", b"bump"]);
+    let data = fixture("i386.o");
+    let elf = ElfFile::parse(&data).unwrap();
+    assert_eq!(elf.defined_global_symbols().count(), 3);
+}

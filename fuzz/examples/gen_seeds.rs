@@ -556,6 +556,85 @@ fn containers_walk() {
     }
 }
 
+/// Text bundle seeds: a selector byte (0 `//`, 1 `#`, 2 `;`) and the file.
+/// LLVM 22's fixtures of `tests/fixtures/text`, then small crafted files for
+/// every malformed class and the odd but readable cases.
+fn text_bundle() {
+    use clangoffload::text_bundle::{write_text_bundle, Comment, TEXT_FILE_TYPES};
+    let dir = seeds_dir("text_bundle");
+    let selector = |comment| match comment {
+        Comment::DoubleSlash => 0u8,
+        Comment::Hash => 1,
+        Comment::Semicolon => 2,
+    };
+    for (t, comment) in TEXT_FILE_TYPES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../tests/fixtures/text/{t}.bundle"));
+        let data = fs::read(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        write(
+            &dir,
+            &format!("llvm22_{t}"),
+            &[&[selector(comment)][..], &data].concat(),
+        );
+    }
+    const S: &[u8] = b"\n// __CLANG_OFFLOAD_BUNDLE____START__ ";
+    const E: &[u8] = b"\n// __CLANG_OFFLOAD_BUNDLE____END__ ";
+    let host = HOST;
+    let dev = GFX906;
+    let good = write_text_bundle(Comment::DoubleSlash, &[(host, b"int h;\n"), (dev, b"")]).unwrap();
+    let crafted: &[(&str, Vec<u8>)] = &[
+        ("empty", Vec::new()),
+        ("no_marker", b"int main() { return 0; }\n".to_vec()),
+        ("start_at_zero", [&S[1..], host, b"\nint h;\n"].concat()),
+        (
+            "crlf",
+            [b"\r", S, host, b"\r\nint h;\r\n\r", E, host, b"\r\n"].concat(),
+        ),
+        (
+            "between",
+            [b"pre\n", &good[..], b"mid\n", &good[..], b"post"].concat(),
+        ),
+        ("end_no_newline", [S, host, b"\nx", E, host].concat()),
+        (
+            "other_prefix",
+            [
+                S,
+                host,
+                b"\nx\n// __CLANG_OFFLOAD_BUNDLE____MID__ y",
+                E,
+                host,
+                b"\n",
+            ]
+            .concat(),
+        ),
+        (
+            "start_without_end",
+            [&good[..], S, host, b"\nint h;\n"].concat(),
+        ),
+        ("start_line_cut", [S, host].concat()),
+        (
+            "end_before_start",
+            [E, host, b"\n", S, host, b"\nint h;\n"].concat(),
+        ),
+        ("end_only", [b"int x;", E, host, b"\n"].concat()),
+        (
+            "nested",
+            [
+                S, host, b"\na", S, dev, b"\nb", E, dev, b"\n", E, host, b"\n",
+            ]
+            .concat(),
+        ),
+        (
+            "end_other_id",
+            [S, host, b"\nint h;", E, dev, b"\n"].concat(),
+        ),
+        ("empty_id", [S, b"\nint h;", E, b"\n"].concat()),
+    ];
+    for (name, data) in crafted {
+        write(&dir, name, &[&[0u8][..], data].concat());
+    }
+}
+
 fn main() {
     bundle_parse();
     bundle_roundtrip();
@@ -564,5 +643,6 @@ fn main() {
     compressed_parse();
     compressed_decompress();
     containers_walk();
+    text_bundle();
     println!("seeds written under {}/seeds", env!("CARGO_MANIFEST_DIR"));
 }

@@ -505,6 +505,25 @@ impl<'data> ElfFile<'data> {
         self.sections().flatten().find(|s| s.name == name)
     }
 
+    /// The names of the symbols the file defines for other files to use
+    /// (binding global, weak or unique; not undefined; not a section or file
+    /// symbol), in symbol table order: what an archive's symbol table lists
+    /// for it. Symbols whose names cannot be read are skipped.
+    pub fn defined_global_symbols(&self) -> impl Iterator<Item = &'data [u8]> + '_ {
+        let class = self.header.class;
+        let size = usize::try_from(class.symbol_size()).unwrap_or(usize::MAX);
+        self.sections()
+            .flatten()
+            .filter(|s| s.header.kind == SHT_SYMTAB)
+            .flat_map(move |symtab| {
+                let strings = self.section(symtab.header.link).map_or(&[][..], |s| s.data);
+                symtab
+                    .data
+                    .chunks_exact(size)
+                    .filter_map(move |raw| defined_global(class, raw, strings))
+            })
+    }
+
     /// File offset of section `index`'s header.
     fn section_header_offset(&self, index: u32) -> u64 {
         u64::from(index)
@@ -538,6 +557,31 @@ impl<'data> Section<'data> {
     pub fn offset(&self) -> u64 {
         self.header.offset
     }
+}
+
+/// The name of a symbol table entry if it is a defined global.
+fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a [u8]> {
+    let (name, info, shndx) = match class {
+        Class::Elf64 => {
+            let (name, rest) = U32::read_from_prefix(raw).ok()?;
+            let (&info, rest) = rest.split_first()?;
+            let (shndx, _) = U16::read_from_prefix(rest.get(1..)?).ok()?;
+            (name.get(), info, shndx.get())
+        }
+        Class::Elf32 => {
+            let (name, rest) = U32::read_from_prefix(raw).ok()?;
+            let &info = rest.get(8)?;
+            let (shndx, _) = U16::read_from_prefix(rest.get(10..)?).ok()?;
+            (name.get(), info, shndx.get())
+        }
+    };
+    let binding = info >> 4;
+    let kind = info & 0xf;
+    // STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE; not STT_SECTION or STT_FILE.
+    let exported = matches!(binding, 1 | 2 | 10) && !matches!(kind, 3 | 4);
+    (exported && shndx != 0 && name != 0)
+        .then(|| section_name(strings, name))
+        .flatten()
 }
 
 fn read_file_header(data: &[u8]) -> Result<FileHeader> {
