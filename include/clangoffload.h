@@ -59,6 +59,15 @@
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
+// Markers start with `//` (`-type` i, ii, cui, hipi).
+#define CLANGOFFLOAD_COMMENT_DOUBLE_SLASH 1
+
+// Markers start with `#` (`-type` d, s).
+#define CLANGOFFLOAD_COMMENT_HASH 2
+
+// Markers start with `;` (`-type` ll).
+#define CLANGOFFLOAD_COMMENT_SEMICOLON 3
+
 // What a function did. The numbers are part of the ABI and are never reused;
 // take a status you store or pass around as `uint32_t`.
 enum clangoffload_status
@@ -144,6 +153,44 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_SECTION_IN_USE = 67,
   // A section name to be written contains a NUL byte.
   CLANGOFFLOAD_STATUS_NUL_IN_SECTION_NAME = 68,
+  // A text bundle's start marker has no end marker.
+  CLANGOFFLOAD_STATUS_MISSING_END_MARKER = 70,
+  // A text bundle's end marker closes no entry.
+  CLANGOFFLOAD_STATUS_END_MARKER_WITHOUT_START = 71,
+  // A text bundle's start marker inside an open entry.
+  CLANGOFFLOAD_STATUS_NESTED_START_MARKER = 72,
+  // A text bundle's end marker names another ID than its start marker.
+  CLANGOFFLOAD_STATUS_END_MARKER_ID_MISMATCH = 73,
+  // An entry ID to be written holds a newline.
+  CLANGOFFLOAD_STATUS_NEWLINE_IN_ID = 74,
+  // A payload to be written holds a marker line.
+  CLANGOFFLOAD_STATUS_MARKER_IN_PAYLOAD = 75,
+  // not an ar archive.
+  CLANGOFFLOAD_STATUS_NOT_AN_ARCHIVE = 80,
+  // thin archives are not supported.
+  CLANGOFFLOAD_STATUS_THIN_ARCHIVE = 81,
+  // archive member header does not end with `\\n.
+  CLANGOFFLOAD_STATUS_BAD_MEMBER_TERMINATOR = 82,
+  // archive member header field is not a decimal number.
+  CLANGOFFLOAD_STATUS_BAD_DECIMAL = 83,
+  // archive member runs past the end of the archive.
+  CLANGOFFLOAD_STATUS_MEMBER_OUT_OF_BOUNDS = 84,
+  // archive member names a long name but there is no // table.
+  CLANGOFFLOAD_STATUS_MISSING_LONG_NAME_TABLE = 85,
+  // archive long name offset outside the // table.
+  CLANGOFFLOAD_STATUS_LONG_NAME_OUT_OF_BOUNDS = 86,
+  // archive long name is not terminated.
+  CLANGOFFLOAD_STATUS_UNTERMINATED_LONG_NAME = 87,
+  // BSD archive member name runs past its data.
+  CLANGOFFLOAD_STATUS_BSD_NAME_OUT_OF_BOUNDS = 88,
+  // archive symbol count cannot fit in the symbol table.
+  CLANGOFFLOAD_STATUS_SYMBOL_COUNT_TOO_LARGE = 89,
+  // archive symbol name outside the symbol table.
+  CLANGOFFLOAD_STATUS_SYMBOL_NAME_OUT_OF_BOUNDS = 90,
+  // archive member name cannot be written.
+  CLANGOFFLOAD_STATUS_INVALID_MEMBER_NAME = 91,
+  // archive symbol name cannot be written.
+  CLANGOFFLOAD_STATUS_INVALID_SYMBOL_NAME = 92,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -255,11 +302,17 @@ typedef uint32_t clangoffload_feature;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A parsed archive. Borrows the buffer it was parsed from.
+typedef struct clangoffload_archive clangoffload_archive;
+
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
+
+// A parsed text bundle. Borrows the buffer it was parsed from.
+typedef struct clangoffload_text_bundle clangoffload_text_bundle;
 
 // Where and why an input was rejected: filled by the functions that take a
 // `clangoffload_error *` (which may be NULL when the details are not wanted).
@@ -282,6 +335,38 @@ typedef struct clangoffload_bytes {
   // Number of bytes.
   size_t len;
 } clangoffload_bytes;
+
+// One archive member (symbol and long-name tables are not members here).
+// The views borrow the parsed buffer. The name is bytes from the file: never
+// use it as a path.
+typedef struct clangoffload_archive_member {
+  // The resolved name (long names looked up, GNU `/` and BSD prefix removed).
+  struct clangoffload_bytes name;
+  // The member's data.
+  struct clangoffload_bytes data;
+  // Where the member's header starts in the archive.
+  uint64_t header_offset;
+  // Where the member's data starts in the archive.
+  uint64_t data_offset;
+} clangoffload_archive_member;
+
+// An entry to write (into an object or a text bundle): its ID and payload,
+// both borrowed for the duration of the call.
+typedef struct clangoffload_entry_input {
+  // The entry ID bytes (no NUL inside).
+  struct clangoffload_bytes id;
+  // The payload; in an object, the host entry's is the one-byte host
+  // marker `{0}`.
+  struct clangoffload_bytes payload;
+} clangoffload_entry_input;
+
+// A buffer the library allocated, released with `clangoffload_buffer_free`.
+typedef struct clangoffload_buffer {
+  // First byte (NULL when `len` is 0).
+  uint8_t *ptr;
+  // Number of bytes.
+  size_t len;
+} clangoffload_buffer;
 
 // One bundle entry. `id` and `payload` borrow the parsed buffer.
 typedef struct clangoffload_bundle_entry {
@@ -388,22 +473,19 @@ typedef struct clangoffload_object_bundle_entry {
   uint32_t host_marker;
 } clangoffload_object_bundle_entry;
 
-// A buffer the library allocated, released with `clangoffload_buffer_free`.
-typedef struct clangoffload_buffer {
-  // First byte (NULL when `len` is 0).
-  uint8_t *ptr;
-  // Number of bytes.
-  size_t len;
-} clangoffload_buffer;
-
-// An entry to add to a host object: its ID and payload, both borrowed for
-// the duration of the call.
-typedef struct clangoffload_object_bundle_input {
-  // The entry ID bytes (no NUL inside).
+// One entry of a text bundle; the views borrow the parsed buffer.
+typedef struct clangoffload_text_bundle_entry {
+  // The ID: the rest of the start marker's line (not NUL-terminated).
   struct clangoffload_bytes id;
-  // The payload; for the host entry, the one-byte host marker `{0}`.
+  // The payload: from after the start line to the `\n` of the end marker.
   struct clangoffload_bytes payload;
-} clangoffload_object_bundle_input;
+  // Where the payload starts in the file.
+  uint64_t offset;
+  // Where the start marker (its leading `\n`) is.
+  uint64_t start_offset;
+  // Where the end marker's line ends.
+  uint64_t end_offset;
+} clangoffload_text_bundle_entry;
 
 #ifdef __cplusplus
 extern "C" {
@@ -412,6 +494,90 @@ extern "C" {
 // The library version as a static NUL-terminated string, e.g. `"0.1.0"`.
 // Never NULL; do not free.
 const char *clangoffload_version(void);
+
+// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a
+// handle in `*out`. Members are read up to the first damaged header; its
+// fault is kept (`clangoffload_archive_fault`) and the members before it are
+// still available. A thin archive and a file that is not an archive are
+// errors.
+//
+// Ownership: the handle is the caller's, released with
+// `clangoffload_archive_free`; it borrows `data`, which must stay alive and
+// unchanged until then. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_archive_parse(const uint8_t *data,
+                                               size_t len,
+                                               struct clangoffload_archive **out,
+                                               struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_archive_parse`. NULL is allowed.
+//
+// # Safety
+// `archive` is NULL or a live handle not yet freed.
+void clangoffload_archive_free(struct clangoffload_archive *archive);
+
+// Number of members read (file order); 0 for NULL.
+//
+// # Safety
+// `archive` is NULL or a live handle.
+size_t clangoffload_archive_member_count(const struct clangoffload_archive *archive);
+
+// Stores member `index` (file order) in `*out`; the views borrow the parsed
+// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// # Safety
+// `archive` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_archive_get_member(const struct clangoffload_archive *archive,
+                                                    size_t index,
+                                                    struct clangoffload_archive_member *out);
+
+// The status of the damaged member header that ended the walk, with details
+// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+//
+// # Safety
+// `archive` is NULL or a live handle; `err` is NULL or writable.
+clangoffload_status clangoffload_archive_fault(const struct clangoffload_archive *archive,
+                                               struct clangoffload_error *err);
+
+// Writes a GNU archive of `count` members (`id` = member name, `payload` =
+// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0,
+// mode 644, `//` long-name table). Members that are ELF files get their
+// defined global symbols in the archive's symbol table; other members
+// (bitcode included: this library cannot read its symbols) get none.
+//
+// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+// The inputs are only read during the call. Written only on success.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_archive_write(const struct clangoffload_entry_input *members,
+                                               size_t count,
+                                               struct clangoffload_buffer *out,
+                                               struct clangoffload_error *err);
+
+// The name clang-offload-bundler 22 gives, in the per-target archive of
+// `-type=a -unbundle`, to bundle entry `entry_id` (`entry_id_len` bytes of
+// UTF-8) of member `member_name` (`name_len` bytes): `<stem>-<entry id><stem>
+// <ext>` with `:` replaced by `_`. Copies it with a NUL after it into `buf`
+// (`cap` bytes) and stores its length in `*out_len`; when it does not fit,
+// stores the length needed and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+// The result is a member name, never a path.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_device_member_name(const uint8_t *member_name,
+                                                    size_t name_len,
+                                                    const char *entry_id,
+                                                    size_t entry_id_len,
+                                                    char *buf,
+                                                    size_t cap,
+                                                    size_t *out_len);
 
 // Parses a binary bundle from `len` bytes at `data` and stores a new handle
 // in `*out`. Every descriptor is checked unless `flags` has
@@ -803,7 +969,7 @@ clangoffload_status clangoffload_object_bundle_host_object(const struct clangoff
 // given with it; out-parameters are writable.
 clangoffload_status clangoffload_object_bundle_write(const uint8_t *host,
                                                      size_t host_len,
-                                                     const struct clangoffload_object_bundle_input *entries,
+                                                     const struct clangoffload_entry_input *entries,
                                                      size_t count,
                                                      struct clangoffload_buffer *out,
                                                      struct clangoffload_error *err);
@@ -819,6 +985,83 @@ void clangoffload_buffer_free(struct clangoffload_buffer *buffer);
 // A static, NUL-terminated English message for any status value (unknown
 // values get "unknown status"). Never NULL; do not free.
 const char *clangoffload_status_message(uint32_t status);
+
+// The comment (`CLANGOFFLOAD_COMMENT_*`) the bundler uses for `-type`
+// `type_name` (`len` bytes, e.g. "ll"), in `*out`;
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` if that type is not a text type.
+//
+// # Safety
+// `type_name` is valid for `len` bytes; `out` is NULL or writable.
+clangoffload_status clangoffload_text_comment_for_type(const uint8_t *type_name,
+                                                       size_t len,
+                                                       uint32_t *out);
+
+// Parses the text bundle in `len` bytes at `data`, whose markers use
+// `comment`, and stores a handle in `*out`. The whole file is checked unless
+// `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries before
+// the first fault (`clangoffload_text_bundle_fault`). A file with no marker
+// has no entries (the bundler takes it for the host's own file).
+//
+// Ownership: the handle is the caller's, released with
+// `clangoffload_text_bundle_free`; it borrows `data`, which must stay alive and
+// unchanged until then. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_text_bundle_parse(const uint8_t *data,
+                                                   size_t len,
+                                                   uint32_t comment_kind,
+                                                   uint32_t flags,
+                                                   struct clangoffload_text_bundle **out,
+                                                   struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_text_bundle_parse`. NULL is allowed.
+//
+// # Safety
+// `bundle` is NULL or a live handle not yet freed.
+void clangoffload_text_bundle_free(struct clangoffload_text_bundle *bundle);
+
+// Number of entries (file order); 0 for NULL.
+//
+// # Safety
+// `bundle` is NULL or a live handle.
+size_t clangoffload_text_bundle_entry_count(const struct clangoffload_text_bundle *bundle);
+
+// Stores entry `index` (file order) in `*out`; the views borrow the parsed
+// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// # Safety
+// `bundle` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_text_bundle_get_entry(const struct clangoffload_text_bundle *bundle,
+                                                       size_t index,
+                                                       struct clangoffload_text_bundle_entry *out);
+
+// For a leniently parsed bundle: the status of the first fault, with details
+// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+//
+// # Safety
+// `bundle` is NULL or a live handle; `err` is NULL or writable.
+clangoffload_status clangoffload_text_bundle_fault(const struct clangoffload_text_bundle *bundle,
+                                                   struct clangoffload_error *err);
+
+// Writes a text bundle of `count` entries, in order, with `comment`'s
+// markers, into `*out`: byte-identical to clang-offload-bundler 22. An
+// entry that could not be read back as itself (an empty ID, a newline in
+// the ID, a marker line in the payload) is an error.
+//
+// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+// The inputs are only read during the call. Written only on success.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_text_bundle_write(uint32_t comment_kind,
+                                                   const struct clangoffload_entry_input *entries,
+                                                   size_t count,
+                                                   struct clangoffload_buffer *out,
+                                                   struct clangoffload_error *err);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -9,18 +9,22 @@
 
 #[macro_use]
 mod ffi;
+pub mod archive;
 pub mod bundle;
 pub mod compressed;
 pub mod id;
 pub mod object_bundle;
 pub mod status;
+pub mod text_bundle;
 
+pub use archive::*;
 pub use bundle::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
 pub use object_bundle::*;
 pub use status::*;
+pub use text_bundle::*;
 
 /// Major version of the library; agrees with `clangoffload_version()`.
 pub const CLANGOFFLOAD_VERSION_MAJOR: u32 = 0;

@@ -44,14 +44,15 @@ pub struct clangoffload_buffer {
     pub len: usize,
 }
 
-/// An entry to add to a host object: its ID and payload, both borrowed for
-/// the duration of the call.
+/// An entry to write (into an object or a text bundle): its ID and payload,
+/// both borrowed for the duration of the call.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct clangoffload_object_bundle_input {
+pub struct clangoffload_entry_input {
     /// The entry ID bytes (no NUL inside).
     pub id: clangoffload_bytes,
-    /// The payload; for the host entry, the one-byte host marker `{0}`.
+    /// The payload; in an object, the host entry's is the one-byte host
+    /// marker `{0}`.
     pub payload: clangoffload_bytes,
 }
 
@@ -239,7 +240,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
 pub unsafe extern "C" fn clangoffload_object_bundle_write(
     host: *const u8,
     host_len: usize,
-    entries: *const clangoffload_object_bundle_input,
+    entries: *const clangoffload_entry_input,
     count: usize,
     out: *mut clangoffload_buffer,
     err: *mut clangoffload_error,
@@ -270,7 +271,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_write(
 }
 
 impl clangoffload_buffer {
-    fn from_vec(bytes: Vec<u8>) -> Self {
+    pub(crate) fn from_vec(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
         let ptr = if len == 0 {
             std::ptr::null_mut()

@@ -91,6 +91,44 @@ pub enum clangoffload_status {
     SectionInUse = 67,
     /// A section name to be written contains a NUL byte.
     NulInSectionName = 68,
+    /// A text bundle's start marker has no end marker.
+    MissingEndMarker = 70,
+    /// A text bundle's end marker closes no entry.
+    EndMarkerWithoutStart = 71,
+    /// A text bundle's start marker inside an open entry.
+    NestedStartMarker = 72,
+    /// A text bundle's end marker names another ID than its start marker.
+    EndMarkerIdMismatch = 73,
+    /// An entry ID to be written holds a newline.
+    NewlineInId = 74,
+    /// A payload to be written holds a marker line.
+    MarkerInPayload = 75,
+    /// not an ar archive.
+    NotAnArchive = 80,
+    /// thin archives are not supported.
+    ThinArchive = 81,
+    /// archive member header does not end with `\\n.
+    BadMemberTerminator = 82,
+    /// archive member header field is not a decimal number.
+    BadDecimal = 83,
+    /// archive member runs past the end of the archive.
+    MemberOutOfBounds = 84,
+    /// archive member names a long name but there is no // table.
+    MissingLongNameTable = 85,
+    /// archive long name offset outside the // table.
+    LongNameOutOfBounds = 86,
+    /// archive long name is not terminated.
+    UnterminatedLongName = 87,
+    /// BSD archive member name runs past its data.
+    BsdNameOutOfBounds = 88,
+    /// archive symbol count cannot fit in the symbol table.
+    SymbolCountTooLarge = 89,
+    /// archive symbol name outside the symbol table.
+    SymbolNameOutOfBounds = 90,
+    /// archive member name cannot be written.
+    InvalidMemberName = 91,
+    /// archive symbol name cannot be written.
+    InvalidSymbolName = 92,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -154,6 +192,27 @@ impl clangoffload_status {
             S::SectionOutOfBounds => "section contents run past the end of the file\0",
             S::SectionInUse => "section to remove is still referenced\0",
             S::NulInSectionName => "section name contains a NUL byte\0",
+            S::MissingEndMarker => "text bundle entry has no end marker\0",
+            S::EndMarkerWithoutStart => "text bundle end marker closes no entry\0",
+            S::NestedStartMarker => "text bundle start marker inside an open entry\0",
+            S::EndMarkerIdMismatch => "text bundle end marker names another entry\0",
+            S::NewlineInId => "entry ID contains a newline\0",
+            S::MarkerInPayload => "payload contains a text bundle marker line\0",
+            S::NotAnArchive => "not an ar archive\0",
+            S::ThinArchive => "thin archives are not supported\0",
+            S::BadMemberTerminator => "archive member header does not end with `\\n\0",
+            S::BadDecimal => "archive member header field is not a decimal number\0",
+            S::MemberOutOfBounds => "archive member runs past the end of the archive\0",
+            S::MissingLongNameTable => {
+                "archive member names a long name but there is no // table\0"
+            }
+            S::LongNameOutOfBounds => "archive long name offset outside the // table\0",
+            S::UnterminatedLongName => "archive long name is not terminated\0",
+            S::BsdNameOutOfBounds => "BSD archive member name runs past its data\0",
+            S::SymbolCountTooLarge => "archive symbol count cannot fit in the symbol table\0",
+            S::SymbolNameOutOfBounds => "archive symbol name outside the symbol table\0",
+            S::InvalidMemberName => "archive member name cannot be written\0",
+            S::InvalidSymbolName => "archive symbol name cannot be written\0",
             S::EntryIdTooFewComponents => {
                 "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
             }
@@ -253,6 +312,25 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::SectionOutOfBounds { .. } => S::SectionOutOfBounds,
             ErrorKind::SectionInUse { .. } => S::SectionInUse,
             ErrorKind::NulInSectionName => S::NulInSectionName,
+            ErrorKind::MissingEndMarker => S::MissingEndMarker,
+            ErrorKind::EndMarkerWithoutStart => S::EndMarkerWithoutStart,
+            ErrorKind::NestedStartMarker => S::NestedStartMarker,
+            ErrorKind::EndMarkerIdMismatch => S::EndMarkerIdMismatch,
+            ErrorKind::NewlineInId => S::NewlineInId,
+            ErrorKind::MarkerInPayload => S::MarkerInPayload,
+            ErrorKind::NotAnArchive => S::NotAnArchive,
+            ErrorKind::ThinArchive => S::ThinArchive,
+            ErrorKind::BadMemberTerminator => S::BadMemberTerminator,
+            ErrorKind::BadDecimal { .. } => S::BadDecimal,
+            ErrorKind::MemberOutOfBounds { .. } => S::MemberOutOfBounds,
+            ErrorKind::MissingLongNameTable { .. } => S::MissingLongNameTable,
+            ErrorKind::LongNameOutOfBounds { .. } => S::LongNameOutOfBounds,
+            ErrorKind::UnterminatedLongName { .. } => S::UnterminatedLongName,
+            ErrorKind::BsdNameOutOfBounds { .. } => S::BsdNameOutOfBounds,
+            ErrorKind::SymbolCountTooLarge { .. } => S::SymbolCountTooLarge,
+            ErrorKind::SymbolNameOutOfBounds => S::SymbolNameOutOfBounds,
+            ErrorKind::InvalidMemberName => S::InvalidMemberName,
+            ErrorKind::InvalidSymbolName => S::InvalidSymbolName,
             _ => S::InvalidArgument,
         }
     }

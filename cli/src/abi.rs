@@ -683,19 +683,7 @@ pub fn write_object_bundle(
     host: &[u8],
     entries: &[(&[u8], &[u8])],
 ) -> Result<OwnedBuffer, AbiError> {
-    let inputs: Vec<c::clangoffload_object_bundle_input> = entries
-        .iter()
-        .map(|(id, payload)| c::clangoffload_object_bundle_input {
-            id: clangoffload_bytes {
-                ptr: id.as_ptr(),
-                len: id.len(),
-            },
-            payload: clangoffload_bytes {
-                ptr: payload.as_ptr(),
-                len: payload.len(),
-            },
-        })
-        .collect();
+    let inputs = entry_inputs(entries);
     let mut out = OwnedBuffer::empty();
     let mut err = empty_error();
     // SAFETY: every view is live for the call; out and err are valid records.
@@ -713,4 +701,252 @@ pub fn write_object_bundle(
         return Err(failure(status, &err));
     }
     Ok(out)
+}
+
+/// The marker comment (`CLANGOFFLOAD_COMMENT_*`) of a text `-type`, if it
+/// is one.
+pub fn text_comment(file_type: &str) -> Option<u32> {
+    let mut comment = 0;
+    // SAFETY: the name is live for the call; comment is writable.
+    let status = unsafe {
+        c::clangoffload_text_comment_for_type(file_type.as_ptr(), file_type.len(), &mut comment)
+    };
+    (status == Status::Ok).then_some(comment)
+}
+
+/// A text bundle, borrowing the bytes it was parsed from.
+pub struct TextBundle<'data> {
+    handle: *mut c::clangoffload_text_bundle,
+    _data: std::marker::PhantomData<&'data [u8]>,
+}
+
+/// One entry of a [`TextBundle`].
+#[derive(Debug, Clone, Copy)]
+pub struct TextEntry<'data> {
+    pub id: &'data [u8],
+    pub payload: &'data [u8],
+    /// Where the payload starts in the parsed bytes.
+    pub offset: u64,
+}
+
+impl<'data> TextBundle<'data> {
+    /// Parses strictly; a file with no marker has no entries.
+    pub fn parse(data: &'data [u8], comment: u32) -> Result<Self, AbiError> {
+        let mut handle = std::ptr::null_mut();
+        let mut err = empty_error();
+        // SAFETY: data is live for 'data, which the returned value cannot outlive.
+        let status = unsafe {
+            c::clangoffload_text_bundle_parse(
+                data.as_ptr(),
+                data.len(),
+                comment,
+                0,
+                &mut handle,
+                &mut err,
+            )
+        };
+        if status != Status::Ok {
+            return Err(failure(status, &err));
+        }
+        Ok(TextBundle {
+            handle,
+            _data: std::marker::PhantomData,
+        })
+    }
+
+    /// The entries in file order.
+    pub fn entries(&self) -> Vec<TextEntry<'data>> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_text_bundle_entry_count(self.handle) };
+        (0..count)
+            .filter_map(|i| {
+                let mut out = c::clangoffload_text_bundle_entry {
+                    id: NO_BYTES,
+                    payload: NO_BYTES,
+                    offset: 0,
+                    start_offset: 0,
+                    end_offset: 0,
+                };
+                // SAFETY: the handle is live; out is a valid record.
+                let status =
+                    unsafe { c::clangoffload_text_bundle_get_entry(self.handle, i, &mut out) };
+                (status == Status::Ok).then(|| TextEntry {
+                    // SAFETY: the views borrow the parsed buffer, live for 'data.
+                    id: unsafe { view(out.id) },
+                    // SAFETY: as above.
+                    payload: unsafe { view(out.payload) },
+                    offset: out.offset,
+                })
+            })
+            .collect()
+    }
+}
+
+impl Drop for TextBundle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from parse and is released once.
+        unsafe { c::clangoffload_text_bundle_free(self.handle) }
+    }
+}
+
+fn entry_inputs(entries: &[(&[u8], &[u8])]) -> Vec<c::clangoffload_entry_input> {
+    entries
+        .iter()
+        .map(|(id, payload)| c::clangoffload_entry_input {
+            id: clangoffload_bytes {
+                ptr: id.as_ptr(),
+                len: id.len(),
+            },
+            payload: clangoffload_bytes {
+                ptr: payload.as_ptr(),
+                len: payload.len(),
+            },
+        })
+        .collect()
+}
+
+/// A text bundle of (ID, payload) entries, as the bundler writes it.
+pub fn write_text_bundle(
+    comment: u32,
+    entries: &[(&[u8], &[u8])],
+) -> Result<OwnedBuffer, AbiError> {
+    let inputs = entry_inputs(entries);
+    let mut out = OwnedBuffer::empty();
+    let mut err = empty_error();
+    // SAFETY: every view is live for the call; out and err are valid records.
+    let status = unsafe {
+        c::clangoffload_text_bundle_write(
+            comment,
+            inputs.as_ptr(),
+            inputs.len(),
+            &mut out.0,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        return Err(failure(status, &err));
+    }
+    Ok(out)
+}
+
+/// An `ar` archive, borrowing the bytes it was parsed from.
+pub struct Archive<'data> {
+    handle: *mut c::clangoffload_archive,
+    _data: std::marker::PhantomData<&'data [u8]>,
+}
+
+/// One member of an [`Archive`]. The name is bytes from the file, never a
+/// path.
+#[derive(Debug, Clone, Copy)]
+pub struct ArchiveMember<'data> {
+    pub name: &'data [u8],
+    pub data: &'data [u8],
+}
+
+impl<'data> Archive<'data> {
+    pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
+        let mut handle = std::ptr::null_mut();
+        let mut err = empty_error();
+        // SAFETY: data is live for 'data, which the returned value cannot outlive.
+        let status = unsafe {
+            c::clangoffload_archive_parse(data.as_ptr(), data.len(), &mut handle, &mut err)
+        };
+        if status != Status::Ok {
+            return Err(failure(status, &err));
+        }
+        Ok(Archive {
+            handle,
+            _data: std::marker::PhantomData,
+        })
+    }
+
+    /// The members read, in file order.
+    pub fn members(&self) -> Vec<ArchiveMember<'data>> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_archive_member_count(self.handle) };
+        (0..count)
+            .filter_map(|i| {
+                let mut out = c::clangoffload_archive_member {
+                    name: NO_BYTES,
+                    data: NO_BYTES,
+                    header_offset: 0,
+                    data_offset: 0,
+                };
+                // SAFETY: the handle is live; out is a valid record.
+                let status =
+                    unsafe { c::clangoffload_archive_get_member(self.handle, i, &mut out) };
+                (status == Status::Ok).then(|| ArchiveMember {
+                    // SAFETY: the views borrow the parsed buffer, live for 'data.
+                    name: unsafe { view(out.name) },
+                    // SAFETY: as above.
+                    data: unsafe { view(out.data) },
+                })
+            })
+            .collect()
+    }
+
+    /// The damaged member header that ended the walk, if any.
+    pub fn fault(&self) -> Option<AbiError> {
+        let mut err = empty_error();
+        // SAFETY: the handle is live; err is a valid record.
+        let status = unsafe { c::clangoffload_archive_fault(self.handle, &mut err) };
+        (status != Status::Ok).then(|| failure(status, &err))
+    }
+}
+
+impl Drop for Archive<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from parse and is released once.
+        unsafe { c::clangoffload_archive_free(self.handle) }
+    }
+}
+
+/// A GNU archive of (name, data) members, as LLVM writes it.
+pub fn write_archive(members: &[(&[u8], &[u8])]) -> Result<OwnedBuffer, AbiError> {
+    let inputs = entry_inputs(members);
+    let mut out = OwnedBuffer::empty();
+    let mut err = empty_error();
+    // SAFETY: every view is live for the call; out and err are valid records.
+    let status = unsafe {
+        c::clangoffload_archive_write(inputs.as_ptr(), inputs.len(), &mut out.0, &mut err)
+    };
+    if status != Status::Ok {
+        return Err(failure(status, &err));
+    }
+    Ok(out)
+}
+
+/// The name of entry `entry_id` of member `member` in a device archive.
+pub fn device_member_name(member: &[u8], entry_id: &str) -> Vec<u8> {
+    let mut buf = vec![0u8; member.len() * 2 + entry_id.len() + 16];
+    let mut len = 0usize;
+    // SAFETY: every pointer is valid for the length given with it.
+    let status = unsafe {
+        c::clangoffload_device_member_name(
+            member.as_ptr(),
+            member.len(),
+            entry_id.as_ptr().cast(),
+            entry_id.len(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut len,
+        )
+    };
+    if status == Status::BufferTooSmall {
+        buf.resize(len + 1, 0);
+        // SAFETY: as above, with a buffer of the size asked for.
+        unsafe {
+            c::clangoffload_device_member_name(
+                member.as_ptr(),
+                member.len(),
+                entry_id.as_ptr().cast(),
+                entry_id.len(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut len,
+            )
+        };
+    }
+    buf.truncate(len);
+    buf
 }

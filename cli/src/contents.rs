@@ -21,6 +21,9 @@ pub struct Decoding {
     pub verify_hash: bool,
     /// Whether to print LLVM's `-verbose` lines for each container.
     pub verbose: bool,
+    /// Whether a compressed bundle must hold a binary bundle (not so for a
+    /// compressed text bundle).
+    pub binary_only: bool,
 }
 
 impl Decoding {
@@ -40,6 +43,7 @@ impl Decoding {
             max_size,
             verify_hash: !skip,
             verbose,
+            binary_only: true,
         })
     }
 }
@@ -60,7 +64,16 @@ enum Bytes<'a> {
     Decompressed(Vec<u8>),
 }
 
-impl Loaded<'_> {
+impl<'a> Loaded<'a> {
+    /// A whole input taken as one container.
+    pub fn whole(data: &'a [u8]) -> Self {
+        Loaded {
+            offset: 0,
+            compressed: None,
+            bytes: Bytes::Input(data),
+        }
+    }
+
     /// The uncompressed bundle's bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {
@@ -181,7 +194,7 @@ pub fn load<'a>(
                 hex(computed)
             )));
         }
-        if !bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+        if decoding.binary_only && !bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
             return Err(at(
                 "decompresses to something other than a binary bundle".into()
             ));

@@ -288,7 +288,7 @@ static void test_object_bundle(const char *dir) {
   /* And bundling gives back LLVM's bundled object. */
   static const unsigned char marker[1] = {0};
   static const char *ids[2] = {"host-x86_64-unknown-linux-gnu-", "openmp-x86_64-pc-linux-gnu-"};
-  clangoffload_object_bundle_input inputs[2] = {
+  clangoffload_entry_input inputs[2] = {
       {{(const uint8_t *)ids[0], strlen(ids[0])}, {marker, 1}},
       {{(const uint8_t *)ids[1], strlen(ids[1])}, {payload, payload_len}},
   };
@@ -308,6 +308,68 @@ static void test_object_bundle(const char *dir) {
   free(payload);
 }
 
+static void test_text_and_archive(const char *dir) {
+  uint32_t comment = 0;
+  CHECK(clangoffload_text_comment_for_type((const uint8_t *)"ll", 2, &comment) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(comment == CLANGOFFLOAD_COMMENT_SEMICOLON);
+  CHECK(clangoffload_text_comment_for_type((const uint8_t *)"bc", 2, &comment) == CLANGOFFLOAD_STATUS_NOT_FOUND);
+  size_t len = 0;
+  unsigned char *data = read_file(dir, "text/ll.bundle", &len);
+  clangoffload_text_bundle *text = NULL;
+  CHECK(clangoffload_text_bundle_parse(data, len, comment, 0, &text, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_text_bundle_entry_count(text) == 3);
+  clangoffload_text_bundle_entry e;
+  CHECK(clangoffload_text_bundle_get_entry(text, 0, &e) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(id_is(e.id, "host-x86_64-unknown-linux-gnu-"));
+  CHECK(clangoffload_text_bundle_get_entry(text, 3, &e) == CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE);
+  /* Writing the entries back gives LLVM's bytes. */
+  clangoffload_entry_input inputs[3];
+  for (size_t i = 0; i < 3; i++) {
+    CHECK(clangoffload_text_bundle_get_entry(text, i, &e) == CLANGOFFLOAD_STATUS_OK);
+    inputs[i].id = e.id;
+    inputs[i].payload = e.payload;
+  }
+  clangoffload_buffer out = {NULL, 0};
+  CHECK(clangoffload_text_bundle_write(comment, inputs, 3, &out, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(out.len == len && memcmp(out.ptr, data, len) == 0);
+  clangoffload_buffer_free(&out);
+  clangoffload_text_bundle_free(text);
+  /* A start marker with no end: a located error. */
+  static const char bad[] = "\n; __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu-\nx\n";
+  clangoffload_error err;
+  CHECK(clangoffload_text_bundle_parse((const uint8_t *)bad, sizeof bad - 1, comment, 0, &text, &err) ==
+        CLANGOFFLOAD_STATUS_MISSING_END_MARKER);
+  CHECK(err.offset == 0);
+  free(data);
+
+  data = read_file(dir, "archive/gnu-bundles.a", &len);
+  clangoffload_archive *archive = NULL;
+  CHECK(clangoffload_archive_parse(data, len, &archive, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_archive_member_count(archive) == 3);
+  clangoffload_archive_member m;
+  CHECK(clangoffload_archive_get_member(archive, 1, &m) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(id_is(m.name, "libdevice-with-a-long-name.bc"));
+  CHECK(clangoffload_archive_fault(archive, NULL) == CLANGOFFLOAD_STATUS_OK);
+  char name[128];
+  size_t name_len = 0;
+  static const char id[] = "openmp-amdgcn-amd-amdhsa--gfx90a:xnack+";
+  CHECK(clangoffload_device_member_name(m.name.ptr, m.name.len, id, sizeof id - 1, name, sizeof name, &name_len) ==
+        CLANGOFFLOAD_STATUS_OK);
+  CHECK(strcmp(name, "libdevice-with-a-long-name-openmp-amdgcn-amd-amdhsa--gfx90a_xnack+libdevice-with-a-long-name.bc") == 0);
+  CHECK(clangoffload_device_member_name(m.name.ptr, m.name.len, id, sizeof id - 1, name, 4, &name_len) ==
+        CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL);
+  clangoffload_entry_input member = {{(const uint8_t *)"x.txt", 5}, m.data};
+  CHECK(clangoffload_archive_write(&member, 1, &out, NULL) == CLANGOFFLOAD_STATUS_OK);
+  clangoffload_archive *again = NULL;
+  CHECK(clangoffload_archive_parse(out.ptr, out.len, &again, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(clangoffload_archive_member_count(again) == 1);
+  clangoffload_archive_free(again);
+  clangoffload_buffer_free(&out);
+  clangoffload_archive_free(archive);
+  CHECK(clangoffload_archive_parse(data, 5, &archive, &err) != CLANGOFFLOAD_STATUS_OK);
+  free(data);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
@@ -322,6 +384,7 @@ int main(int argc, char **argv) {
   test_layout(argv[1]);
   test_compressed(argv[1]);
   test_object_bundle(argv[1]);
+  test_text_and_archive(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

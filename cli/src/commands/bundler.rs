@@ -29,6 +29,7 @@ struct Args<'a> {
     align: u64,
     allow_missing: bool,
     hip_openmp: bool,
+    check_input_archive: bool,
     unbundle: bool,
     config: Config,
 }
@@ -218,6 +219,7 @@ fn run(parsed: &Parsed, argv0: &str, config: Config) -> Result<(), Failure> {
             .unwrap_or(1),
         allow_missing: parsed.flag("allow-missing-bundles"),
         hip_openmp: parsed.flag("hip-openmp-compatible"),
+        check_input_archive: parsed.flag("check-input-archive"),
         unbundle,
         config,
     };
@@ -315,10 +317,8 @@ fn check_targets(
 fn check_type(file_type: &str) -> Result<(), Failure> {
     match file_type {
         "bc" | "gch" | "ast" | "o" => Ok(()),
-        "i" | "ii" | "cui" | "hipi" | "d" | "ll" | "s" => Err(Failure(format!(
-            "text bundles (-type={file_type}) are not supported yet"
-        ))),
-        "a" => fail("archives (-type=a) are not supported yet"),
+        _ if abi::text_comment(file_type).is_some() => Ok(()),
+        "a" => Ok(()),
         other => Err(Failure(format!("'{other}': invalid file type specified"))),
     }
 }
@@ -344,6 +344,8 @@ enum Contents<'a> {
     Containers(Vec<Loaded<'a>>),
     /// A host object whose entries are sections (`-type=o`).
     Object(abi::ObjectBundle<'a>),
+    /// A text bundle (maybe decompressed) and its markers' comment.
+    Text(Loaded<'a>, u32),
 }
 
 /// Where an entry's payload comes from when it is written out.
@@ -380,14 +382,35 @@ fn read_contents<'a>(
             .map(Contents::Object)
             .map_err(|e| Failure(format!("'{path}': malformed object: {e}")));
     }
+    let comment = abi::text_comment(file_type);
     if !starts_with_container(input.data()) {
-        return Ok(Contents::Containers(Vec::new()));
+        return Ok(match comment {
+            Some(comment) => Contents::Text(Loaded::whole(input.data()), comment),
+            None => Contents::Containers(Vec::new()),
+        });
     }
-    let decoding = Decoding::from_env(config.verbose)?;
+    let decoding = Decoding {
+        binary_only: comment.is_none(),
+        ..Decoding::from_env(config.verbose)?
+    };
     let warning = |message: &str| warn(argv0, &format!("'{path}': {message}"));
-    load(input.data(), &decoding, &warning)
-        .map(Contents::Containers)
-        .map_err(|Failure(e)| Failure(format!("'{path}': {e}")))
+    let mut loaded = load(input.data(), &decoding, &warning)
+        .map_err(|Failure(e)| Failure(format!("'{path}': {e}")))?;
+    match comment {
+        // A compressed text bundle: LLVM reads the first container only.
+        Some(comment) if !loaded.is_empty() => Ok(Contents::Text(loaded.swap_remove(0), comment)),
+        _ => Ok(Contents::Containers(loaded)),
+    }
+}
+
+/// Parses a text bundle, strictly.
+fn parse_text<'a>(
+    path: &str,
+    loaded: &'a Loaded,
+    comment: u32,
+) -> Result<abi::TextBundle<'a>, Failure> {
+    abi::TextBundle::parse(loaded.bytes(), comment)
+        .map_err(|e| Failure(format!("'{path}': malformed text bundle: {e}")))
 }
 
 /// Parses a loaded container as a bundle.
@@ -423,6 +446,11 @@ fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), 
                 print(entry.id)?;
             }
         }
+        Contents::Text(loaded, comment) => {
+            for entry in parse_text(path, &loaded, comment)?.entries() {
+                print(entry.id)?;
+            }
+        }
     }
     std::io::stdout().flush()?;
     Ok(())
@@ -435,8 +463,12 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     let path = &args.inputs[0];
     let input = open_input(path, &args.outputs)?;
     check_type(&args.file_type)?;
+    if args.file_type == "a" {
+        return unbundle_archive(args, &input);
+    }
     let contents = read_contents(args.argv0, &args.file_type, path, &input, args.config)?;
     let bundles;
+    let text;
     let candidates = match &contents {
         Contents::Containers(contents) => {
             bundles = contents
@@ -461,6 +493,22 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
                 .collect()
         }
         Contents::Object(object) => object_candidates(object),
+        Contents::Text(loaded, comment) => {
+            text = parse_text(path, loaded, *comment)?;
+            text.entries()
+                .into_iter()
+                .map(|entry| Candidate {
+                    id: entry.id,
+                    source: match loaded.file_offset(entry.offset) {
+                        Some(offset) => Source::File {
+                            offset,
+                            len: entry.payload.len() as u64,
+                        },
+                        None => Source::Bytes(entry.payload),
+                    },
+                })
+                .collect()
+        }
     };
     let mut open: Vec<usize> = (0..args.targets.len()).collect();
     let mut found_host = false;
@@ -517,6 +565,108 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         create_output(&args.outputs[t])?;
     }
     Ok(())
+}
+
+/// `-type=a -unbundle`: one archive per target holding, for every member
+/// that is a bundle (binary, compressed or object), a copy of each entry
+/// compatible with the target, named as LLVM names it.
+fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
+    let path = &args.inputs[0];
+    let archive = abi::Archive::parse(input.data()).map_err(|e| match e.status {
+        abi::Status::NotAnArchive => Failure("file too small to be an archive".to_owned()),
+        _ => Failure(format!("'{path}': {e}")),
+    })?;
+    let decoding = Decoding::from_env(args.config.verbose)?;
+    let mut outputs: Vec<Vec<OwnedEntry>> = vec![Vec::new(); args.targets.len()];
+    for member in archive.members() {
+        let name = String::from_utf8_lossy(member.name);
+        let entries = member_entries(&member, &decoding)
+            .map_err(|Failure(e)| Failure(format!("'{path}': member '{name}': {e}")))?;
+        if args.check_input_archive {
+            let ids: Vec<&str> = entries
+                .iter()
+                .filter_map(|(id, _)| std::str::from_utf8(id).ok())
+                .collect();
+            if let Some((a, b)) = abi::find_conflict(&ids) {
+                return Err(Failure(format!(
+                    "conflicting TargetIDs [{}, {}] found in {name} of {path}",
+                    ids[a], ids[b]
+                )));
+            }
+        }
+        for (id, payload) in &entries {
+            let Ok(id_text) = std::str::from_utf8(id) else {
+                continue;
+            };
+            for (t, out) in outputs.iter_mut().enumerate() {
+                if abi::entry_id_is_compatible(id, &args.normalized[t], args.hip_openmp) {
+                    out.push((
+                        abi::device_member_name(member.name, id_text),
+                        payload.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(e) = archive.fault() {
+        return Err(Failure(format!("'{path}': {e}")));
+    }
+    for (t, members) in outputs.iter().enumerate() {
+        if members.is_empty() && !args.allow_missing {
+            return Err(Failure(format!(
+                "no compatible code object found for the target '{}' in heterogeneous archive library: {path}",
+                args.targets[t]
+            )));
+        }
+    }
+    for (t, members) in outputs.iter().enumerate() {
+        let pairs: Vec<(&[u8], &[u8])> = members
+            .iter()
+            .map(|(n, d)| (n.as_slice(), d.as_slice()))
+            .collect();
+        let bytes = abi::write_archive(&pairs).map_err(|e| Failure(format!("'{path}': {e}")))?;
+        create_output(&args.outputs[t])?.write_all(&bytes)?;
+    }
+    Ok(())
+}
+
+/// An (ID or member name, payload) pair held in memory.
+type OwnedEntry = (Vec<u8>, Vec<u8>);
+
+/// The entries of one archive member, in file order, as (ID, payload); none
+/// if the member is not a bundle. Within a bundle a repeated ID means its
+/// last entry, as in LLVM.
+fn member_entries(
+    member: &abi::ArchiveMember,
+    decoding: &Decoding,
+) -> Result<Vec<OwnedEntry>, Failure> {
+    let data = member.data;
+    let mut entries: Vec<OwnedEntry> = Vec::new();
+    if sniff(data) == Sniffed::Object && data.starts_with(b"\x7fELF") {
+        let object = abi::ObjectBundle::parse(data)?;
+        for entry in object.entries() {
+            let payload = if entry.host_marker && entry.id.starts_with(b"host-") {
+                object.host_object()?.to_vec()
+            } else {
+                entry.payload.to_vec()
+            };
+            entries.push((entry.id.to_vec(), payload));
+        }
+        return Ok(entries);
+    }
+    if !starts_with_container(data) {
+        return Ok(entries);
+    }
+    for loaded in load(data, decoding, &|_| {})? {
+        let bundle = Bundle::parse(loaded.bytes())?;
+        let all: Vec<Entry> = bundle.entries().collect();
+        for (i, entry) in all.iter().enumerate() {
+            if all[i + 1..].iter().all(|later| later.id != entry.id) {
+                entries.push((entry.id.to_vec(), entry.payload.to_vec()));
+            }
+        }
+    }
+    Ok(entries)
 }
 
 /// An object's entries in section order. A host entry holding the host
@@ -615,9 +765,6 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
             }
         }
     }
-    if args.align == 0 {
-        return fail("invalid -bundle-align=0: the alignment must be at least 1");
-    }
     for (i, id) in args.normalized.iter().enumerate() {
         if let Some(j) = args.normalized[..i]
             .iter()
@@ -632,11 +779,28 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
             );
         }
     }
-    let ids: Vec<&[u8]> = args.normalized.iter().map(|s| s.as_bytes()).collect();
-    let sizes: Vec<u64> = payloads.iter().map(Payload::len).collect();
-    let layout = abi::bundle_layout(&ids, &sizes, args.align)?;
     let path = &args.outputs[0];
     let written = (|| -> Result<(), Failure> {
+        if let Some(comment) = abi::text_comment(&args.file_type) {
+            let data = payloads
+                .iter()
+                .map(Payload::read_all)
+                .collect::<Result<Vec<_>, _>>()?;
+            let entries: Vec<(&[u8], &[u8])> = args
+                .normalized
+                .iter()
+                .zip(&data)
+                .map(|(id, payload)| (id.as_bytes(), payload.as_slice()))
+                .collect();
+            let bundle = abi::write_text_bundle(comment, &entries)?;
+            return write_output(args, path, &bundle);
+        }
+        if args.align == 0 {
+            return fail("invalid -bundle-align=0: the alignment must be at least 1");
+        }
+        let ids: Vec<&[u8]> = args.normalized.iter().map(|s| s.as_bytes()).collect();
+        let sizes: Vec<u64> = payloads.iter().map(Payload::len).collect();
+        let layout = abi::bundle_layout(&ids, &sizes, args.align)?;
         if !args.config.compress {
             let mut out = create_output(path)?;
             return write_bundle(&mut out, &layout, &payloads);
@@ -644,27 +808,36 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         let mut bundle = Vec::new();
         bundle.try_reserve_exact(layout.total_size as usize)?;
         write_bundle(&mut bundle, &layout, &payloads)?;
-        let method = compression_method()?;
-        let start = Instant::now();
-        let compressed = abi::compress(&bundle, args.config.version, method, args.config.level)?;
-        if args.config.verbose {
-            let level = args
-                .config
-                .level
-                .unwrap_or(if method == ZSTD { 3 } else { 6 });
-            let seconds = start.elapsed().as_secs_f64();
-            eprint!(
-                "{}",
-                compress_report(&compressed, bundle.len() as u64, level, seconds)
-            );
-        }
-        create_output(path)?.write_all(&compressed)?;
-        Ok(())
+        write_output(args, path, &bundle)
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// Writes a bundle held in memory, compressed first if asked.
+fn write_output(args: &Args, path: &str, bundle: &[u8]) -> Result<(), Failure> {
+    if !args.config.compress {
+        create_output(path)?.write_all(bundle)?;
+        return Ok(());
+    }
+    let method = compression_method()?;
+    let start = Instant::now();
+    let compressed = abi::compress(bundle, args.config.version, method, args.config.level)?;
+    if args.config.verbose {
+        let level = args
+            .config
+            .level
+            .unwrap_or(if method == ZSTD { 3 } else { 6 });
+        let seconds = start.elapsed().as_secs_f64();
+        eprint!(
+            "{}",
+            compress_report(&compressed, bundle.len() as u64, level, seconds)
+        );
+    }
+    create_output(path)?.write_all(&compressed)?;
+    Ok(())
 }
 
 /// `-type=o` with a host object: the object with one section per target,

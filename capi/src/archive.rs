@@ -1,0 +1,244 @@
+//! `ar` archives: iterate members, write GNU archives as LLVM writes them,
+//! and name the members of heterogeneous device archives.
+
+use core_lib::archive::{device_member_name, write_archive, Archive, Member, NewMember};
+use core_lib::elf::ElfFile;
+use core_lib::Error;
+
+use std::ffi::c_char;
+
+use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg, str_arg, write_text};
+use crate::object_bundle::{clangoffload_buffer, clangoffload_entry_input};
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// A parsed archive. Borrows the buffer it was parsed from.
+pub struct clangoffload_archive {
+    members: Vec<Member<'static>>,
+    fault: Option<Error>,
+}
+
+/// One archive member (symbol and long-name tables are not members here).
+/// The views borrow the parsed buffer. The name is bytes from the file: never
+/// use it as a path.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_archive_member {
+    /// The resolved name (long names looked up, GNU `/` and BSD prefix removed).
+    pub name: clangoffload_bytes,
+    /// The member's data.
+    pub data: clangoffload_bytes,
+    /// Where the member's header starts in the archive.
+    pub header_offset: u64,
+    /// Where the member's data starts in the archive.
+    pub data_offset: u64,
+}
+
+/// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a
+/// handle in `*out`. Members are read up to the first damaged header; its
+/// fault is kept (`clangoffload_archive_fault`) and the members before it are
+/// still available. A thin archive and a file that is not an archive are
+/// errors.
+///
+/// Ownership: the handle is the caller's, released with
+/// `clangoffload_archive_free`; it borrows `data`, which must stay alive and
+/// unchanged until then. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_parse(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut clangoffload_archive,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let archive = Archive::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let mut members = Vec::new();
+        let mut fault = None;
+        for member in archive.members() {
+            match member {
+                Ok(member) => {
+                    members
+                        .try_reserve(1)
+                        .map_err(|_| clangoffload_status::OutOfMemory)?;
+                    members.push(member);
+                }
+                Err(e) => fault = Some(e),
+            }
+        }
+        *out = Box::into_raw(Box::new(clangoffload_archive { members, fault }));
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_archive_parse`. NULL is allowed.
+///
+/// # Safety
+/// `archive` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_free(archive: *mut clangoffload_archive) {
+    if !archive.is_null() {
+        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
+        // released once, as the caller promises.
+        drop(unsafe { Box::from_raw(archive) });
+    }
+}
+
+/// # Safety
+/// `archive` must be NULL or a live handle.
+unsafe fn handle<'a>(
+    archive: *const clangoffload_archive,
+) -> Result<&'a clangoffload_archive, clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    unsafe { archive.as_ref() }.ok_or(clangoffload_status::NullArgument)
+}
+
+/// Number of members read (file order); 0 for NULL.
+///
+/// # Safety
+/// `archive` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_member_count(
+    archive: *const clangoffload_archive,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle(archive) }.map_or(0, |a| a.members.len())
+}
+
+/// Stores member `index` (file order) in `*out`; the views borrow the parsed
+/// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// # Safety
+/// `archive` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_get_member(
+    archive: *const clangoffload_archive,
+    index: usize,
+    out: *mut clangoffload_archive_member,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let archive = unsafe { handle(archive) }?;
+        let member = archive
+            .members
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_archive_member {
+            name: clangoffload_bytes::of(member.name()),
+            data: clangoffload_bytes::of(member.data()),
+            header_offset: member.header_offset(),
+            data_offset: member.data_offset(),
+        };
+        Ok(())
+    })
+}
+
+/// The status of the damaged member header that ended the walk, with details
+/// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+///
+/// # Safety
+/// `archive` is NULL or a live handle; `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_fault(
+    archive: *const clangoffload_archive,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let archive = unsafe { handle(archive) }?;
+        match &archive.fault {
+            // SAFETY: NULL or writable, as the caller promises.
+            Some(e) => Err(unsafe { report(e, err) }),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Writes a GNU archive of `count` members (`id` = member name, `payload` =
+/// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0,
+/// mode 644, `//` long-name table). Members that are ELF files get their
+/// defined global symbols in the archive's symbol table; other members
+/// (bitcode included: this library cannot read its symbols) get none.
+///
+/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+/// The inputs are only read during the call. Written only on success.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_archive_write(
+    members: *const clangoffload_entry_input,
+    count: usize,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let inputs = unsafe { array_arg(members, count) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let mut named = Vec::new();
+        for input in inputs {
+            // SAFETY: the views are readable for the call, as the caller promises.
+            let (name, data) = unsafe { (input.id.as_slice()?, input.payload.as_slice()?) };
+            let symbols: Option<Vec<&[u8]>> = ElfFile::parse(data)
+                .ok()
+                .map(|elf| elf.defined_global_symbols().collect());
+            named.push((name, data, symbols));
+        }
+        let new: Vec<NewMember> = named
+            .iter()
+            .map(|(name, data, symbols)| NewMember {
+                name,
+                data,
+                symbols: symbols.as_deref(),
+            })
+            .collect();
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bytes = write_archive(&new).map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(bytes);
+        Ok(())
+    })
+}
+
+/// The name clang-offload-bundler 22 gives, in the per-target archive of
+/// `-type=a -unbundle`, to bundle entry `entry_id` (`entry_id_len` bytes of
+/// UTF-8) of member `member_name` (`name_len` bytes): `<stem>-<entry id><stem>
+/// <ext>` with `:` replaced by `_`. Copies it with a NUL after it into `buf`
+/// (`cap` bytes) and stores its length in `*out_len`; when it does not fit,
+/// stores the length needed and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+/// The result is a member name, never a path.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_device_member_name(
+    member_name: *const u8,
+    name_len: usize,
+    entry_id: *const c_char,
+    entry_id_len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let member_name = unsafe { slice_arg(member_name, name_len) }?;
+        // SAFETY: readable for the call, as the caller promises.
+        let entry_id = unsafe { str_arg(entry_id, entry_id_len) }?;
+        let name = device_member_name(member_name, entry_id);
+        // SAFETY: buf is NULL or writable for cap bytes; out_len writable.
+        unsafe { write_text(&name, buf, cap, out_len) }
+    })
+}

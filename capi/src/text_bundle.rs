@@ -1,0 +1,252 @@
+//! Text bundles (`-type` i, ii, cui, hipi, d, ll, s): read entries between
+//! comment markers, write them.
+
+use core_lib::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
+use core_lib::Error;
+
+use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
+use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg};
+use crate::object_bundle::{clangoffload_buffer, clangoffload_entry_input};
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// Markers start with `//` (`-type` i, ii, cui, hipi).
+pub const CLANGOFFLOAD_COMMENT_DOUBLE_SLASH: u32 = 1;
+/// Markers start with `#` (`-type` d, s).
+pub const CLANGOFFLOAD_COMMENT_HASH: u32 = 2;
+/// Markers start with `;` (`-type` ll).
+pub const CLANGOFFLOAD_COMMENT_SEMICOLON: u32 = 3;
+
+fn comment(value: u32) -> Result<Comment, clangoffload_status> {
+    match value {
+        CLANGOFFLOAD_COMMENT_DOUBLE_SLASH => Ok(Comment::DoubleSlash),
+        CLANGOFFLOAD_COMMENT_HASH => Ok(Comment::Hash),
+        CLANGOFFLOAD_COMMENT_SEMICOLON => Ok(Comment::Semicolon),
+        _ => Err(clangoffload_status::InvalidArgument),
+    }
+}
+
+/// A parsed text bundle. Borrows the buffer it was parsed from.
+pub struct clangoffload_text_bundle {
+    entries: Vec<TextEntry<'static>>,
+    fault: Option<Error>,
+}
+
+/// One entry of a text bundle; the views borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_text_bundle_entry {
+    /// The ID: the rest of the start marker's line (not NUL-terminated).
+    pub id: clangoffload_bytes,
+    /// The payload: from after the start line to the `\n` of the end marker.
+    pub payload: clangoffload_bytes,
+    /// Where the payload starts in the file.
+    pub offset: u64,
+    /// Where the start marker (its leading `\n`) is.
+    pub start_offset: u64,
+    /// Where the end marker's line ends.
+    pub end_offset: u64,
+}
+
+/// The comment (`CLANGOFFLOAD_COMMENT_*`) the bundler uses for `-type`
+/// `type_name` (`len` bytes, e.g. "ll"), in `*out`;
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if that type is not a text type.
+///
+/// # Safety
+/// `type_name` is valid for `len` bytes; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_comment_for_type(
+    type_name: *const u8,
+    len: usize,
+    out: *mut u32,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let name = unsafe { slice_arg(type_name, len) }?;
+        let name = std::str::from_utf8(name).map_err(|_| clangoffload_status::InvalidUtf8)?;
+        let found = Comment::for_file_type(name).ok_or(clangoffload_status::NotFound)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = match found {
+            Comment::DoubleSlash => CLANGOFFLOAD_COMMENT_DOUBLE_SLASH,
+            Comment::Hash => CLANGOFFLOAD_COMMENT_HASH,
+            Comment::Semicolon => CLANGOFFLOAD_COMMENT_SEMICOLON,
+        };
+        Ok(())
+    })
+}
+
+/// Parses the text bundle in `len` bytes at `data`, whose markers use
+/// `comment`, and stores a handle in `*out`. The whole file is checked unless
+/// `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries before
+/// the first fault (`clangoffload_text_bundle_fault`). A file with no marker
+/// has no entries (the bundler takes it for the host's own file).
+///
+/// Ownership: the handle is the caller's, released with
+/// `clangoffload_text_bundle_free`; it borrows `data`, which must stay alive and
+/// unchanged until then. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_parse(
+    data: *const u8,
+    len: usize,
+    comment_kind: u32,
+    flags: u32,
+    out: *mut *mut clangoffload_text_bundle,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        let comment = comment(comment_kind)?;
+        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        let mut entries = Vec::new();
+        let mut fault = None;
+        for entry in TextBundle::parse_lenient(data, comment).entries() {
+            match entry {
+                Ok(entry) => {
+                    entries
+                        .try_reserve(1)
+                        .map_err(|_| clangoffload_status::OutOfMemory)?;
+                    entries.push(entry);
+                }
+                Err(e) if flags & CLANGOFFLOAD_PARSE_LENIENT != 0 => fault = Some(e),
+                // SAFETY: `err` is NULL or writable, as the caller promises.
+                Err(e) => return Err(unsafe { report(&e, err) }),
+            }
+        }
+        *out = Box::into_raw(Box::new(clangoffload_text_bundle { entries, fault }));
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_text_bundle_parse`. NULL is allowed.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_free(bundle: *mut clangoffload_text_bundle) {
+    if !bundle.is_null() {
+        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
+        // released once, as the caller promises.
+        drop(unsafe { Box::from_raw(bundle) });
+    }
+}
+
+/// # Safety
+/// `bundle` must be NULL or a live handle.
+unsafe fn handle<'a>(
+    bundle: *const clangoffload_text_bundle,
+) -> Result<&'a clangoffload_text_bundle, clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    unsafe { bundle.as_ref() }.ok_or(clangoffload_status::NullArgument)
+}
+
+/// Number of entries (file order); 0 for NULL.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_entry_count(
+    bundle: *const clangoffload_text_bundle,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle(bundle) }.map_or(0, |b| b.entries.len())
+}
+
+/// Stores entry `index` (file order) in `*out`; the views borrow the parsed
+/// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_get_entry(
+    bundle: *const clangoffload_text_bundle,
+    index: usize,
+    out: *mut clangoffload_text_bundle_entry,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let bundle = unsafe { handle(bundle) }?;
+        let entry = bundle
+            .entries
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_text_bundle_entry {
+            id: clangoffload_bytes::of(entry.id()),
+            payload: clangoffload_bytes::of(entry.payload()),
+            offset: entry.offset(),
+            start_offset: entry.start_offset(),
+            end_offset: entry.end_offset(),
+        };
+        Ok(())
+    })
+}
+
+/// For a leniently parsed bundle: the status of the first fault, with details
+/// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+///
+/// # Safety
+/// `bundle` is NULL or a live handle; `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_fault(
+    bundle: *const clangoffload_text_bundle,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let bundle = unsafe { handle(bundle) }?;
+        match &bundle.fault {
+            // SAFETY: NULL or writable, as the caller promises.
+            Some(e) => Err(unsafe { report(e, err) }),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Writes a text bundle of `count` entries, in order, with `comment`'s
+/// markers, into `*out`: byte-identical to clang-offload-bundler 22. An
+/// entry that could not be read back as itself (an empty ID, a newline in
+/// the ID, a marker line in the payload) is an error.
+///
+/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
+/// The inputs are only read during the call. Written only on success.
+///
+/// # Safety
+/// Every pointer is NULL (reported, not dereferenced) or valid for the length
+/// given with it; out-parameters are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_text_bundle_write(
+    comment_kind: u32,
+    entries: *const clangoffload_entry_input,
+    count: usize,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        let comment = comment(comment_kind)?;
+        // SAFETY: readable for the call, as the caller promises.
+        let inputs = unsafe { array_arg(entries, count) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let mut pairs = Vec::new();
+        pairs
+            .try_reserve_exact(inputs.len())
+            .map_err(|_| clangoffload_status::OutOfMemory)?;
+        for input in inputs {
+            // SAFETY: the views are readable for the call, as the caller promises.
+            pairs.push(unsafe { (input.id.as_slice()?, input.payload.as_slice()?) });
+        }
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bytes = write_text_bundle(comment, &pairs).map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(bytes);
+        Ok(())
+    })
+}
