@@ -113,3 +113,26 @@ fn archive_errors_are_llvm_s_or_name_the_member() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(stderr.contains("member 'fat.bc'"), "{stderr}");
 }
+
+#[test]
+fn clangoffload_list_shows_every_bundle_member_s_entries() {
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let r = run(
+        ours,
+        &[
+            "list".to_owned(),
+            archive("gnu-compressed.a").display().to_string(),
+        ],
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let text = String::from_utf8(r.stdout).unwrap();
+    assert!(
+        text.starts_with("fatz.bc: host-x86_64-unknown-linux-gnu-\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("objz.o: hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+\n"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 6);
+}

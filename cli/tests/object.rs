@@ -248,3 +248,14 @@ fn llvm_22_reads_what_we_bundle_and_links_the_host_object() {
     let status = std::process::Command::new(&exe).status().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn clangoffload_list_reads_object_bundles() {
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let r = run(ours, &["list".to_owned(), object("bundled-groups.o")]);
+    assert!(r.status.success());
+    assert_eq!(
+        r.stdout,
+        std::fs::read(object("bundled-groups.o.list")).unwrap()
+    );
+}

@@ -156,3 +156,23 @@ fn compressed_text_bundles_round_trip_and_llvm_reads_them() {
         assert_eq!(r.stdout, std::fs::read(text("s.list")).unwrap());
     }
 }
+
+#[test]
+fn clangoffload_list_finds_the_comment_style_itself() {
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    for t in TYPES {
+        let r = run(
+            ours,
+            &[
+                "list".to_owned(),
+                text(&format!("{t}.bundle")).display().to_string(),
+            ],
+        );
+        assert!(r.status.success(), "{t}");
+        assert_eq!(
+            r.stdout,
+            std::fs::read(text(&format!("{t}.list"))).unwrap(),
+            "{t}"
+        );
+    }
+}
