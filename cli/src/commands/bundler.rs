@@ -1,6 +1,7 @@
 //! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
 //! binary bundles with LLVM 22's flags, checks and messages.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
@@ -622,7 +623,7 @@ fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
     for (t, members) in outputs.iter().enumerate() {
         let pairs: Vec<(&[u8], &[u8])> = members
             .iter()
-            .map(|(n, d)| (n.as_slice(), d.as_slice()))
+            .map(|(n, d)| (n.as_slice(), d.as_ref()))
             .collect();
         let bytes = abi::write_archive(&pairs).map_err(|e| Failure(format!("'{path}': {e}")))?;
         create_output(&args.outputs[t])?.write_all(&bytes)?;
@@ -630,25 +631,26 @@ fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
     Ok(())
 }
 
-/// An (ID or member name, payload) pair held in memory.
-type OwnedEntry = (Vec<u8>, Vec<u8>);
+/// An (ID or member name, payload) pair; the payload borrows the archive
+/// unless it had to be made (decompressed, or a stripped host object).
+type OwnedEntry<'a> = (Vec<u8>, Cow<'a, [u8]>);
 
 /// The entries of one archive member, in file order, as (ID, payload); none
 /// if the member is not a bundle. Within a bundle a repeated ID means its
 /// last entry, as in LLVM.
-fn member_entries(
-    member: &abi::ArchiveMember,
+fn member_entries<'a>(
+    member: &abi::ArchiveMember<'a>,
     decoding: &Decoding,
-) -> Result<Vec<OwnedEntry>, Failure> {
+) -> Result<Vec<OwnedEntry<'a>>, Failure> {
     let data = member.data;
     let mut entries: Vec<OwnedEntry> = Vec::new();
     if sniff(data) == Sniffed::Object && data.starts_with(b"\x7fELF") {
         let object = abi::ObjectBundle::parse(data)?;
         for entry in object.entries() {
             let payload = if entry.host_marker && entry.id.starts_with(b"host-") {
-                object.host_object()?.to_vec()
+                Cow::Owned(object.host_object()?.to_vec())
             } else {
-                entry.payload.to_vec()
+                Cow::Borrowed(entry.payload)
             };
             entries.push((entry.id.to_vec(), payload));
         }
@@ -662,7 +664,16 @@ fn member_entries(
         let all: Vec<Entry> = bundle.entries().collect();
         for (i, entry) in all.iter().enumerate() {
             if all[i + 1..].iter().all(|later| later.id != entry.id) {
-                entries.push((entry.id.to_vec(), entry.payload.to_vec()));
+                // A plain bundle's payload is the member's own bytes.
+                let in_member = loaded
+                    .file_offset(entry.offset)
+                    .and_then(|at| usize::try_from(at).ok())
+                    .and_then(|at| data.get(at..)?.get(..entry.payload.len()));
+                let payload = match in_member {
+                    Some(bytes) => Cow::Borrowed(bytes),
+                    None => Cow::Owned(entry.payload.to_vec()),
+                };
+                entries.push((entry.id.to_vec(), payload));
             }
         }
     }
