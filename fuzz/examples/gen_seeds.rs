@@ -635,6 +635,48 @@ fn text_bundle() {
     }
 }
 
+/// Copies the files of `tests/fixtures/<fixtures>` whose names end with one
+/// of `suffixes` to `seeds/<target>/`, checking each with `check`.
+fn copy_fixtures(target: &str, fixtures: &str, suffixes: &[&str], check: fn(&[u8]) -> bool) {
+    let dir = seeds_dir(target);
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(fixtures);
+    let mut names: Vec<String> = fs::read_dir(&from)
+        .unwrap_or_else(|e| panic!("read {}: {e}", from.display()))
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .into_string()
+                .expect("UTF-8 name")
+        })
+        .filter(|n| suffixes.iter().any(|s| n.ends_with(s)))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no fixtures in {}", from.display());
+    for name in names {
+        let bytes = fs::read(from.join(&name)).expect("read fixture");
+        assert!(check(&bytes), "fixture {name} is not what {target} expects");
+        write(&dir, &name, &bytes);
+    }
+}
+
+/// The ELF objects and shared objects of `tests/fixtures/object` (with and
+/// without bundle sections, 32- and 64-bit, with section groups).
+fn elf_object_bundle() {
+    copy_fixtures("elf_object_bundle", "object", &[".o", ".so"], |b| {
+        clangoffload::elf::ElfFile::parse(b).is_ok()
+    });
+}
+
+/// The LLVM-made archives of `tests/fixtures/archive` (members plain,
+/// compressed and object bundles, GNU and BSD, 32- and 64-bit indexes).
+fn archive_unbundle() {
+    copy_fixtures("archive_unbundle", "archive", &[".a"], |b| {
+        clangoffload::archive::Archive::parse(b).is_ok()
+    });
+}
+
 fn main() {
     bundle_parse();
     bundle_roundtrip();
@@ -644,5 +686,7 @@ fn main() {
     compressed_decompress();
     containers_walk();
     text_bundle();
+    elf_object_bundle();
+    archive_unbundle();
     println!("seeds written under {}/seeds", env!("CARGO_MANIFEST_DIR"));
 }

@@ -111,6 +111,16 @@ pub fn rewrite_sections(
         .iter()
         .find(|(index, _)| *index == shstrndx)
         .map(|(_, table)| table);
+    // Without a section-name table an added section's name has nowhere to go.
+    if names.is_none() && !added.is_empty() {
+        return Err(Error::new(
+            ErrorKind::BadNameTableIndex {
+                index: shstrndx,
+                count,
+            },
+            offset_of_shstrndx(file.header().class),
+        ));
+    }
     for added in added {
         planned.push(Planned {
             header: SectionHeader {
@@ -203,7 +213,12 @@ fn rebuilt_tables<'a>(
         indices.push(shstrndx);
     }
     for s in sections.iter().filter(kept) {
-        if s.header().kind == SHT_SYMTAB && !indices.contains(&s.header().link) {
+        // (A symbol table linked to section 0 has no string table to rebuild:
+        // section 0 has no contents.)
+        if s.header().kind == SHT_SYMTAB
+            && s.header().link != 0
+            && !indices.contains(&s.header().link)
+        {
             indices.push(s.header().link);
         }
     }
@@ -325,6 +340,19 @@ fn segments(file: &ElfFile) -> Result<Vec<Segment>> {
         };
         if filesz != 0 {
             let end = offset.checked_add(filesz).ok_or_else(overflow)?;
+            // As llvm-objcopy: a segment past the end of the file is an
+            // error. (Its end would otherwise start the layout, and a 2 KB
+            // file could ask for an output of any size.)
+            if end > to_u64(file.data().len()) {
+                return Err(Error::new(
+                    ErrorKind::SectionOutOfBounds {
+                        offset,
+                        size: filesz,
+                        len: to_u64(file.data().len()),
+                    },
+                    at,
+                ));
+            }
             out.push(Segment { offset, end });
         }
     }
@@ -370,9 +398,11 @@ fn plan<'a: 'b, 'b>(
         }
     }
     let mut contents = Contents::Borrowed(section.data());
+    let mut rebuilt = false;
     if let Some((_, table)) = tables.iter().find(|(i, _)| *i == index) {
         header.size = to_u64(table.bytes().len());
         contents = Contents::Borrowed(table.bytes());
+        rebuilt = true;
     } else if header.kind == SHT_SYMTAB || header.kind == SHT_DYNSYM {
         let names = tables.iter().find(|(i, _)| *i == section.header().link);
         if names.is_some() || !map.is_identity() {
@@ -384,6 +414,7 @@ fn plan<'a: 'b, 'b>(
     let in_segment = index != 0
         && header.kind != SHT_NOBITS
         && matches!(contents, Contents::Borrowed(_))
+        && !rebuilt
         && segments.iter().any(|s| {
             section.offset() >= s.offset && section.offset().saturating_add(header.size) <= s.end
         });
@@ -448,6 +479,11 @@ fn renumber_words(section: &Section, map: &Renumber, skip_first: bool) -> Result
     Ok(out)
 }
 
+/// The largest section alignment a rewrite honours: far above what compilers
+/// and linkers use (a page, 64 KiB for some targets), small enough that the
+/// padding it adds stays bounded.
+const MAX_ALIGNMENT: u64 = 1 << 20;
+
 /// Assigns offsets; returns where the section header table goes.
 fn layout(planned: &mut [Planned], start: u64, class: Class) -> Result<u64> {
     let mut order: Vec<usize> = (1..planned.len()).collect();
@@ -466,6 +502,16 @@ fn layout(planned: &mut [Planned], start: u64, class: Class) -> Result<u64> {
         };
         if p.in_segment {
             continue;
+        }
+        // Honouring any alignment, as llvm-objcopy does, would let a tiny
+        // file ask for an output of any size.
+        if p.header.addralign > MAX_ALIGNMENT {
+            return Err(Error::new(
+                ErrorKind::UnsupportedElf {
+                    what: ElfUnsupported::Alignment(p.header.addralign),
+                },
+                0,
+            ));
         }
         offset = align_to(offset, p.header.addralign)?;
         p.header.offset = offset;
@@ -499,6 +545,12 @@ fn write(file: &ElfFile, planned: &[Planned], shoff: u64, shstrndx: u32) -> Resu
         )
     })?;
     out.resize(len, 0);
+    // Sections kept in place inside segments first, so that the file header
+    // and the program headers overwrite any that overlap them (llvm-objcopy
+    // writes segment data before the headers for the same reason).
+    for p in planned.iter().filter(|p| p.in_segment) {
+        copy_at(&mut out, p.header.offset, p.contents.bytes())?;
+    }
     let header_size = usize::try_from(class.header_size()).map_err(|_| overflow())?;
     copy_at(
         &mut out,
@@ -542,7 +594,7 @@ fn write(file: &ElfFile, planned: &[Planned], shoff: u64, shstrndx: u32) -> Resu
     }
     let mut at = shoff;
     for p in planned {
-        if p.header.kind != SHT_NOBITS {
+        if p.header.kind != SHT_NOBITS && !p.in_segment {
             copy_at(&mut out, p.header.offset, p.contents.bytes())?;
         }
         copy_at(&mut out, at, &header_bytes(class, &p.header)?)?;
@@ -596,4 +648,190 @@ fn header_bytes(class: Class, h: &SectionHeader) -> Result<Vec<u8>> {
             .to_vec()
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    /// A 64-bit header, one program header at 64 whose file range is
+    /// `[offset, offset + filesz)`, and the null section header at 120.
+    fn one_segment(offset: u64, filesz: u64) -> Vec<u8> {
+        let mut data = vec![0u8; 64 + 56 + 64];
+        data[40..48].copy_from_slice(&120u64.to_le_bytes()); // e_shoff
+        data[60..62].copy_from_slice(&1u16.to_le_bytes()); // e_shnum
+        data[..4].copy_from_slice(ELF_MAGIC);
+        data[4] = 2;
+        data[5] = 1;
+        data[6] = 1;
+        data[32..40].copy_from_slice(&64u64.to_le_bytes()); // e_phoff
+        data[52..54].copy_from_slice(&64u16.to_le_bytes()); // e_ehsize
+        data[54..56].copy_from_slice(&56u16.to_le_bytes()); // e_phentsize
+        data[56..58].copy_from_slice(&1u16.to_le_bytes()); // e_phnum
+        data[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
+        data[64..68].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        data[72..80].copy_from_slice(&offset.to_le_bytes());
+        data[96..104].copy_from_slice(&filesz.to_le_bytes());
+        data
+    }
+
+    /// Seen while triaging the `elf_object_bundle` fuzz target's huge-output
+    /// finding: a segment's end started the layout even past the end of the
+    /// file, so a 184-byte file asked for a 1 TiB output.
+    #[test]
+    fn segment_past_the_end_of_the_file_is_an_error() {
+        let data = one_segment(1 << 40, 1);
+        let file = ElfFile::parse(&data).unwrap();
+        let err = rewrite_sections(&file, |_| true, &[]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::SectionOutOfBounds {
+                offset: 1 << 40,
+                size: 1,
+                len: 184,
+            }
+        );
+        assert_eq!(err.offset(), 64);
+        // Inside the file it is fine, and the file comes back unchanged.
+        let data = one_segment(0, 120);
+        let file = ElfFile::parse(&data).unwrap();
+        assert_eq!(rewrite_sections(&file, |_| true, &[]).unwrap(), data);
+    }
+
+    /// Found by the `elf_object_bundle` fuzz target
+    /// (`artifacts-found/elf_object_bundle/section-over-file-header`): a
+    /// section inside a segment that covers the file header was copied over
+    /// the new header, putting back the input's `e_shoff`, so the output's
+    /// section table pointed past its end.
+    #[test]
+    fn section_over_the_file_header_does_not_undo_the_new_header() {
+        // One segment over the whole file; section 1 (PROGBITS) covers the
+        // file header, 2 is the name table (at 376, one NUL), 3 is removed,
+        // which moves the section table.
+        let mut data = one_segment(0, 384);
+        data.resize(384, 0);
+        data[40..48].copy_from_slice(&120u64.to_le_bytes()); // e_shoff
+        data[60..62].copy_from_slice(&4u16.to_le_bytes()); // e_shnum
+        data[62..64].copy_from_slice(&2u16.to_le_bytes()); // e_shstrndx
+        let section = |data: &mut [u8], index: usize, kind: u32, offset: u64, size: u64| {
+            let at = 120 + 64 * index;
+            data[at + 4..at + 8].copy_from_slice(&kind.to_le_bytes());
+            data[at + 24..at + 32].copy_from_slice(&offset.to_le_bytes());
+            data[at + 32..at + 40].copy_from_slice(&size.to_le_bytes());
+        };
+        section(&mut data, 1, SHT_PROGBITS, 0, 64);
+        section(&mut data, 2, SHT_STRTAB, 376, 1);
+        section(&mut data, 3, SHT_PROGBITS, 0, 8);
+        let file = ElfFile::parse(&data).unwrap();
+        let out = rewrite_sections(&file, |s| s.index() != 3, &[]).unwrap();
+        let again = ElfFile::parse(&out).unwrap();
+        assert_eq!(again.section_count(), 3);
+        let first = again.section(1).unwrap();
+        assert_eq!((first.offset(), first.data().len()), (0, 64));
+    }
+
+    /// Found by the `elf_object_bundle` fuzz target
+    /// (`artifacts-found/elf_object_bundle/name-table-in-segment`): a
+    /// rebuilt string table inside a segment stayed at its input offset
+    /// whatever its new size, over whatever was there (here the file header,
+    /// which then overwrote the names).
+    #[test]
+    fn rebuilt_name_table_inside_a_segment_is_laid_out_anew() {
+        // One segment over the whole file; section 1, the name table, is the
+        // first 8 bytes of the file ("\x7fELF\x02\x01\x01\0").
+        let mut data = one_segment(0, 248);
+        data.resize(248, 0);
+        data[60..62].copy_from_slice(&2u16.to_le_bytes()); // e_shnum
+        data[62..64].copy_from_slice(&1u16.to_le_bytes()); // e_shstrndx
+        data[188..192].copy_from_slice(&SHT_STRTAB.to_le_bytes());
+        data[216..224].copy_from_slice(&8u64.to_le_bytes()); // sh_size
+        let file = ElfFile::parse(&data).unwrap();
+        let name = file.section(1).unwrap().name().to_vec();
+        assert_eq!(name, b"\x7fELF\x02\x01\x01");
+        let added = NewSection {
+            name: b"x",
+            kind: SHT_PROGBITS,
+            flags: 0,
+            addralign: 1,
+            data: b"data",
+        };
+        let out = rewrite_sections(&file, |_| true, &[added]).unwrap();
+        let again = ElfFile::parse(&out).unwrap();
+        assert_eq!(again.section(1).unwrap().name(), &name[..]);
+        let x = again.section(2).unwrap();
+        assert_eq!((x.name(), x.data()), (&b"x"[..], &b"data"[..]));
+    }
+
+    /// Found by the `elf_object_bundle` fuzz target
+    /// (`artifacts-found/elf_object_bundle/add-without-name-table`): with no
+    /// section-name table (`e_shstrndx` 0) an added section got name offset
+    /// 0 in no table, so the output's section could not be read.
+    #[test]
+    fn adding_a_section_needs_a_name_table() {
+        let mut data = one_segment(0, 184);
+        data[56..58].copy_from_slice(&0u16.to_le_bytes()); // e_phnum
+        let file = ElfFile::parse(&data).unwrap();
+        let added = NewSection {
+            name: b"x",
+            kind: SHT_PROGBITS,
+            flags: 0,
+            addralign: 1,
+            data: b"data",
+        };
+        let err = rewrite_sections(&file, |_| true, &[added]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::BadNameTableIndex { index: 0, count: 1 }
+        );
+        // Rewriting without adding still works.
+        rewrite_sections(&file, |_| true, &[]).unwrap();
+    }
+
+    /// Found by the `elf_object_bundle` fuzz target
+    /// (`artifacts-found/elf_object_bundle/symtab-linked-to-section-0`): an
+    /// (empty) symbol table whose `sh_link` is 0 made section 0 a string
+    /// table to rebuild, and its one NUL was written at section 0's offset,
+    /// over the ELF magic.
+    #[test]
+    fn symbol_table_linked_to_section_0_keeps_the_magic() {
+        // No segment; section 1 the name table (one NUL at 312), section 2
+        // an empty symbol table with `sh_link` 0.
+        let mut data = one_segment(0, 0);
+        data.resize(313, 0);
+        data[56..58].copy_from_slice(&0u16.to_le_bytes()); // e_phnum
+        data[60..62].copy_from_slice(&3u16.to_le_bytes()); // e_shnum
+        data[62..64].copy_from_slice(&1u16.to_le_bytes()); // e_shstrndx
+        data[188..192].copy_from_slice(&SHT_STRTAB.to_le_bytes());
+        data[208..216].copy_from_slice(&312u64.to_le_bytes()); // sh_offset
+        data[216..224].copy_from_slice(&1u64.to_le_bytes()); // sh_size
+        data[252..256].copy_from_slice(&SHT_SYMTAB.to_le_bytes());
+        data[296..304].copy_from_slice(&24u64.to_le_bytes()); // sh_entsize
+        let file = ElfFile::parse(&data).unwrap();
+        let out = rewrite_sections(&file, |_| true, &[]).unwrap();
+        assert!(out.starts_with(ELF_MAGIC));
+        let again = ElfFile::parse(&out).unwrap();
+        assert_eq!(again.section(2).unwrap().header().kind, SHT_SYMTAB);
+    }
+
+    #[test]
+    fn a_huge_alignment_is_refused_not_padded() {
+        // Found by the elf_object_bundle fuzz target (huge-addralign): 2^59+1
+        // would make a 2 KB object ask for an output of any size.
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let file = ElfFile::parse(data).unwrap();
+        let shoff = usize::try_from(file.header().shoff).unwrap();
+        let mut bad = data.to_vec();
+        // .text is section 2; sh_addralign is 48 bytes into its header.
+        let at = shoff + 2 * 64 + 48;
+        bad[at..at + 8].copy_from_slice(&((1u64 << 59) + 1).to_le_bytes());
+        let file = ElfFile::parse(&bad).unwrap();
+        let err = rewrite_sections(&file, |_| true, &[]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::Alignment((1 << 59) + 1)
+            }
+        );
+    }
 }

@@ -240,6 +240,8 @@ pub enum ElfUnsupported {
     ProgramHeaderSize(u16),
     /// A symbol table's `sh_entsize` is not the class's symbol size.
     SymbolSize(u64),
+    /// A section alignment above 1 MiB, which a rewrite does not honour.
+    Alignment(u64),
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -251,6 +253,7 @@ impl core::fmt::Display for ElfUnsupported {
             ElfUnsupported::SectionHeaderSize(n) => write!(f, "section header size {n}"),
             ElfUnsupported::ProgramHeaderSize(n) => write!(f, "program header size {n}"),
             ElfUnsupported::SymbolSize(n) => write!(f, "symbol size {n}"),
+            ElfUnsupported::Alignment(n) => write!(f, "section alignment {n:#x} (over 1 MiB)"),
         }
     }
 }
