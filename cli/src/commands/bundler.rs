@@ -1,11 +1,11 @@
 //! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
 //! binary bundles with LLVM 22's flags, checks and messages.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Instant;
 
 use super::{sniff, Failure, Sniffed};
@@ -621,19 +621,35 @@ fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
         }
     }
     for (t, members) in outputs.iter().enumerate() {
-        let pairs: Vec<(&[u8], &[u8])> = members
-            .iter()
-            .map(|(n, d)| (n.as_slice(), d.as_ref()))
-            .collect();
+        let pairs: Vec<(&[u8], &[u8])> =
+            members.iter().map(|(n, d)| (n.as_slice(), &**d)).collect();
         let bytes = abi::write_archive(&pairs).map_err(|e| Failure(format!("'{path}': {e}")))?;
         create_output(&args.outputs[t])?.write_all(&bytes)?;
     }
     Ok(())
 }
 
-/// An (ID or member name, payload) pair; the payload borrows the archive
-/// unless it had to be made (decompressed, or a stripped host object).
-type OwnedEntry<'a> = (Vec<u8>, Cow<'a, [u8]>);
+/// An (ID or member name, payload) pair.
+type OwnedEntry<'a> = (Vec<u8>, Shared<'a>);
+
+/// A payload: borrowed from the archive, or a range of a buffer made once
+/// (decompressed, or a stripped host object) and shared by every entry and
+/// output that uses it, so overlapping entries cost no copies.
+#[derive(Clone)]
+enum Shared<'a> {
+    Archive(&'a [u8]),
+    Made(Rc<[u8]>, std::ops::Range<usize>),
+}
+
+impl std::ops::Deref for Shared<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Shared::Archive(bytes) => bytes,
+            Shared::Made(buffer, range) => buffer.get(range.clone()).unwrap_or_default(),
+        }
+    }
+}
 
 /// The entries of one archive member, in file order, as (ID, payload); none
 /// if the member is not a bundle. Within a bundle a repeated ID means its
@@ -648,9 +664,11 @@ fn member_entries<'a>(
         let object = abi::ObjectBundle::parse(data)?;
         for entry in object.entries() {
             let payload = if entry.host_marker && entry.id.starts_with(b"host-") {
-                Cow::Owned(object.host_object()?.to_vec())
+                let host: Rc<[u8]> = Rc::from(&*object.host_object()?);
+                let len = host.len();
+                Shared::Made(host, 0..len)
             } else {
-                Cow::Borrowed(entry.payload)
+                Shared::Archive(entry.payload)
             };
             entries.push((entry.id.to_vec(), payload));
         }
@@ -662,19 +680,29 @@ fn member_entries<'a>(
     for loaded in load(data, decoding, &|_| {})? {
         let bundle = Bundle::parse(loaded.bytes())?;
         let all: Vec<Entry> = bundle.entries().collect();
+        let last: HashMap<&[u8], usize> = all.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+        // A decompressed bundle is kept once, shared by its entries.
+        let made: Option<Rc<[u8]>> = loaded
+            .file_offset(0)
+            .is_none()
+            .then(|| Rc::from(loaded.bytes()));
         for (i, entry) in all.iter().enumerate() {
-            if all[i + 1..].iter().all(|later| later.id != entry.id) {
-                // A plain bundle's payload is the member's own bytes.
-                let in_member = loaded
-                    .file_offset(entry.offset)
-                    .and_then(|at| usize::try_from(at).ok())
-                    .and_then(|at| data.get(at..)?.get(..entry.payload.len()));
-                let payload = match in_member {
-                    Some(bytes) => Cow::Borrowed(bytes),
-                    None => Cow::Owned(entry.payload.to_vec()),
-                };
-                entries.push((entry.id.to_vec(), payload));
+            if last.get(entry.id) != Some(&i) {
+                continue;
             }
+            let at = |offset: u64| {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX);
+                start..start.saturating_add(entry.payload.len())
+            };
+            let payload = match &made {
+                Some(buffer) => Shared::Made(Rc::clone(buffer), at(entry.offset)),
+                // A plain bundle's payload is the member's own bytes.
+                None => {
+                    let offset = loaded.file_offset(entry.offset).unwrap_or(entry.offset);
+                    Shared::Archive(data.get(at(offset)).unwrap_or_default())
+                }
+            };
+            entries.push((entry.id.to_vec(), payload));
         }
     }
     Ok(entries)
