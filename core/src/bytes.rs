@@ -66,6 +66,27 @@ impl<'data> Cursor<'data> {
     }
 }
 
+/// An empty `Vec` with room for exactly `len` bytes, or an `OutOfMemory`
+/// error: every writer sizes its output before filling it and must not abort.
+#[cfg(feature = "alloc")]
+pub(crate) fn reserve(len: u64) -> crate::Result<alloc::vec::Vec<u8>> {
+    let oom = || crate::Error::new(crate::ErrorKind::OutOfMemory { requested: len }, 0);
+    let mut out = alloc::vec::Vec::new();
+    out.try_reserve_exact(usize::try_from(len).map_err(|_| oom())?)
+        .map_err(|_| oom())?;
+    Ok(out)
+}
+
+/// Makes `out` `more` bytes longer (zero-filled), or fails without aborting.
+#[cfg(feature = "alloc")]
+pub(crate) fn grow(out: &mut alloc::vec::Vec<u8>, more: usize) -> crate::Result<()> {
+    let requested = to_u64(more);
+    out.try_reserve_exact(more)
+        .map_err(|_| crate::Error::new(crate::ErrorKind::OutOfMemory { requested }, 0))?;
+    out.resize(out.len().saturating_add(more), 0);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

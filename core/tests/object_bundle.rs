@@ -247,3 +247,32 @@ fn defined_global_symbols_are_what_an_archive_index_lists() {
     let elf = ElfFile::parse(&data).unwrap();
     assert_eq!(elf.defined_global_symbols().count(), 3);
 }
+
+#[test]
+fn a_wrong_section_header_size_is_located() {
+    let mut data = fixture("x86_64.o");
+    data[58..60].copy_from_slice(&40u16.to_le_bytes());
+    let err = ElfFile::parse(&data).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::UnsupportedElf { .. }));
+    assert_eq!(err.offset(), 58);
+}
+
+#[test]
+fn extended_section_numbering_is_read_from_section_0() {
+    let data = fixture("bundled-x86_64.o");
+    let plain = ElfFile::parse(&data).unwrap();
+    let count = plain.section_count();
+    let names = plain.header().shstrndx;
+    let mut extended = data.clone();
+    let shoff = shoff(&data);
+    extended[60..62].copy_from_slice(&0u16.to_le_bytes()); // e_shnum
+    extended[62..64].copy_from_slice(&0xffffu16.to_le_bytes()); // e_shstrndx
+    extended[shoff + 32..shoff + 40].copy_from_slice(&u64::from(count).to_le_bytes());
+    extended[shoff + 40..shoff + 44].copy_from_slice(&names.to_le_bytes());
+    let elf = ElfFile::parse(&extended).unwrap();
+    assert_eq!(elf.section_count(), count);
+    assert_eq!(elf.header().shstrndx, names);
+    let bundle = ObjectBundle::parse(&extended).unwrap();
+    let ids: Vec<&[u8]> = bundle.entries().map(|e| e.unwrap().id()).collect();
+    assert_eq!(ids, IDS.map(str::as_bytes));
+}

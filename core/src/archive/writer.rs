@@ -238,10 +238,7 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
     let specs: Vec<MemberSpec<'_>> = members.iter().map(NewMember::spec).collect();
     let layout = ArchiveLayout::new(&specs)?;
     let total = layout.total_size();
-    let oom = || Error::new(ErrorKind::OutOfMemory { requested: total }, 0);
-    let mut out = Vec::new();
-    out.try_reserve_exact(usize::try_from(total).map_err(|_| oom())?)
-        .map_err(|_| oom())?;
+    let mut out = crate::bytes::reserve(total)?;
     out.extend_from_slice(layout.head());
     for (member, header) in members.iter().zip(layout.member_headers()) {
         out.extend_from_slice(header);

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use zerocopy::IntoBytes;
 
 use super::{BundleEntryDescriptor, BundleHeader, BUNDLE_MAGIC, DESCRIPTOR_SIZE, HEADER_SIZE};
-use crate::bytes::to_u64;
+use crate::bytes::{reserve, to_u64};
 use crate::{Error, ErrorKind, Result};
 
 /// Where everything goes in a bundle about to be written: the header bytes and
@@ -86,14 +86,6 @@ impl BundleLayout {
     pub fn total_size(&self) -> u64 {
         self.total_size
     }
-}
-
-fn reserve(len: u64) -> Result<Vec<u8>> {
-    let oom = || Error::new(ErrorKind::OutOfMemory { requested: len }, 0);
-    let mut out = Vec::new();
-    out.try_reserve_exact(usize::try_from(len).map_err(|_| oom())?)
-        .map_err(|_| oom())?;
-    Ok(out)
 }
 
 fn align_to(value: u64, align: u64) -> Option<u64> {

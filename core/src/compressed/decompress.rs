@@ -197,7 +197,7 @@ impl CompressedBundle<'_> {
     #[cfg(feature = "alloc")]
     pub fn decompress(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
         let size = self.check(&options.limits)?;
-        let mut out = super::writer::reserve(size)?;
+        let mut out = crate::bytes::reserve(to_u64(size))?;
         out.resize(size, 0);
         self.decode_checked(&mut out, options)?;
         Ok(out)

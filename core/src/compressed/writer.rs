@@ -7,7 +7,7 @@ use zerocopy::IntoBytes;
 
 use super::decompress::truncated_md5;
 use super::{zlib, CompressedHeaderV2, CompressedHeaderV3, CompressionMethod, COMPRESSED_MAGIC};
-use crate::bytes::to_u64;
+use crate::bytes::{reserve, to_u64};
 use crate::{Error, ErrorKind, Result};
 
 /// How to compress.
@@ -83,7 +83,7 @@ pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>> {
         .ok_or(Error::new(ErrorKind::LayoutOverflow, 0))?;
     let (uncompressed, total64) = (to_u64(bundle.len()), to_u64(total));
     let hash = truncated_md5(bundle);
-    let mut out = reserve(total)?;
+    let mut out = reserve(to_u64(total))?;
     let magic = *COMPRESSED_MAGIC;
     let method = options.method.raw().into();
     if options.version == 2 {
@@ -114,27 +114,4 @@ pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>> {
     }
     out.extend_from_slice(&stream);
     Ok(out)
-}
-
-/// An empty `Vec` with room for exactly `size` bytes, or an error.
-pub(crate) fn reserve(size: usize) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(size).map_err(|_| {
-        Error::new(
-            ErrorKind::OutOfMemory {
-                requested: to_u64(size),
-            },
-            0,
-        )
-    })?;
-    Ok(out)
-}
-
-/// Makes `out` `more` bytes longer (zero-filled), or fails without aborting.
-pub(crate) fn grow(out: &mut Vec<u8>, more: usize) -> Result<()> {
-    let requested = to_u64(more);
-    out.try_reserve_exact(more)
-        .map_err(|_| Error::new(ErrorKind::OutOfMemory { requested }, 0))?;
-    out.resize(out.len().saturating_add(more), 0);
-    Ok(())
 }

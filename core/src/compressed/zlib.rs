@@ -89,13 +89,13 @@ pub(crate) fn deflate(input: &[u8], level: i32) -> crate::Result<alloc::vec::Vec
         .len()
         .saturating_add(input.len() / 8192)
         .saturating_add(64);
-    let mut out = super::writer::reserve(0)?;
-    super::writer::grow(&mut out, bound)?;
+    let mut out = alloc::vec::Vec::new();
+    crate::bytes::grow(&mut out, bound)?;
     let (mut in_pos, mut out_len) = (0usize, 0usize);
     loop {
         if out_len == out.len() {
             let more = out.len().max(4096);
-            super::writer::grow(&mut out, more)?;
+            crate::bytes::grow(&mut out, more)?;
         }
         let rest = input.get(in_pos..).unwrap_or_default();
         let dest = out.get_mut(out_len..).unwrap_or_default();

@@ -93,7 +93,7 @@ pub(crate) mod libzstd {
         context
             .set_parameter(CParameter::EnableLongDistanceMatching(true))
             .map_err(failed)?;
-        let mut out = crate::compressed::writer::reserve(compress_bound(input.len()))?;
+        let mut out = crate::bytes::reserve(crate::bytes::to_u64(compress_bound(input.len())))?;
         context.compress2(&mut out, input).map_err(failed)?;
         Ok(out)
     }

@@ -536,15 +536,7 @@ fn write(file: &ElfFile, planned: &[Planned], shoff: u64, shstrndx: u32) -> Resu
         .ok_or_else(overflow)?;
     let len = usize::try_from(len).map_err(|_| overflow())?;
     let mut out = Vec::new();
-    out.try_reserve_exact(len).map_err(|_| {
-        Error::new(
-            ErrorKind::OutOfMemory {
-                requested: to_u64(len),
-            },
-            0,
-        )
-    })?;
-    out.resize(len, 0);
+    crate::bytes::grow(&mut out, len)?;
     // Sections kept in place inside segments first, so that the file header
     // and the program headers overwrite any that overlap them (llvm-objcopy
     // writes segment data before the headers for the same reason).

@@ -376,17 +376,19 @@ impl<'data> ElfFile<'data> {
         let entsize = class.section_header_size();
         let mut header = header;
         let mut table: &[u8] = &[];
+        let table_out_of_bounds = |header: &FileHeader| {
+            Error::new(
+                ErrorKind::SectionTableOutOfBounds {
+                    offset: header.shoff,
+                    count: header.shnum.into(),
+                    len: to_u64(data.len()),
+                },
+                offset_of_shoff(class),
+            )
+        };
         if header.shoff != 0 {
-            let first = range(data, header.shoff, entsize).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::SectionTableOutOfBounds {
-                        offset: header.shoff,
-                        count: header.shnum.into(),
-                        len: to_u64(data.len()),
-                    },
-                    offset_of_shoff(class),
-                )
-            })?;
+            let first =
+                range(data, header.shoff, entsize).ok_or_else(|| table_out_of_bounds(&header))?;
             let null = SectionHeader::read(class, first).unwrap_or_default();
             if header.shnum == 0 {
                 header.shnum = u32::try_from(null.size).unwrap_or(u32::MAX);
@@ -397,16 +399,7 @@ impl<'data> ElfFile<'data> {
             table = u64::from(header.shnum)
                 .checked_mul(entsize)
                 .and_then(|size| range(data, header.shoff, size))
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::SectionTableOutOfBounds {
-                            offset: header.shoff,
-                            count: header.shnum.into(),
-                            len: to_u64(data.len()),
-                        },
-                        offset_of_shoff(class),
-                    )
-                })?;
+                .ok_or_else(|| table_out_of_bounds(&header))?;
         } else {
             header.shnum = 0;
         }
@@ -656,17 +649,15 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
     if header.shoff != 0 && u64::from(shentsize) != class.section_header_size() {
         return Err(unsupported(
             ElfUnsupported::SectionHeaderSize(shentsize),
-            offset_of_shoff(class)
-                .saturating_add(class.address_size())
-                .saturating_add(10),
+            // e_shentsize: two fields before e_shstrndx.
+            offset_of_shstrndx(class).saturating_sub(4),
         ));
     }
     if header.phnum != 0 && u64::from(phentsize) != class.program_header_size() {
         return Err(unsupported(
             ElfUnsupported::ProgramHeaderSize(phentsize),
-            offset_of_shoff(class)
-                .saturating_add(class.address_size())
-                .saturating_add(6),
+            // e_phentsize: four fields before e_shstrndx.
+            offset_of_shstrndx(class).saturating_sub(8),
         ));
     }
     Ok(header)

@@ -4,7 +4,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use crate::bytes::to_u64;
+use crate::bytes::grow;
 use crate::{Error, ErrorKind, Result};
 
 /// A string table and where each of its strings starts.
@@ -48,15 +48,7 @@ impl<'a> StringTable<'a> {
         }
         u32::try_from(size).map_err(|_| overflow())?;
         let mut bytes = Vec::new();
-        bytes.try_reserve_exact(size).map_err(|_| {
-            Error::new(
-                ErrorKind::OutOfMemory {
-                    requested: to_u64(size),
-                },
-                0,
-            )
-        })?;
-        bytes.resize(size, 0);
+        grow(&mut bytes, size)?;
         for (s, &offset) in &offsets {
             let start = usize::try_from(offset).map_err(|_| overflow())?;
             let end = start.checked_add(s.len()).ok_or_else(overflow)?;

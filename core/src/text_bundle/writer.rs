@@ -24,10 +24,7 @@ pub fn write_text_bundle(comment: Comment, entries: &[(&[u8], &[u8])]) -> Result
             .and_then(|n| n.checked_add(total))
             .ok_or(Error::new(ErrorKind::LayoutOverflow, 0))?;
     }
-    let oom = Error::new(ErrorKind::OutOfMemory { requested: total }, 0);
-    let mut out = Vec::new();
-    out.try_reserve_exact(usize::try_from(total).map_err(|_| oom)?)
-        .map_err(|_| oom)?;
+    let mut out = crate::bytes::reserve(total)?;
     for (id, payload) in entries {
         let start = Marker::start(comment, id);
         let end = Marker::end(comment, id);
