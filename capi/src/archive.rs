@@ -7,7 +7,10 @@ use core_lib::Error;
 
 use std::ffi::c_char;
 
-use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg, str_arg, write_text};
+use crate::ffi::{
+    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
+    report_fault, slice_arg, str_arg, write_text,
+};
 use crate::object_bundle::{clangoffload_buffer, clangoffload_entry_input};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
@@ -61,20 +64,9 @@ pub unsafe extern "C" fn clangoffload_archive_parse(
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let archive = Archive::parse(data).map_err(|e| unsafe { report(&e, err) })?;
-        let mut members = Vec::new();
-        let mut fault = None;
-        for member in archive.members() {
-            match member {
-                Ok(member) => {
-                    members
-                        .try_reserve(1)
-                        .map_err(|_| clangoffload_status::OutOfMemory)?;
-                    members.push(member);
-                }
-                Err(e) => fault = Some(e),
-            }
-        }
-        *out = Box::into_raw(Box::new(clangoffload_archive { members, fault }));
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let (members, fault) = unsafe { collect_checked(archive.members(), true, err) }?;
+        *out = into_handle(clangoffload_archive { members, fault });
         Ok(())
     })
 }
@@ -85,20 +77,8 @@ pub unsafe extern "C" fn clangoffload_archive_parse(
 /// `archive` is NULL or a live handle not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_archive_free(archive: *mut clangoffload_archive) {
-    if !archive.is_null() {
-        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
-        // released once, as the caller promises.
-        drop(unsafe { Box::from_raw(archive) });
-    }
-}
-
-/// # Safety
-/// `archive` must be NULL or a live handle.
-unsafe fn handle<'a>(
-    archive: *const clangoffload_archive,
-) -> Result<&'a clangoffload_archive, clangoffload_status> {
-    // SAFETY: forwarded to the caller.
-    unsafe { archive.as_ref() }.ok_or(clangoffload_status::NullArgument)
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(archive) }
 }
 
 /// Number of members read (file order); 0 for NULL.
@@ -110,7 +90,7 @@ pub unsafe extern "C" fn clangoffload_archive_member_count(
     archive: *const clangoffload_archive,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle(archive) }.map_or(0, |a| a.members.len())
+    unsafe { handle_arg(archive) }.map_or(0, |a| a.members.len())
 }
 
 /// Stores member `index` (file order) in `*out`; the views borrow the parsed
@@ -126,7 +106,7 @@ pub unsafe extern "C" fn clangoffload_archive_get_member(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let archive = unsafe { handle(archive) }?;
+        let archive = unsafe { handle_arg(archive) }?;
         let member = archive
             .members
             .get(index)
@@ -154,12 +134,9 @@ pub unsafe extern "C" fn clangoffload_archive_fault(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let archive = unsafe { handle(archive) }?;
-        match &archive.fault {
-            // SAFETY: NULL or writable, as the caller promises.
-            Some(e) => Err(unsafe { report(e, err) }),
-            None => Ok(()),
-        }
+        let archive = unsafe { handle_arg(archive) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { report_fault(archive.fault.as_ref(), err) }
     })
 }
 

@@ -6,7 +6,10 @@ use core_lib::bundle::{BundleDiagnostic, BundleLayout};
 use core_lib::id::{self, BundleEntryId, DeviceMatch, TargetId};
 use core_lib::{Bundle, BundleEntry, Error};
 
-use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg, str_arg};
+use crate::ffi::{
+    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
+    report_fault, slice_arg, str_arg,
+};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// Flag for `clangoffload_bundle_parse`: keep the entries in front of the first
@@ -72,25 +75,14 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
         };
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bundle = parsed.map_err(|e| unsafe { report(&e, err) })?;
-        let mut entries = Vec::new();
-        let mut fault = None;
-        for entry in bundle.entries() {
-            match entry {
-                Ok(entry) => {
-                    entries
-                        .try_reserve(1)
-                        .map_err(|_| clangoffload_status::OutOfMemory)?;
-                    entries.push(entry);
-                }
-                Err(e) => fault = Some(e),
-            }
-        }
-        let handle = clangoffload_bundle {
+        // A strict parse has checked every descriptor already.
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let (entries, fault) = unsafe { collect_checked(bundle.entries(), true, err) }?;
+        *out = into_handle(clangoffload_bundle {
             bundle,
             entries,
             fault,
-        };
-        *out = Box::into_raw(Box::new(handle));
+        });
         Ok(())
     })
 }
@@ -101,20 +93,8 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
 /// `bundle` is NULL or a handle from `clangoffload_bundle_parse` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_free(bundle: *mut clangoffload_bundle) {
-    if !bundle.is_null() {
-        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
-        // released once, as the caller promises.
-        drop(unsafe { Box::from_raw(bundle) });
-    }
-}
-
-/// # Safety
-/// `bundle` must be NULL or a live handle.
-unsafe fn handle<'a>(
-    bundle: *const clangoffload_bundle,
-) -> Result<&'a clangoffload_bundle, clangoffload_status> {
-    // SAFETY: forwarded to the caller.
-    unsafe { bundle.as_ref() }.ok_or(clangoffload_status::NullArgument)
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(bundle) }
 }
 
 /// Number of (good) entries; 0 for NULL.
@@ -127,7 +107,7 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     bundle: *const clangoffload_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
 /// Size of the bundle header (magic, count, descriptors) for a strictly
@@ -139,7 +119,7 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffload_bundle) -> u64 {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle(bundle) }.map_or(0, |b| b.bundle.header_len().unwrap_or(0))
+    unsafe { handle_arg(bundle) }.map_or(0, |b| b.bundle.header_len().unwrap_or(0))
 }
 
 /// Stores entry `index` (file order) in `*out`. The views borrow the parsed
@@ -156,7 +136,7 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         let entry = bundle
             .entries
             .get(index)
@@ -186,12 +166,9 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
-        match &bundle.fault {
-            // SAFETY: NULL or writable, as the caller promises.
-            Some(e) => Err(unsafe { report(e, err) }),
-            None => Ok(()),
-        }
+        let bundle = unsafe { handle_arg(bundle) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { report_fault(bundle.fault.as_ref(), err) }
     })
 }
 
@@ -213,7 +190,7 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: readable for target_len bytes, as the caller promises.
         let requested = BundleEntryId::parse(unsafe { str_arg(target, target_len) }?)?;
         let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
@@ -262,7 +239,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
         let device = TargetId::parse(unsafe { str_arg(device, device_len) }?)?;
         let (how, entry) =
@@ -344,7 +321,7 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: writable, as the caller promises.
         let out_count = unsafe { out_arg(out_count) }?;
         let found = bundle.bundle.validate();

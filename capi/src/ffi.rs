@@ -2,7 +2,9 @@
 
 use std::ffi::c_char;
 
-use crate::status::clangoffload_status;
+use core_lib::Error;
+
+use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// Runs an exported function's body, turning a panic into
 /// `CLANGOFFLOAD_STATUS_PANIC` so that none crosses into C. The body returns
@@ -134,4 +136,73 @@ pub(crate) unsafe fn write_text(
     }
     *out_len = text.len();
     Ok(())
+}
+
+/// # Safety
+/// `ptr` must be NULL or point to a live handle of type `T`.
+pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    unsafe { ptr.as_ref() }.ok_or(clangoffload_status::NullArgument)
+}
+
+/// Moves a new handle to the caller.
+pub(crate) fn into_handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// Releases a handle made by [`into_handle`]; NULL is allowed.
+///
+/// # Safety
+/// `ptr` is NULL or came from [`into_handle`] and is released once.
+pub(crate) unsafe fn free_handle<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: from Box::into_raw in into_handle, released once, as the
+        // caller promises.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}
+
+/// The good items of a walk that checks as it goes, in order, and the first
+/// error. Without `lenient` that error is reported into `*err` (may be NULL)
+/// and returned as the status instead.
+///
+/// # Safety
+/// `err` must be NULL or writable.
+pub(crate) unsafe fn collect_checked<T>(
+    items: impl IntoIterator<Item = Result<T, Error>>,
+    lenient: bool,
+    err: *mut clangoffload_error,
+) -> Result<(Vec<T>, Option<Error>), clangoffload_status> {
+    let mut good = Vec::new();
+    let mut fault = None;
+    for item in items {
+        match item {
+            Ok(item) => {
+                good.try_reserve(1)
+                    .map_err(|_| clangoffload_status::OutOfMemory)?;
+                good.push(item);
+            }
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            Err(e) if !lenient => return Err(unsafe { report(&e, err) }),
+            Err(e) => {
+                fault.get_or_insert(e);
+            }
+        }
+    }
+    Ok((good, fault))
+}
+
+/// A handle's kept fault as a status, with details in `*err` (may be NULL).
+///
+/// # Safety
+/// `err` must be NULL or writable.
+pub(crate) unsafe fn report_fault(
+    fault: Option<&Error>,
+    err: *mut clangoffload_error,
+) -> Result<(), clangoffload_status> {
+    match fault {
+        // SAFETY: NULL or writable, as the caller promises.
+        Some(e) => Err(unsafe { report(e, err) }),
+        None => Ok(()),
+    }
 }

@@ -5,7 +5,10 @@ use core_lib::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEnt
 use core_lib::Error;
 
 use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
-use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg};
+use crate::ffi::{
+    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
+    report_fault, slice_arg,
+};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// A parsed object-flavour bundle. Borrows the buffer it was parsed from.
@@ -88,28 +91,14 @@ pub unsafe extern "C" fn clangoffload_object_bundle_parse(
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bundle = ObjectBundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
-        let mut entries = Vec::new();
-        let mut fault = None;
-        for entry in bundle.entries() {
-            match entry {
-                Ok(entry) => {
-                    entries
-                        .try_reserve(1)
-                        .map_err(|_| clangoffload_status::OutOfMemory)?;
-                    entries.push(entry);
-                }
-                Err(e) if flags & CLANGOFFLOAD_PARSE_LENIENT != 0 => {
-                    fault.get_or_insert(e);
-                }
-                // SAFETY: `err` is NULL or writable, as the caller promises.
-                Err(e) => return Err(unsafe { report(&e, err) }),
-            }
-        }
-        *out = Box::into_raw(Box::new(clangoffload_object_bundle {
+        let lenient = flags & CLANGOFFLOAD_PARSE_LENIENT != 0;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let (entries, fault) = unsafe { collect_checked(bundle.entries(), lenient, err) }?;
+        *out = into_handle(clangoffload_object_bundle {
             bundle,
             entries,
             fault,
-        }));
+        });
         Ok(())
     })
 }
@@ -120,20 +109,8 @@ pub unsafe extern "C" fn clangoffload_object_bundle_parse(
 /// `bundle` is NULL or a live handle not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_object_bundle_free(bundle: *mut clangoffload_object_bundle) {
-    if !bundle.is_null() {
-        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
-        // released once, as the caller promises.
-        drop(unsafe { Box::from_raw(bundle) });
-    }
-}
-
-/// # Safety
-/// `bundle` must be NULL or a live handle.
-unsafe fn handle<'a>(
-    bundle: *const clangoffload_object_bundle,
-) -> Result<&'a clangoffload_object_bundle, clangoffload_status> {
-    // SAFETY: forwarded to the caller.
-    unsafe { bundle.as_ref() }.ok_or(clangoffload_status::NullArgument)
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(bundle) }
 }
 
 /// Number of entries (in section order); 0 for NULL.
@@ -145,7 +122,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_entry_count(
     bundle: *const clangoffload_object_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
 /// Stores entry `index` (section order) in `*out`; the views borrow the
@@ -161,7 +138,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_get_entry(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         let entry = bundle
             .entries
             .get(index)
@@ -190,12 +167,9 @@ pub unsafe extern "C" fn clangoffload_object_bundle_fault(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
-        match &bundle.fault {
-            // SAFETY: NULL or writable, as the caller promises.
-            Some(e) => Err(unsafe { report(e, err) }),
-            None => Ok(()),
-        }
+        let bundle = unsafe { handle_arg(bundle) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { report_fault(bundle.fault.as_ref(), err) }
     })
 }
 
@@ -215,7 +189,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.

@@ -5,7 +5,10 @@ use core_lib::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
 use core_lib::Error;
 
 use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
-use crate::ffi::{array_arg, clangoffload_bytes, out_arg, slice_arg};
+use crate::ffi::{
+    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
+    report_fault, slice_arg,
+};
 use crate::object_bundle::{clangoffload_buffer, clangoffload_entry_input};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
@@ -106,22 +109,11 @@ pub unsafe extern "C" fn clangoffload_text_bundle_parse(
         let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
         // SAFETY: the caller promises a writable pointer.
         let out = unsafe { out_arg(out) }?;
-        let mut entries = Vec::new();
-        let mut fault = None;
-        for entry in TextBundle::parse_lenient(data, comment).entries() {
-            match entry {
-                Ok(entry) => {
-                    entries
-                        .try_reserve(1)
-                        .map_err(|_| clangoffload_status::OutOfMemory)?;
-                    entries.push(entry);
-                }
-                Err(e) if flags & CLANGOFFLOAD_PARSE_LENIENT != 0 => fault = Some(e),
-                // SAFETY: `err` is NULL or writable, as the caller promises.
-                Err(e) => return Err(unsafe { report(&e, err) }),
-            }
-        }
-        *out = Box::into_raw(Box::new(clangoffload_text_bundle { entries, fault }));
+        let entries = TextBundle::parse_lenient(data, comment).entries();
+        let lenient = flags & CLANGOFFLOAD_PARSE_LENIENT != 0;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let (entries, fault) = unsafe { collect_checked(entries, lenient, err) }?;
+        *out = into_handle(clangoffload_text_bundle { entries, fault });
         Ok(())
     })
 }
@@ -132,20 +124,8 @@ pub unsafe extern "C" fn clangoffload_text_bundle_parse(
 /// `bundle` is NULL or a live handle not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_text_bundle_free(bundle: *mut clangoffload_text_bundle) {
-    if !bundle.is_null() {
-        // SAFETY: a non-NULL handle came from Box::into_raw in parse and is
-        // released once, as the caller promises.
-        drop(unsafe { Box::from_raw(bundle) });
-    }
-}
-
-/// # Safety
-/// `bundle` must be NULL or a live handle.
-unsafe fn handle<'a>(
-    bundle: *const clangoffload_text_bundle,
-) -> Result<&'a clangoffload_text_bundle, clangoffload_status> {
-    // SAFETY: forwarded to the caller.
-    unsafe { bundle.as_ref() }.ok_or(clangoffload_status::NullArgument)
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(bundle) }
 }
 
 /// Number of entries (file order); 0 for NULL.
@@ -157,7 +137,7 @@ pub unsafe extern "C" fn clangoffload_text_bundle_entry_count(
     bundle: *const clangoffload_text_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
 /// Stores entry `index` (file order) in `*out`; the views borrow the parsed
@@ -173,7 +153,7 @@ pub unsafe extern "C" fn clangoffload_text_bundle_get_entry(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
+        let bundle = unsafe { handle_arg(bundle) }?;
         let entry = bundle
             .entries
             .get(index)
@@ -202,12 +182,9 @@ pub unsafe extern "C" fn clangoffload_text_bundle_fault(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle(bundle) }?;
-        match &bundle.fault {
-            // SAFETY: NULL or writable, as the caller promises.
-            Some(e) => Err(unsafe { report(e, err) }),
-            None => Ok(()),
-        }
+        let bundle = unsafe { handle_arg(bundle) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { report_fault(bundle.fault.as_ref(), err) }
     })
 }
 

@@ -90,18 +90,10 @@ impl<'data> Bundle<'data> {
     /// Parses strictly (every descriptor checked).
     pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
         let mut handle = std::ptr::null_mut();
-        let mut err = empty_error();
         // SAFETY: data is live for 'data, which the returned value cannot outlive.
-        let status = unsafe {
-            c::clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, &mut err)
-        };
-        if status != Status::Ok {
-            return Err(if err.status == 0 {
-                AbiError::from_status(status)
-            } else {
-                AbiError::from_record(status, &err)
-            });
-        }
+        call(|err| unsafe {
+            c::clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, err)
+        })?;
         Ok(Bundle {
             handle,
             _data: std::marker::PhantomData,
@@ -241,11 +233,11 @@ pub fn parse_entry_id(text: &str) -> Result<(EntryId, [String; 6]), AbiError> {
     ))
 }
 
-/// Calls a library function that writes text into a caller buffer,
+/// Calls a library function that writes bytes into a caller buffer,
 /// growing the buffer once if it is too small.
-fn text_out(
+fn bytes_out(
     mut call: impl FnMut(*mut c_char, usize, &mut usize) -> Status,
-) -> Result<String, AbiError> {
+) -> Result<Vec<u8>, AbiError> {
     let mut buf = vec![0u8; 128];
     let mut len = 0usize;
     let mut status = call(buf.as_mut_ptr().cast(), buf.len(), &mut len);
@@ -255,7 +247,14 @@ fn text_out(
     }
     check(status)?;
     buf.truncate(len);
-    String::from_utf8(buf).map_err(|_| AbiError::from_status(Status::InvalidUtf8))
+    Ok(buf)
+}
+
+/// As [`bytes_out`], for UTF-8 text.
+fn text_out(
+    call: impl FnMut(*mut c_char, usize, &mut usize) -> Status,
+) -> Result<String, AbiError> {
+    String::from_utf8(bytes_out(call)?).map_err(|_| AbiError::from_status(Status::InvalidUtf8))
 }
 
 pub fn normalize_entry_id(text: &str) -> Result<String, AbiError> {
@@ -547,13 +546,22 @@ pub fn containers(data: &[u8]) -> impl Iterator<Item = Result<Container<'_>, Con
     })
 }
 
-/// Turns a failed call's status and error record into an [`AbiError`].
-fn failure(status: Status, err: &clangoffload_error) -> AbiError {
-    if err.status == 0 {
-        AbiError::from_status(status)
-    } else {
-        AbiError::from_record(status, err)
+/// Runs a library call that fills an error record on failure.
+fn call(f: impl FnOnce(&mut clangoffload_error) -> Status) -> Result<(), AbiError> {
+    let mut err = empty_error();
+    match f(&mut err) {
+        Status::Ok => Ok(()),
+        status => Err(record_error(status, &err)),
     }
+}
+
+/// Runs a library writer that fills a buffer it allocates.
+fn call_writer(
+    f: impl FnOnce(&mut c::clangoffload_buffer, &mut clangoffload_error) -> Status,
+) -> Result<OwnedBuffer, AbiError> {
+    let mut out = OwnedBuffer::empty();
+    call(|err| f(&mut out.0, err))?;
+    Ok(out)
 }
 
 const NO_BYTES: clangoffload_bytes = clangoffload_bytes {
@@ -615,14 +623,10 @@ impl<'data> ObjectBundle<'data> {
     /// Parses an ELF object, checking every section.
     pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
         let mut handle = std::ptr::null_mut();
-        let mut err = empty_error();
         // SAFETY: data is live for 'data, which the returned value cannot outlive.
-        let status = unsafe {
-            c::clangoffload_object_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, &mut err)
-        };
-        if status != Status::Ok {
-            return Err(failure(status, &err));
-        }
+        call(|err| unsafe {
+            c::clangoffload_object_bundle_parse(data.as_ptr(), data.len(), 0, &mut handle, err)
+        })?;
         Ok(ObjectBundle {
             handle,
             _data: std::marker::PhantomData,
@@ -659,15 +663,10 @@ impl<'data> ObjectBundle<'data> {
 
     /// The object without its bundle sections.
     pub fn host_object(&self) -> Result<OwnedBuffer, AbiError> {
-        let mut out = OwnedBuffer::empty();
-        let mut err = empty_error();
         // SAFETY: the handle is live; out and err are valid records.
-        let status =
-            unsafe { c::clangoffload_object_bundle_host_object(self.handle, &mut out.0, &mut err) };
-        if status != Status::Ok {
-            return Err(failure(status, &err));
-        }
-        Ok(out)
+        call_writer(|out, err| unsafe {
+            c::clangoffload_object_bundle_host_object(self.handle, out, err)
+        })
     }
 }
 
@@ -684,23 +683,17 @@ pub fn write_object_bundle(
     entries: &[(&[u8], &[u8])],
 ) -> Result<OwnedBuffer, AbiError> {
     let inputs = entry_inputs(entries);
-    let mut out = OwnedBuffer::empty();
-    let mut err = empty_error();
     // SAFETY: every view is live for the call; out and err are valid records.
-    let status = unsafe {
+    call_writer(|out, err| unsafe {
         c::clangoffload_object_bundle_write(
             host.as_ptr(),
             host.len(),
             inputs.as_ptr(),
             inputs.len(),
-            &mut out.0,
-            &mut err,
+            out,
+            err,
         )
-    };
-    if status != Status::Ok {
-        return Err(failure(status, &err));
-    }
-    Ok(out)
+    })
 }
 
 /// The marker comment (`CLANGOFFLOAD_COMMENT_*`) of a text `-type`, if it
@@ -733,21 +726,17 @@ impl<'data> TextBundle<'data> {
     /// Parses strictly; a file with no marker has no entries.
     pub fn parse(data: &'data [u8], comment: u32) -> Result<Self, AbiError> {
         let mut handle = std::ptr::null_mut();
-        let mut err = empty_error();
         // SAFETY: data is live for 'data, which the returned value cannot outlive.
-        let status = unsafe {
+        call(|err| unsafe {
             c::clangoffload_text_bundle_parse(
                 data.as_ptr(),
                 data.len(),
                 comment,
                 0,
                 &mut handle,
-                &mut err,
+                err,
             )
-        };
-        if status != Status::Ok {
-            return Err(failure(status, &err));
-        }
+        })?;
         Ok(TextBundle {
             handle,
             _data: std::marker::PhantomData,
@@ -811,22 +800,10 @@ pub fn write_text_bundle(
     entries: &[(&[u8], &[u8])],
 ) -> Result<OwnedBuffer, AbiError> {
     let inputs = entry_inputs(entries);
-    let mut out = OwnedBuffer::empty();
-    let mut err = empty_error();
     // SAFETY: every view is live for the call; out and err are valid records.
-    let status = unsafe {
-        c::clangoffload_text_bundle_write(
-            comment,
-            inputs.as_ptr(),
-            inputs.len(),
-            &mut out.0,
-            &mut err,
-        )
-    };
-    if status != Status::Ok {
-        return Err(failure(status, &err));
-    }
-    Ok(out)
+    call_writer(|out, err| unsafe {
+        c::clangoffload_text_bundle_write(comment, inputs.as_ptr(), inputs.len(), out, err)
+    })
 }
 
 /// An `ar` archive, borrowing the bytes it was parsed from.
@@ -846,14 +823,10 @@ pub struct ArchiveMember<'data> {
 impl<'data> Archive<'data> {
     pub fn parse(data: &'data [u8]) -> Result<Self, AbiError> {
         let mut handle = std::ptr::null_mut();
-        let mut err = empty_error();
         // SAFETY: data is live for 'data, which the returned value cannot outlive.
-        let status = unsafe {
-            c::clangoffload_archive_parse(data.as_ptr(), data.len(), &mut handle, &mut err)
-        };
-        if status != Status::Ok {
-            return Err(failure(status, &err));
-        }
+        call(|err| unsafe {
+            c::clangoffload_archive_parse(data.as_ptr(), data.len(), &mut handle, err)
+        })?;
         Ok(Archive {
             handle,
             _data: std::marker::PhantomData,
@@ -887,10 +860,8 @@ impl<'data> Archive<'data> {
 
     /// The damaged member header that ended the walk, if any.
     pub fn fault(&self) -> Option<AbiError> {
-        let mut err = empty_error();
         // SAFETY: the handle is live; err is a valid record.
-        let status = unsafe { c::clangoffload_archive_fault(self.handle, &mut err) };
-        (status != Status::Ok).then(|| failure(status, &err))
+        call(|err| unsafe { c::clangoffload_archive_fault(self.handle, err) }).err()
     }
 }
 
@@ -904,49 +875,26 @@ impl Drop for Archive<'_> {
 /// A GNU archive of (name, data) members, as LLVM writes it.
 pub fn write_archive(members: &[(&[u8], &[u8])]) -> Result<OwnedBuffer, AbiError> {
     let inputs = entry_inputs(members);
-    let mut out = OwnedBuffer::empty();
-    let mut err = empty_error();
     // SAFETY: every view is live for the call; out and err are valid records.
-    let status = unsafe {
-        c::clangoffload_archive_write(inputs.as_ptr(), inputs.len(), &mut out.0, &mut err)
-    };
-    if status != Status::Ok {
-        return Err(failure(status, &err));
-    }
-    Ok(out)
+    call_writer(|out, err| unsafe {
+        c::clangoffload_archive_write(inputs.as_ptr(), inputs.len(), out, err)
+    })
 }
 
 /// The name of entry `entry_id` of member `member` in a device archive.
-pub fn device_member_name(member: &[u8], entry_id: &str) -> Vec<u8> {
-    let mut buf = vec![0u8; member.len() * 2 + entry_id.len() + 16];
-    let mut len = 0usize;
-    // SAFETY: every pointer is valid for the length given with it.
-    let status = unsafe {
-        c::clangoffload_device_member_name(
-            member.as_ptr(),
-            member.len(),
-            entry_id.as_ptr().cast(),
-            entry_id.len(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut len,
-        )
-    };
-    if status == Status::BufferTooSmall {
-        buf.resize(len + 1, 0);
-        // SAFETY: as above, with a buffer of the size asked for.
+pub fn device_member_name(member: &[u8], entry_id: &str) -> Result<Vec<u8>, AbiError> {
+    bytes_out(|buf, cap, len| {
+        // SAFETY: member and entry_id are live; buf is writable for cap bytes.
         unsafe {
             c::clangoffload_device_member_name(
                 member.as_ptr(),
                 member.len(),
                 entry_id.as_ptr().cast(),
                 entry_id.len(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut len,
+                buf,
+                cap,
+                len,
             )
-        };
-    }
-    buf.truncate(len);
-    buf
+        }
+    })
 }

@@ -601,10 +601,8 @@ fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
             };
             for (t, out) in outputs.iter_mut().enumerate() {
                 if abi::entry_id_is_compatible(id, &args.normalized[t], args.hip_openmp) {
-                    out.push((
-                        abi::device_member_name(member.name, id_text),
-                        payload.clone(),
-                    ));
+                    let name = abi::device_member_name(member.name, id_text)?;
+                    out.push((name, payload.clone()));
                 }
             }
         }
