@@ -272,6 +272,8 @@ enum clangoffload_container_kind
   CLANGOFFLOAD_CONTAINER_KIND_BUNDLE = 1,
   // A compressed bundle (`CCOB`).
   CLANGOFFLOAD_CONTAINER_KIND_COMPRESSED = 2,
+  // An OffloadBinary (`10 FF 10 AD`).
+  CLANGOFFLOAD_CONTAINER_KIND_OFFLOAD_BINARY = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

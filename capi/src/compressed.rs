@@ -79,6 +79,8 @@ pub enum clangoffload_container_kind {
     Bundle = 1,
     /// A compressed bundle (`CCOB`).
     Compressed = 2,
+    /// An OffloadBinary (`10 FF 10 AD`).
+    OffloadBinary = 3,
 }
 
 /// One container in a sequence.
@@ -364,6 +366,7 @@ pub unsafe extern "C" fn clangoffload_containers_next(
         let kind = match container {
             Container::Bundle(_) => clangoffload_container_kind::Bundle,
             Container::Compressed(_) => clangoffload_container_kind::Compressed,
+            Container::OffloadBinary(_) => clangoffload_container_kind::OffloadBinary,
         };
         *out = clangoffload_container {
             kind,

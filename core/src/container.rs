@@ -1,14 +1,15 @@
-//! Containers back to back, as in a linked `.hip_fatbin` section: one bundle
+//! Containers back to back, as in a linked `.hip_fatbin` section (one bundle
 //! or compressed bundle per translation unit, each usually 4096-aligned with
-//! zero padding in between.
+//! zero padding in between) or a linked `.llvm.offloading` section (one
+//! OffloadBinary per object, 8-aligned).
 //!
 //! The walker moves by each container's own extent (a compressed bundle's
-//! total size, a bundle's furthest payload, or for a version 1 compressed
-//! bundle the end of its stream) and then over zero padding. It never searches
+//! total size, a bundle's furthest payload, an OffloadBinary's size, or for a
+//! version 1 compressed bundle the end of its stream) and then over zero padding. It never searches
 //! for the next magic: compressed bytes can contain `CCOB`.
 
 use crate::bytes::to_u64;
-use crate::{Bundle, CompressedBundle, Error, ErrorKind, Result};
+use crate::{Bundle, CompressedBundle, Error, ErrorKind, OffloadBinary, Result};
 
 /// One container found in a sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub enum Container<'data> {
     Bundle(Bundle<'data>),
     /// A compressed bundle.
     Compressed(CompressedBundle<'data>),
+    /// An OffloadBinary.
+    OffloadBinary(OffloadBinary<'data>),
 }
 
 impl<'data> Container<'data> {
@@ -25,6 +28,7 @@ impl<'data> Container<'data> {
         match self {
             Container::Bundle(bundle) => bundle.data(),
             Container::Compressed(compressed) => compressed.data(),
+            Container::OffloadBinary(binary) => binary.data(),
         }
     }
 }
@@ -52,23 +56,28 @@ impl<'data> Containers<'data> {
             pos: usize::try_from(pos).unwrap_or(usize::MAX),
         }
     }
+}
 
-    fn read(&self, at: usize) -> Result<(usize, Container<'data>)> {
-        let rest = self.data.get(at..).unwrap_or_default();
-        if CompressedBundle::is_compressed(rest) {
-            let mut compressed = CompressedBundle::parse(rest)?;
-            if compressed.total_size().is_none() {
-                compressed = compressed.cut_at(compressed.stream_len()?);
-            }
-            Ok((compressed.data().len(), Container::Compressed(compressed)))
-        } else if Bundle::is_bundle(rest) {
-            let bundle = Bundle::parse(rest)?;
-            let end = bundle.extent();
-            let bundle = Bundle::parse(rest.get(..end).unwrap_or(rest))?;
-            Ok((end, Container::Bundle(bundle)))
-        } else {
-            Err(Error::new(ErrorKind::UnknownContainer, 0))
+/// Parses the container at the start of `data`, cut to its own extent: a
+/// bundle ends at its furthest payload, a compressed bundle at its total size
+/// (version 1: at the end of its stream), an OffloadBinary at its size.
+pub fn parse_container(data: &[u8]) -> Result<Container<'_>> {
+    if CompressedBundle::is_compressed(data) {
+        let mut compressed = CompressedBundle::parse(data)?;
+        if compressed.total_size().is_none() {
+            compressed = compressed.cut_at(compressed.stream_len()?);
         }
+        Ok(Container::Compressed(compressed))
+    } else if Bundle::is_bundle(data) {
+        let bundle = Bundle::parse(data)?;
+        let end = bundle.extent();
+        Ok(Container::Bundle(Bundle::parse(
+            data.get(..end).unwrap_or(data),
+        )?))
+    } else if OffloadBinary::is_offload_binary(data) {
+        Ok(Container::OffloadBinary(OffloadBinary::parse(data)?))
+    } else {
+        Err(Error::new(ErrorKind::UnknownContainer, 0))
     }
 }
 
@@ -78,9 +87,9 @@ impl<'data> Iterator for Containers<'data> {
     fn next(&mut self) -> Option<Self::Item> {
         let rest = self.data.get(self.pos..)?;
         let start = self.pos.saturating_add(rest.iter().position(|&b| b != 0)?);
-        match self.read(start) {
-            Ok((len, container)) => {
-                self.pos = start.saturating_add(len.max(1));
+        match parse_container(self.data.get(start..).unwrap_or_default()) {
+            Ok(container) => {
+                self.pos = start.saturating_add(container.data().len().max(1));
                 Some(Ok((to_u64(start), container)))
             }
             Err(error) => {

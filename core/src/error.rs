@@ -48,6 +48,10 @@ pub enum Field {
     SymbolNames,
     /// An ELF file header.
     ElfHeader,
+    /// An OffloadBinary header.
+    OffloadBinaryHeader,
+    /// An OffloadBinary entry.
+    OffloadEntry,
 }
 
 impl Field {
@@ -73,6 +77,8 @@ impl Field {
             Field::SymbolCount => "symbol count",
             Field::SymbolNames => "symbol names",
             Field::ElfHeader => "ELF header",
+            Field::OffloadBinaryHeader => "OffloadBinary header",
+            Field::OffloadEntry => "OffloadBinary entry",
         }
     }
 }
@@ -344,6 +350,72 @@ pub enum ErrorKind {
         /// The section that refers to it.
         by: u32,
     },
+    /// The input does not start with the OffloadBinary magic `10 FF 10 AD`.
+    NotOffloadBinary,
+    /// An OffloadBinary's version is not 1, 2 or 3.
+    UnsupportedBinaryVersion {
+        /// The version in the header.
+        version: u32,
+    },
+    /// An OffloadBinary's size is smaller than its own header.
+    BinarySizeTooSmall {
+        /// The size in the header.
+        size: u64,
+        /// The size of the header.
+        header_len: u64,
+    },
+    /// An OffloadBinary's size runs past the end of the input.
+    BinaryOutOfBounds {
+        /// The size in the header.
+        size: u64,
+        /// Length of the input.
+        len: u64,
+    },
+    /// An OffloadBinary's entry table does not fit inside the binary.
+    EntryTableOutOfBounds {
+        /// Offset of the table.
+        offset: u64,
+        /// Number of 40-byte entries.
+        count: u64,
+        /// Size of the binary.
+        size: u64,
+    },
+    /// An entry's image does not lie inside the binary (or its end overflows).
+    ImageOutOfBounds {
+        /// Offset of the image.
+        offset: u64,
+        /// Size of the image.
+        size: u64,
+        /// Size of the binary.
+        binary_size: u64,
+    },
+    /// An entry's string entries do not fit inside the binary.
+    StringTableOutOfBounds {
+        /// Offset of the string entries.
+        offset: u64,
+        /// Number of string entries.
+        count: u64,
+        /// Size of the binary.
+        size: u64,
+    },
+    /// A key or value does not lie inside the binary.
+    StringOutOfBounds {
+        /// Offset of the string.
+        offset: u64,
+        /// Its size (1 for a NUL-terminated string: at least its NUL).
+        size: u64,
+        /// Size of the binary.
+        binary_size: u64,
+    },
+    /// A NUL-terminated key or value has no NUL before the end of the binary.
+    UnterminatedString {
+        /// Offset of the string.
+        offset: u64,
+    },
+    /// Decompression was asked of an OffloadBinary that is not compressed.
+    NotCompressed,
+    /// A key (any version) or value (version 1) to be written contains a NUL.
+    NulInString,
 }
 
 /// An error found in an input: its kind, the byte offset of the offending field,
@@ -555,6 +627,60 @@ impl fmt::Display for ErrorKind {
             ErrorKind::SectionInUse { index, by } => write!(
                 f,
                 "section {index} cannot be removed: section {by} refers to it"
+            ),
+            ErrorKind::NotOffloadBinary => {
+                f.write_str("not an OffloadBinary: missing magic 10 FF 10 AD")
+            }
+            ErrorKind::UnsupportedBinaryVersion { version } => {
+                write!(f, "unsupported OffloadBinary version {version}")
+            }
+            ErrorKind::BinarySizeTooSmall { size, header_len } => write!(
+                f,
+                "OffloadBinary size {size} is smaller than its {header_len}-byte header"
+            ),
+            ErrorKind::BinaryOutOfBounds { size, len } => write!(
+                f,
+                "OffloadBinary size {size} runs past the end of the input ({len} bytes)"
+            ),
+            ErrorKind::EntryTableOutOfBounds {
+                offset,
+                count,
+                size,
+            } => write!(
+                f,
+                "{count} entries at offset {offset} do not fit in the {size}-byte binary"
+            ),
+            ErrorKind::ImageOutOfBounds {
+                offset,
+                size,
+                binary_size,
+            } => write!(
+                f,
+                "image at offset {offset} with size {size} lies outside the {binary_size}-byte binary"
+            ),
+            ErrorKind::StringTableOutOfBounds {
+                offset,
+                count,
+                size,
+            } => write!(
+                f,
+                "{count} string entries at offset {offset} do not fit in the {size}-byte binary"
+            ),
+            ErrorKind::StringOutOfBounds {
+                offset,
+                size,
+                binary_size,
+            } => write!(
+                f,
+                "string at offset {offset} with size {size} lies outside the {binary_size}-byte binary"
+            ),
+            ErrorKind::UnterminatedString { offset } => write!(
+                f,
+                "string at offset {offset} has no NUL before the end of the binary"
+            ),
+            ErrorKind::NotCompressed => f.write_str("the OffloadBinary is not compressed"),
+            ErrorKind::NulInString => f.write_str(
+                "a key (or a version 1 value) contains a NUL byte, which would end it",
             ),
         }
     }

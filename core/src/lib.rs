@@ -13,7 +13,10 @@
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
 //! - [`text_bundle`]: text bundles (`-type=i`, `s`, `ll`, ...), entries between comment markers.
 //! - [`elf`]: the ELF sections that carry offload containers.
+//! - [`locate`]: which ELF sections hold which containers, and the HIP/CUDA wrapper records.
 //! - [`object_bundle`]: object-flavour bundles, entries as ELF sections of a host object.
+//! - [`scan`]: every container anywhere in a buffer (memory images, unknown files).
+//! - [`offload_binary`]: OffloadBinary images (clang-offload-packager, `.llvm.offloading`).
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -40,7 +43,10 @@ pub mod container;
 pub mod elf;
 mod error;
 pub mod id;
+pub mod locate;
 pub mod object_bundle;
+pub mod offload_binary;
+pub mod scan;
 pub mod text_bundle;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
@@ -48,6 +54,7 @@ pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Lim
 pub use container::{Container, Containers};
 pub use error::{Error, ErrorKind, Field};
 pub use id::{BundleEntryId, IdError, TargetId};
+pub use offload_binary::{OffloadBinary, OffloadEntry};
 pub use text_bundle::{TextBundle, TextEntry, TextEntryIter};
 
 /// The result type of every fallible reader in this crate.

@@ -19,7 +19,7 @@
 //!   end at its extent.
 #![no_main]
 
-use clangoffload::{Bundle, CompressedBundle, Container, Containers, ErrorKind};
+use clangoffload::{Bundle, CompressedBundle, Container, Containers, ErrorKind, OffloadBinary};
 use libfuzzer_sys::fuzz_target;
 
 fn check_container(data: &[u8], offset: usize, container: &Container<'_>) {
@@ -60,6 +60,17 @@ fn check_container(data: &[u8], offset: usize, container: &Container<'_>) {
                         "v1 cut elsewhere than its stream end"
                     );
                     assert_eq!(c.stream_len(), Ok(n));
+                }
+            }
+        }
+        Container::OffloadBinary(b) => {
+            let again = OffloadBinary::parse(rest).expect("binary parses again");
+            assert_eq!(again.data(), bytes);
+            assert_eq!(b.size(), bytes.len() as u64);
+            for e in b.entries() {
+                assert!(e.image_offset() + e.image().len() as u64 <= b.size());
+                for s in e.strings() {
+                    let _ = (s.key, s.value);
                 }
             }
         }

@@ -89,13 +89,184 @@ pub fn truncated_md5(data: &[u8]) -> u64 {
     u64::from_le_bytes(low)
 }
 
+/// One compressed stream inside a container, with the facts needed to check
+/// and decode it and to place its errors: shared by compressed bundles and
+/// compressed OffloadBinaries, so there is one bounded decoder.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stream<'data> {
+    /// zlib or zstd.
+    pub(crate) method: CompressionMethod,
+    /// The stream, which must end exactly at the end of this slice.
+    pub(crate) bytes: &'data [u8],
+    /// The size the container declares for the decoded bytes.
+    pub(crate) declared: u64,
+    /// Offset in the container of the first stream byte.
+    pub(crate) base: u64,
+    /// Offset in the container of the declared-size field.
+    pub(crate) declared_at: u64,
+    /// Offset in the container of the method field.
+    pub(crate) method_at: u64,
+}
+
+impl Stream<'_> {
+    /// Every check that needs no decoding: the method is known and usable, the
+    /// declared size is within `limits`, and (zstd) the frame header agrees
+    /// with the declared size, its window is within the limit and the frame
+    /// ends exactly at the end of the stream. Returns the declared size.
+    pub(crate) fn check(&self, limits: &Limits) -> Result<usize> {
+        let declared = self.declared;
+        let too_large = |limit| {
+            Error::new(
+                ErrorKind::SizeLimitExceeded {
+                    size: declared,
+                    limit,
+                },
+                self.declared_at,
+            )
+        };
+        if declared > limits.max_uncompressed_size {
+            return Err(too_large(limits.max_uncompressed_size));
+        }
+        let size = usize::try_from(declared).map_err(|_| too_large(to_u64(usize::MAX)))?;
+        match self.method {
+            CompressionMethod::Zlib => Ok(size),
+            CompressionMethod::Zstd => {
+                self.check_zstd_frame(limits)?;
+                Ok(size)
+            }
+            CompressionMethod::Unknown(method) => Err(Error::new(
+                ErrorKind::UnknownMethod { method },
+                self.method_at,
+            )),
+        }
+    }
+
+    fn check_zstd_frame(&self, limits: &Limits) -> Result<()> {
+        let frame = self.bytes;
+        let header = ZstdFrameHeader::parse(frame).map_err(|(fault, at)| self.error(fault, at))?;
+        if let Some(content) = header.content_size() {
+            if content != self.declared {
+                return Err(Error::new(
+                    ErrorKind::ContentSizeMismatch {
+                        declared: self.declared,
+                        frame: content,
+                    },
+                    self.base,
+                ));
+            }
+        }
+        let max = max_window(limits);
+        if header.window_size() > max {
+            let fault = StreamFault::WindowTooLarge {
+                window: header.window_size(),
+                max,
+            };
+            return Err(self.error(fault, 4));
+        }
+        let len = zstd_frame::frame_len(frame).map_err(|(fault, at)| self.error(fault, at))?;
+        let trailing = to_u64(frame.len()).saturating_sub(len);
+        if trailing != 0 {
+            return Err(self.error(StreamFault::TrailingBytes { len: trailing }, len));
+        }
+        Ok(())
+    }
+
+    /// Checks, then decodes into `out`, which must hold at least the declared
+    /// size; returns the declared size.
+    pub(crate) fn decode_into(&self, out: &mut [u8], options: &DecompressOptions) -> Result<usize> {
+        let size = self.check(&options.limits)?;
+        let available = to_u64(out.len());
+        let out = out.get_mut(..size).ok_or_else(|| {
+            Error::new(
+                ErrorKind::OutputTooSmall {
+                    needed: self.declared,
+                    available,
+                },
+                self.declared_at,
+            )
+        })?;
+        self.decode(out, options)?;
+        Ok(size)
+    }
+
+    /// Checks, then decodes into a new buffer of exactly the declared size,
+    /// reserved with `try_reserve_exact` after the size passed the limits.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn decode_to_vec(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
+        let size = self.check(&options.limits)?;
+        let mut out = crate::bytes::reserve(to_u64(size))?;
+        out.resize(size, 0);
+        self.decode(&mut out, options)?;
+        Ok(out)
+    }
+
+    /// Decodes into `out`, which [`Stream::check`] has sized.
+    fn decode(&self, out: &mut [u8], options: &DecompressOptions) -> Result<()> {
+        let frame = self.bytes;
+        let decoded = match self.method {
+            CompressionMethod::Zlib => zlib::inflate(frame, out),
+            CompressionMethod::Zstd => zstd::decode(
+                options.zstd_decoder,
+                frame,
+                out,
+                max_window(&options.limits),
+            )
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MethodUnavailable {
+                        method: self.method,
+                    },
+                    self.method_at,
+                )
+            })?,
+            CompressionMethod::Unknown(method) => {
+                return Err(Error::new(
+                    ErrorKind::UnknownMethod { method },
+                    self.method_at,
+                ));
+            }
+        }
+        .map_err(|(fault, at)| self.error(fault, at))?;
+        let declared = self.declared;
+        match decoded {
+            Decoded::Exact => Ok(()),
+            Decoded::Long => Err(Error::new(
+                ErrorKind::DecompressedTooLarge { declared },
+                self.declared_at,
+            )),
+            Decoded::Short(actual) => Err(Error::new(
+                ErrorKind::DecompressedTooSmall { declared, actual },
+                self.declared_at,
+            )),
+        }
+    }
+
+    /// An error in the stream, at `at` bytes into it.
+    pub(crate) fn error(&self, fault: StreamFault, at: u64) -> Error {
+        Error::new(
+            ErrorKind::CorruptStream {
+                method: self.method,
+                fault,
+            },
+            self.base.saturating_add(at),
+        )
+    }
+}
+
 impl CompressedBundle<'_> {
-    /// Offset of the uncompressed-size field in this version's header.
-    fn uncompressed_size_offset(&self) -> u64 {
-        match self.version {
-            1 => 8,
-            2 => 12,
-            _ => 16,
+    /// The compressed stream and where its header fields are.
+    pub(crate) fn stream(&self) -> Stream<'_> {
+        Stream {
+            method: self.method,
+            bytes: self.compressed(),
+            declared: self.uncompressed_size,
+            base: self.header_len,
+            declared_at: match self.version {
+                1 => 8,
+                2 => 12,
+                _ => 16,
+            },
+            method_at: 6,
         }
     }
 
@@ -109,67 +280,7 @@ impl CompressedBundle<'_> {
     /// with the declared size, its window is within the limit and the frame
     /// ends exactly at the end of the container. Returns the declared size.
     pub fn check(&self, limits: &Limits) -> Result<usize> {
-        let declared = self.uncompressed_size;
-        if declared > limits.max_uncompressed_size {
-            return Err(Error::new(
-                ErrorKind::SizeLimitExceeded {
-                    size: declared,
-                    limit: limits.max_uncompressed_size,
-                },
-                self.uncompressed_size_offset(),
-            ));
-        }
-        let size = usize::try_from(declared).map_err(|_| {
-            Error::new(
-                ErrorKind::SizeLimitExceeded {
-                    size: declared,
-                    limit: to_u64(usize::MAX),
-                },
-                self.uncompressed_size_offset(),
-            )
-        })?;
-        match self.method {
-            CompressionMethod::Zlib => Ok(size),
-            CompressionMethod::Zstd => {
-                self.check_zstd_frame(limits)?;
-                Ok(size)
-            }
-            CompressionMethod::Unknown(method) => {
-                Err(Error::new(ErrorKind::UnknownMethod { method }, 6))
-            }
-        }
-    }
-
-    fn check_zstd_frame(&self, limits: &Limits) -> Result<()> {
-        let frame = self.compressed();
-        let header =
-            ZstdFrameHeader::parse(frame).map_err(|(fault, at)| self.stream_error(fault, at))?;
-        if let Some(content) = header.content_size() {
-            if content != self.uncompressed_size {
-                return Err(Error::new(
-                    ErrorKind::ContentSizeMismatch {
-                        declared: self.uncompressed_size,
-                        frame: content,
-                    },
-                    self.header_len,
-                ));
-            }
-        }
-        let max = max_window(limits);
-        if header.window_size() > max {
-            let fault = StreamFault::WindowTooLarge {
-                window: header.window_size(),
-                max,
-            };
-            return Err(self.stream_error(fault, 4));
-        }
-        let len =
-            zstd_frame::frame_len(frame).map_err(|(fault, at)| self.stream_error(fault, at))?;
-        let trailing = to_u64(frame.len()).saturating_sub(len);
-        if trailing != 0 {
-            return Err(self.stream_error(StreamFault::TrailingBytes { len: trailing }, len));
-        }
-        Ok(())
+        self.stream().check(limits)
     }
 
     /// Decompresses into the start of `out`, which must hold at least the
@@ -177,18 +288,8 @@ impl CompressedBundle<'_> {
     /// zlib; zstd needs the `alloc` feature (ruzstd keeps its window on the
     /// heap) or the `zstd` feature (libzstd's decoder state).
     pub fn decompress_into(&self, out: &mut [u8], options: &DecompressOptions) -> Result<usize> {
-        let size = self.check(&options.limits)?;
-        let available = to_u64(out.len());
-        let out = out.get_mut(..size).ok_or_else(|| {
-            Error::new(
-                ErrorKind::OutputTooSmall {
-                    needed: self.uncompressed_size,
-                    available,
-                },
-                self.uncompressed_size_offset(),
-            )
-        })?;
-        self.decode_checked(out, options)?;
+        let size = self.stream().decode_into(out, options)?;
+        self.verify(out.get(..size).unwrap_or_default(), options)?;
         Ok(size)
     }
 
@@ -196,17 +297,13 @@ impl CompressedBundle<'_> {
     /// with `try_reserve_exact` after the size passed `options.limits`.
     #[cfg(feature = "alloc")]
     pub fn decompress(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
-        let size = self.check(&options.limits)?;
-        let mut out = crate::bytes::reserve(to_u64(size))?;
-        out.resize(size, 0);
-        self.decode_checked(&mut out, options)?;
+        let out = self.stream().decode_to_vec(options)?;
+        self.verify(&out, options)?;
         Ok(out)
     }
 
-    /// Decodes into `out`, which [`CompressedBundle::check`] has sized, then
-    /// refuses a nested compressed bundle and (if asked) a wrong hash.
-    fn decode_checked(&self, out: &mut [u8], options: &DecompressOptions) -> Result<()> {
-        self.decode(out, options)?;
+    /// Refuses a nested compressed bundle and (if asked) a wrong hash.
+    fn verify(&self, out: &[u8], options: &DecompressOptions) -> Result<()> {
         if out.starts_with(COMPRESSED_MAGIC) {
             return Err(Error::new(
                 ErrorKind::NestedCompressedBundle,
@@ -226,42 +323,5 @@ impl CompressedBundle<'_> {
             }
         }
         Ok(())
-    }
-
-    fn decode(&self, out: &mut [u8], options: &DecompressOptions) -> Result<()> {
-        let frame = self.compressed();
-        let decoded = match self.method {
-            CompressionMethod::Zlib => zlib::inflate(frame, out),
-            CompressionMethod::Zstd => zstd::decode(
-                options.zstd_decoder,
-                frame,
-                out,
-                max_window(&options.limits),
-            )
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::MethodUnavailable {
-                        method: self.method,
-                    },
-                    6,
-                )
-            })?,
-            CompressionMethod::Unknown(method) => {
-                return Err(Error::new(ErrorKind::UnknownMethod { method }, 6));
-            }
-        }
-        .map_err(|(fault, at)| self.stream_error(fault, at))?;
-        let declared = self.uncompressed_size;
-        match decoded {
-            Decoded::Exact => Ok(()),
-            Decoded::Long => Err(Error::new(
-                ErrorKind::DecompressedTooLarge { declared },
-                self.uncompressed_size_offset(),
-            )),
-            Decoded::Short(actual) => Err(Error::new(
-                ErrorKind::DecompressedTooSmall { declared, actual },
-                self.uncompressed_size_offset(),
-            )),
-        }
     }
 }

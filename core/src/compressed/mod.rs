@@ -28,9 +28,9 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
-mod decompress;
+pub(crate) mod decompress;
 #[cfg(feature = "alloc")]
-mod writer;
+pub(crate) mod writer;
 mod zlib;
 mod zstd;
 mod zstd_frame;
@@ -374,10 +374,9 @@ impl<'data> CompressedBundle<'data> {
         let compressed = self.compressed();
         let len = match self.method {
             CompressionMethod::Zstd => zstd_frame::frame_len(compressed)
-                .map_err(|(fault, at)| self.stream_error(fault, at))?,
-            CompressionMethod::Zlib => {
-                zlib::stream_len(compressed).map_err(|(fault, at)| self.stream_error(fault, at))?
-            }
+                .map_err(|(fault, at)| self.stream().error(fault, at))?,
+            CompressionMethod::Zlib => zlib::stream_len(compressed)
+                .map_err(|(fault, at)| self.stream().error(fault, at))?,
             CompressionMethod::Unknown(method) => {
                 return Err(Error::new(ErrorKind::UnknownMethod { method }, 6));
             }
@@ -390,17 +389,6 @@ impl<'data> CompressedBundle<'data> {
     pub(crate) fn cut_at(mut self, len: u64) -> Self {
         self.data = range(self.data, 0, len).unwrap_or(self.data);
         self
-    }
-
-    /// An error in the compressed stream, at `at` bytes into it.
-    fn stream_error(&self, fault: StreamFault, at: u64) -> Error {
-        Error::new(
-            ErrorKind::CorruptStream {
-                method: self.method,
-                fault,
-            },
-            self.header_len.saturating_add(at),
-        )
     }
 }
 

@@ -51,6 +51,25 @@ impl Default for CompressOptions {
     }
 }
 
+/// One zlib stream or zstd frame of `data` at `level`: the stream every
+/// compressed container holds.
+pub(crate) fn compress_stream(
+    data: &[u8],
+    method: CompressionMethod,
+    level: i32,
+) -> Result<Vec<u8>> {
+    match method {
+        CompressionMethod::Zlib => zlib::deflate(data, level),
+        #[cfg(feature = "zstd")]
+        CompressionMethod::Zstd => super::zstd::libzstd::compress(data, level),
+        #[cfg(not(feature = "zstd"))]
+        CompressionMethod::Zstd => Err(Error::new(ErrorKind::MethodUnavailable { method }, 6)),
+        CompressionMethod::Unknown(method) => {
+            Err(Error::new(ErrorKind::UnknownMethod { method }, 6))
+        }
+    }
+}
+
 /// Compresses a whole (uncompressed) bundle into a compressed bundle.
 pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>> {
     let header_len: usize = match options.version {
@@ -61,23 +80,7 @@ pub fn compress(bundle: &[u8], options: &CompressOptions) -> Result<Vec<u8>> {
     let level = options
         .level
         .unwrap_or_else(|| CompressOptions::default_level(options.method));
-    let stream = match options.method {
-        CompressionMethod::Zlib => zlib::deflate(bundle, level)?,
-        #[cfg(feature = "zstd")]
-        CompressionMethod::Zstd => super::zstd::libzstd::compress(bundle, level)?,
-        #[cfg(not(feature = "zstd"))]
-        CompressionMethod::Zstd => {
-            return Err(Error::new(
-                ErrorKind::MethodUnavailable {
-                    method: options.method,
-                },
-                6,
-            ))
-        }
-        CompressionMethod::Unknown(method) => {
-            return Err(Error::new(ErrorKind::UnknownMethod { method }, 6))
-        }
-    };
+    let stream = compress_stream(bundle, options.method, level)?;
     let total = header_len
         .checked_add(stream.len())
         .ok_or(Error::new(ErrorKind::LayoutOverflow, 0))?;

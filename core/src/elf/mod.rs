@@ -21,11 +21,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
+mod amdgpu;
 #[cfg(feature = "alloc")]
 mod edit;
 #[cfg(feature = "alloc")]
-mod strtab;
+pub(crate) mod strtab;
 
+pub use amdgpu::{AmdgpuTarget, FeatureSetting};
 #[cfg(feature = "alloc")]
 pub use edit::{rewrite_sections, NewSection};
 
@@ -50,7 +52,15 @@ pub const SHT_GROUP: u32 = 17;
 /// `sh_type` of the extended section indices of a symbol table.
 pub const SHT_SYMTAB_SHNDX: u32 = 18;
 /// `sh_type` of LLVM's offloading section (`.llvm.offloading`).
-pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c15;
+pub const SHT_LLVM_OFFLOADING: u32 = 0x6fff_4c0b;
+/// `sh_flags`: the section occupies memory at run time.
+pub const SHF_ALLOC: u64 = 0x2;
+/// `e_type` of relocatable objects.
+pub const ET_REL: u16 = 1;
+/// `e_machine` of AMD GPUs.
+pub const EM_AMDGPU: u16 = 224;
+/// `EI_OSABI` of AMD's HSA runtime.
+pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 /// `sh_flags`: `sh_info` holds a section index.
 pub const SHF_INFO_LINK: u64 = 0x40;
 /// `sh_flags`: the linker drops the section.
@@ -269,6 +279,10 @@ pub struct FileHeader {
     pub machine: u16,
     /// `e_flags` (for AMDGPU: the processor and its features).
     pub flags: u32,
+    /// `EI_OSABI` (64: AMD HSA).
+    pub os_abi: u8,
+    /// `EI_ABIVERSION` (AMD HSA: 2, 3, 4 for code object v4, v5, v6).
+    pub abi_version: u8,
     /// `e_phoff`.
     pub phoff: u64,
     /// `e_phnum`.
@@ -645,7 +659,9 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
             )
         }
     };
-    let (header, shentsize, phentsize) = header;
+    let (mut header, shentsize, phentsize) = header;
+    header.os_abi = data.get(7).copied().unwrap_or_default();
+    header.abi_version = data.get(8).copied().unwrap_or_default();
     if header.shoff != 0 && u64::from(shentsize) != class.section_header_size() {
         return Err(unsupported(
             ElfUnsupported::SectionHeaderSize(shentsize),
@@ -678,6 +694,8 @@ fn raw_header(
             class,
             file_type: file_type.get(),
             machine: machine.get(),
+            os_abi: 0,
+            abi_version: 0,
             flags: flags.get(),
             phoff,
             phnum: phnum.get(),

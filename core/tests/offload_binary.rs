@@ -1,0 +1,646 @@
+//! OffloadBinaries, the ELF locator and scan, against what LLVM 22 made
+//! (tests/fixtures/offload), and one test per malformed class.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clangoffload::container::{Container, Containers};
+use clangoffload::elf::{AmdgpuTarget, ElfFile};
+use clangoffload::locate::{
+    locate_address, offload_sections, wrapper_target, wrappers, SectionKind, WrapperKind,
+};
+use clangoffload::offload_binary::{
+    image_args::image_arguments, write_offload_binary, BinaryDiagnostic, ImageKind, NewImage,
+    OffloadKind, WriteOptions,
+};
+use clangoffload::scan::{scan, Found};
+use clangoffload::{Bundle, DecompressOptions, ErrorKind, OffloadBinary};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/offload")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn binaries(data: &[u8]) -> Vec<OffloadBinary<'_>> {
+    Containers::new(data)
+        .map(|c| match c.unwrap().1 {
+            Container::OffloadBinary(b) => b,
+            other => panic!("not an OffloadBinary: {other:?}"),
+        })
+        .collect()
+}
+
+/// What `llvm-objdump --offloading` prints for these binaries.
+fn objdump(binaries: &[OffloadBinary<'_>]) -> String {
+    let mut out = String::new();
+    for (i, entry) in binaries.iter().flat_map(|b| b.entries()).enumerate() {
+        let text = |s: Option<&[u8]>| String::from_utf8_lossy(s.unwrap_or_default()).into_owned();
+        write!(
+            out,
+            "\nOFFLOADING IMAGE [{i}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
+            "kind",
+            entry.image_kind().objdump_name(),
+            "arch",
+            text(entry.arch()),
+            "triple",
+            text(entry.triple()),
+            "producer",
+            entry.offload_kind().name()
+        )
+        .unwrap();
+    }
+    out
+}
+
+const PACKAGES: &[&str] = &[
+    "single.offbin",
+    "multi.offbin",
+    "keys.offbin",
+    "sizes.offbin",
+    "empty-image.offbin",
+    "cuda-ptx.offbin",
+];
+
+#[test]
+fn llvm_packages_read_as_objdump_reads_them() {
+    for name in PACKAGES {
+        let data = fixture(name);
+        let found = binaries(&data);
+        assert!(!found.is_empty(), "{name}");
+        let expected = String::from_utf8(fixture(&format!("{name}.objdump"))).unwrap();
+        assert_eq!(objdump(&found), expected, "{name}");
+        for binary in &found {
+            assert_eq!(binary.version(), 1);
+            let diagnostics = binary.validate();
+            assert!(
+                diagnostics
+                    .iter()
+                    .all(|d| matches!(d, BinaryDiagnostic::UnknownOffloadKind { .. })),
+                "{name}: {diagnostics:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn version_1_writer_is_byte_identical_to_llvm_22() {
+    for name in PACKAGES {
+        let data = fixture(name);
+        let mut rewritten = Vec::new();
+        for binary in binaries(&data) {
+            for entry in binary.entries() {
+                let strings: Vec<(&[u8], &[u8])> =
+                    entry.strings().map(|s| (s.key, s.value)).collect();
+                let image = NewImage {
+                    image_kind: entry.image_kind(),
+                    offload_kind: entry.offload_kind(),
+                    flags: entry.flags(),
+                    strings: &strings,
+                    image: entry.image(),
+                };
+                rewritten.extend(write_offload_binary(&[image], &WriteOptions::default()).unwrap());
+            }
+        }
+        assert!(rewritten == data, "{name}");
+    }
+}
+
+#[test]
+fn keys_keep_their_values_and_llvm_order() {
+    let data = fixture("keys.offbin");
+    let all = binaries(&data);
+    let first = all[0].entries().next().unwrap();
+    let keys: Vec<&[u8]> = first.strings().map(|s| s.key).collect();
+    // The order llvm-offload-binary 22 chose is its DenseMap's, which
+    // image_arguments reproduces.
+    let args: Vec<&[u8]> = image_arguments(
+        b"file=x,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda,feature=+ptx,foo=bar",
+    )
+    .into_iter()
+    .map(|a| a.key)
+    .filter(|k| *k != b"file" && *k != b"kind")
+    .collect();
+    assert_eq!(keys, args);
+    let values: Vec<(&[u8], &[u8])> = all
+        .iter()
+        .flat_map(|b| b.entries())
+        .flat_map(|e| e.strings().map(|s| (s.key, s.value)).collect::<Vec<_>>())
+        .collect();
+    assert!(values.contains(&(&b"empty"[..], &b""[..])));
+    assert!(values.contains(&(&b"eq"[..], &b"a=b"[..])));
+    assert!(values.contains(&(&b"feature"[..], &b"+a,+b"[..])));
+}
+
+fn one_image<'a>(strings: &'a [(&'a [u8], &'a [u8])], image: &'a [u8]) -> NewImage<'a> {
+    NewImage {
+        image_kind: ImageKind::Object,
+        offload_kind: OffloadKind::Hip,
+        flags: 0,
+        strings,
+        image,
+    }
+}
+
+const STRINGS: &[(&[u8], &[u8])] = &[(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", b"gfx90a")];
+
+#[test]
+fn versions_2_and_3_round_trip_with_several_images() {
+    let images = [
+        one_image(STRINGS, b"ABCDEFGHIJ"),
+        one_image(
+            &[(b"triple", b"nvptx64-nvidia-cuda"), (b"arch", b"sm_80")],
+            b"XYZ",
+        ),
+        one_image(&[(b"symbols", b"a\0b\0c")], b""),
+    ];
+    for version in [2, 3] {
+        let options = WriteOptions {
+            version,
+            compression: None,
+        };
+        let data = write_offload_binary(&images, &options).unwrap();
+        assert_eq!(data.len() % 8, 0);
+        let binary = OffloadBinary::parse(&data).unwrap();
+        assert_eq!(binary.version(), version);
+        assert_eq!(binary.entry_count(), 3);
+        let entries: Vec<_> = binary.entries().collect();
+        assert_eq!(entries[0].image(), b"ABCDEFGHIJ");
+        assert_eq!(entries[0].image_offset() % 8, 0);
+        // Upstream packs images back to back: only the first is aligned.
+        assert_eq!(entries[1].image_offset(), entries[0].image_offset() + 10);
+        assert_eq!(entries[1].arch(), Some(&b"sm_80"[..]));
+        // Version 2 values have a size and may hold NULs.
+        assert_eq!(entries[2].string(b"symbols"), Some(&b"a\0b\0c"[..]));
+    }
+}
+
+#[test]
+fn version_3_compressed_round_trips_through_the_shared_decoder() {
+    let image = vec![7u8; 10_000];
+    let images = [one_image(STRINGS, &image)];
+    let plain = write_offload_binary(
+        &images,
+        &WriteOptions {
+            version: 3,
+            compression: None,
+        },
+    )
+    .unwrap();
+    let methods = [clangoffload::CompressionMethod::Zlib];
+    for method in methods {
+        let options = WriteOptions {
+            version: 3,
+            compression: Some((method, None)),
+        };
+        let data = write_offload_binary(&images, &options).unwrap();
+        assert!(data.len() < 1000);
+        assert_eq!(data.len() % 8, 0);
+        let binary = OffloadBinary::parse(&data).unwrap();
+        assert!(binary.is_compressed());
+        assert_eq!(binary.compression(), Some(method));
+        assert_eq!(binary.inflated_size(), plain.len() as u64);
+        assert_eq!(binary.entries().count(), 0);
+        let inflated = binary.decompress(&DecompressOptions::default()).unwrap();
+        assert_eq!(inflated, plain);
+        let entry = OffloadBinary::parse(&inflated)
+            .unwrap()
+            .entries()
+            .next()
+            .unwrap();
+        assert_eq!(entry.image(), &image[..]);
+        // Padding after a compressed binary is not part of it; a walker
+        // steps over it to the next binary.
+        let mut two = data.clone();
+        two.extend_from_slice(&plain);
+        assert_eq!(Containers::new(&two).filter(|c| c.is_ok()).count(), 2);
+    }
+}
+
+#[test]
+fn compressed_binaries_refuse_hostile_sizes() {
+    let images = [one_image(STRINGS, b"payload")];
+    let options = WriteOptions {
+        version: 3,
+        compression: Some((clangoffload::CompressionMethod::Zlib, None)),
+    };
+    let mut data = write_offload_binary(&images, &options).unwrap();
+    data[32..40].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    let binary = OffloadBinary::parse(&data).unwrap();
+    let error = binary
+        .decompress(&DecompressOptions::default())
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::SizeLimitExceeded { .. }));
+    assert_eq!(error.offset(), 32);
+}
+
+/// A valid single-image version 1 binary to damage.
+fn v1() -> Vec<u8> {
+    write_offload_binary(
+        &[one_image(STRINGS, b"ABCDEFGHIJ")],
+        &WriteOptions::default(),
+    )
+    .unwrap()
+}
+
+fn set(data: &mut [u8], at: usize, value: u64) {
+    data[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+
+#[test]
+fn malformed_binaries_get_located_errors() {
+    let good = v1();
+    // (what to damage, expected kind, expected offset)
+    type Damage = fn(&mut Vec<u8>);
+    type Expect = fn(ErrorKind) -> bool;
+    let cases: &[(&str, Damage, Expect, u64)] = &[
+        (
+            "short",
+            |d| d.truncate(20),
+            |k| matches!(k, ErrorKind::Truncated { .. }),
+            0,
+        ),
+        (
+            "magic",
+            |d| d[0] = 0,
+            |k| k == ErrorKind::NotOffloadBinary,
+            0,
+        ),
+        (
+            "version 4",
+            |d| d[4] = 4,
+            |k| k == ErrorKind::UnsupportedBinaryVersion { version: 4 },
+            4,
+        ),
+        (
+            "size past end",
+            |d| set(d, 8, 1 << 40),
+            |k| matches!(k, ErrorKind::BinaryOutOfBounds { .. }),
+            8,
+        ),
+        (
+            "size below header",
+            |d| set(d, 8, 8),
+            |k| matches!(k, ErrorKind::BinarySizeTooSmall { .. }),
+            8,
+        ),
+        (
+            "entry table outside",
+            |d| set(d, 16, 1 << 20),
+            |k| matches!(k, ErrorKind::EntryTableOutOfBounds { .. }),
+            16,
+        ),
+        (
+            // LLVM 22 crashes (reads string entries past the end).
+            "string count huge",
+            |d| set(d, 48, 1 << 60),
+            |k| matches!(k, ErrorKind::StringTableOutOfBounds { .. }),
+            40,
+        ),
+        (
+            // LLVM 22 crashes (reads the key from a wild offset).
+            "key offset out of bounds",
+            |d| set(d, 72, 1 << 40),
+            |k| matches!(k, ErrorKind::StringOutOfBounds { .. }),
+            72,
+        ),
+        (
+            "value offset out of bounds",
+            |d| set(d, 80, 1 << 40),
+            |k| matches!(k, ErrorKind::StringOutOfBounds { .. }),
+            80,
+        ),
+        (
+            // LLVM 22 crashes when extracting (copies past the end).
+            "image past the end",
+            |d| set(d, 64, 1 << 20),
+            |k| matches!(k, ErrorKind::ImageOutOfBounds { .. }),
+            56,
+        ),
+        (
+            "image end wraps",
+            |d| {
+                set(d, 56, u64::MAX - 4);
+                set(d, 64, 10)
+            },
+            |k| matches!(k, ErrorKind::ImageOutOfBounds { .. }),
+            56,
+        ),
+        (
+            // LLVM 22 reads on until some NUL.
+            "string without NUL",
+            |d| {
+                let end = d.len();
+                for b in &mut d[104..end] {
+                    if *b == 0 {
+                        *b = b'x';
+                    }
+                }
+            },
+            |k| matches!(k, ErrorKind::UnterminatedString { .. }),
+            72,
+        ),
+    ];
+    for (what, damage, expected, offset) in cases {
+        let mut data = good.clone();
+        damage(&mut data);
+        let error = OffloadBinary::parse(&data).expect_err(what);
+        assert!(expected(error.kind()), "{what}: {error}");
+        assert_eq!(error.offset(), *offset, "{what}: {error}");
+        if error.offset() >= 32 {
+            assert_eq!(error.entry(), Some(0), "{what}");
+        }
+    }
+}
+
+#[test]
+fn unknown_kinds_are_kept_and_duplicate_keys_reported() {
+    let strings: &[(&[u8], &[u8])] = &[(b"arch", b"a"), (b"triple", b"t"), (b"arch", b"b")];
+    let image = NewImage {
+        image_kind: ImageKind::Unknown(9),
+        offload_kind: OffloadKind::Unknown(0x20),
+        flags: 4,
+        strings,
+        image: b"x",
+    };
+    let data = write_offload_binary(&[image], &WriteOptions::default()).unwrap();
+    let binary = OffloadBinary::parse(&data).unwrap();
+    let entry = binary.entries().next().unwrap();
+    assert_eq!(entry.image_kind(), ImageKind::Unknown(9));
+    assert_eq!(entry.offload_kind(), OffloadKind::Unknown(0x20));
+    assert_eq!(entry.arch(), Some(&b"a"[..]));
+    let diagnostics = binary.validate();
+    assert!(diagnostics.contains(&BinaryDiagnostic::DuplicateKey {
+        entry: 0,
+        first: 0,
+        second: 2
+    }));
+    assert!(diagnostics.contains(&BinaryDiagnostic::UnknownFlags { entry: 0, flags: 4 }));
+}
+
+#[test]
+fn a_section_walk_keeps_good_binaries_before_a_bad_one_and_skips_padding() {
+    let good = v1();
+    let mut section = good.clone();
+    section.extend_from_slice(&[0; 8]);
+    section.extend_from_slice(&good);
+    section.extend_from_slice(&[0; 8]);
+    let mut bad = good.clone();
+    set(&mut bad, 48, 1 << 60);
+    let bad_at = section.len() as u64;
+    section.extend_from_slice(&bad);
+    let results: Vec<_> = Containers::new(&section).collect();
+    assert_eq!(results.len(), 3);
+    assert!(results[0].is_ok() && results[1].is_ok());
+    let error = results[2].as_ref().unwrap_err();
+    assert_eq!(error.offset(), bad_at + 40);
+}
+
+#[test]
+fn unaligned_input_is_read() {
+    let mut data = vec![0u8];
+    data.extend(v1());
+    let binary = OffloadBinary::parse(&data[1..]).unwrap();
+    assert_eq!(binary.entries().next().unwrap().image(), b"ABCDEFGHIJ");
+}
+
+#[test]
+fn image_arguments_join_repeated_keys() {
+    let args = image_arguments(b"file=a.o,file=b.o,triple=t,kind=openmp");
+    let file = args.iter().find(|a| a.key == b"file").unwrap();
+    assert_eq!(file.value, b"a.o,b.o");
+}
+
+fn elf_sections(name: &str) -> Vec<(String, SectionKind)> {
+    let data = fixture(name);
+    let elf = ElfFile::parse(&data).unwrap();
+    offload_sections(&elf)
+        .map(|s| {
+            let s = s.unwrap();
+            (
+                String::from_utf8_lossy(s.section.name()).into_owned(),
+                s.kind,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn locator_finds_every_kind_of_offload_section() {
+    use SectionKind::*;
+    let has = |name: &str, kind: SectionKind| {
+        assert!(
+            elf_sections(name).iter().any(|(_, k)| *k == kind),
+            "{name}: {kind:?} in {:?}",
+            elf_sections(name)
+        )
+    };
+    has("embed.o", OffloadBinaries);
+    has("omp.o", OffloadBinaries);
+    has("hip-rdc-new-driver.o", OffloadBinaries);
+    has("cuda-rdc-new-driver.o", OffloadBinaries);
+    for name in [
+        "hip.o",
+        "hip-new-driver.o",
+        "hip-compress.o",
+        "libhip.so",
+        "hip-exe",
+    ] {
+        has(name, HipFatbin);
+        has(name, HipWrappers);
+    }
+    has("hip-rdc.o", BundleEntry);
+    has("cuda.o", NvFatbin);
+    has("cuda.o", CudaWrappers);
+}
+
+#[test]
+fn embedded_binaries_read_as_objdump_reads_them() {
+    for name in [
+        "embed.o",
+        "embed2.o",
+        "cuda-rdc-new-driver.o",
+        "hip-rdc-new-driver.o",
+    ] {
+        let data = fixture(name);
+        let elf = ElfFile::parse(&data).unwrap();
+        let mut found = Vec::new();
+        for section in offload_sections(&elf) {
+            let section = section.unwrap();
+            if section.kind == SectionKind::OffloadBinaries {
+                found.extend(binaries(section.section.data()));
+            }
+        }
+        let expected = String::from_utf8(fixture(&format!("{name}.objdump"))).unwrap();
+        let body = expected.split_once("elf64-x86-64\n").unwrap().1;
+        assert_eq!(objdump(&found), body, "{name}");
+    }
+}
+
+#[test]
+fn wrappers_in_linked_files_point_at_the_fat_binary() {
+    for name in ["libhip.so", "libhip2.so", "libhip-mixed.so", "hip-exe"] {
+        let data = fixture(name);
+        let elf = ElfFile::parse(&data).unwrap();
+        let segment = elf.section_by_name(b".hipFatBinSegment").unwrap();
+        let records: Vec<_> = wrappers(segment.data(), elf.header().class).collect();
+        assert!(!records.is_empty(), "{name}");
+        for record in records {
+            assert_eq!(record.kind, WrapperKind::Hip, "{name}");
+            assert_eq!(record.version, 1);
+            let (section, offset) = wrapper_target(&elf, &segment, &record).unwrap();
+            assert_eq!(section.name(), b".hip_fatbin", "{name}");
+            let (_, container) = Containers::at(section.data(), offset)
+                .next()
+                .unwrap()
+                .unwrap();
+            assert!(
+                matches!(container, Container::Bundle(_) | Container::Compressed(_)),
+                "{name}"
+            );
+        }
+    }
+    // In a relocatable object the pointer is left to a relocation.
+    for name in ["hip.o", "hip-compress.o", "cuda.o"] {
+        let data = fixture(name);
+        let elf = ElfFile::parse(&data).unwrap();
+        let segment = offload_sections(&elf)
+            .flatten()
+            .find(|s| matches!(s.kind, SectionKind::HipWrappers | SectionKind::CudaWrappers))
+            .unwrap()
+            .section;
+        let record = wrappers(segment.data(), elf.header().class).next().unwrap();
+        assert_eq!(record.binary, 0);
+        assert!(locate_address(&elf, record.binary).is_none());
+        let (section, offset) = wrapper_target(&elf, &segment, &record).unwrap();
+        assert!(section.name().ends_with(b"_fatbin"), "{name}");
+        assert_eq!(offset, 0);
+    }
+}
+
+#[test]
+fn code_object_headers_name_the_target_their_bundle_entry_names() {
+    let data = fixture("hip.o");
+    let elf = ElfFile::parse(&data).unwrap();
+    let fatbin = elf.section_by_name(b".hip_fatbin").unwrap();
+    let bundle = Bundle::parse(fatbin.data()).unwrap();
+    let mut checked = 0;
+    for entry in bundle.entries() {
+        let entry = entry.unwrap();
+        let id = entry.id_str().unwrap();
+        if entry.payload().is_empty() {
+            continue;
+        }
+        let code_object = ElfFile::parse(entry.payload()).unwrap();
+        let target = AmdgpuTarget::from_header(code_object.header()).unwrap();
+        assert!(id.ends_with(&format!("--{target}")), "{id} vs {target}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}
+
+#[test]
+fn target_ids_come_from_e_flags() {
+    let mut header = ElfFile::parse(&fixture("hip.o"))
+        .unwrap()
+        .header()
+        .to_owned();
+    header.machine = 224;
+    header.os_abi = 64;
+    header.abi_version = 2;
+    for (flags, id) in [
+        (0x03f | 0x300 | 0x800, "gfx90a:sramecc-:xnack+"),
+        (0x03f | 0x100 | 0x400, "gfx90a"),
+        (0x051 | (1 << 24), "gfx9-generic"),
+        (0x04c | 0xc00 | 0x200, "gfx942:sramecc+:xnack-"),
+    ] {
+        header.flags = flags;
+        assert_eq!(AmdgpuTarget::from_header(&header).unwrap().to_string(), id);
+    }
+    header.flags = 0x040;
+    assert!(AmdgpuTarget::from_header(&header).is_none());
+    header.flags = 0x03f;
+    header.abi_version = 1;
+    assert!(AmdgpuTarget::from_header(&header).is_none());
+}
+
+/// Containers by offset: what scan finds.
+fn scanned(data: &[u8]) -> Vec<(u64, &'static str)> {
+    scan(data)
+        .filter_map(|f| match f {
+            Found::Container(offset, c) => Some((
+                offset,
+                match c {
+                    Container::Bundle(_) => "bundle",
+                    Container::Compressed(_) => "compressed",
+                    Container::OffloadBinary(_) => "binary",
+                },
+            )),
+            Found::Rejected(..) => None,
+        })
+        .collect()
+}
+
+#[test]
+fn scan_finds_what_the_locator_finds() {
+    for name in [
+        "embed.o",
+        "embed2.o",
+        "hip.o",
+        "hip-compress.o",
+        "libhip2.so",
+        "libhip-mixed.so",
+        "hip-exe",
+        "omp.o",
+    ] {
+        let data = fixture(name);
+        let elf = ElfFile::parse(&data).unwrap();
+        let mut expected = Vec::new();
+        for section in offload_sections(&elf) {
+            let section = section.unwrap();
+            if !section.kind.holds_containers() {
+                continue;
+            }
+            for found in Containers::new(section.section.data()) {
+                let (offset, c) = found.unwrap();
+                let kind = match c {
+                    Container::Bundle(_) => "bundle",
+                    Container::Compressed(_) => "compressed",
+                    Container::OffloadBinary(_) => "binary",
+                };
+                expected.push((section.section.offset() + offset, kind));
+            }
+        }
+        let found = scanned(&data);
+        for hit in &expected {
+            assert!(found.contains(hit), "{name}: {hit:?} not in {found:?}");
+        }
+    }
+}
+
+#[test]
+fn scan_crosses_block_boundaries_and_dense_hits() {
+    let binary = v1();
+    // Containers at every alignment around the 128 KiB block boundary.
+    let mut data = vec![0u8; 300_000];
+    let mut placed = Vec::new();
+    for (i, at) in [0usize, 131_072 - 3, 131_400, 200_001]
+        .into_iter()
+        .enumerate()
+    {
+        data[at..at + binary.len()].copy_from_slice(&binary);
+        placed.push((at as u64, "binary"));
+        let _ = i;
+    }
+    // Thousands of bare magics (rejected) between them must not hide any.
+    for at in (20_000..120_000).step_by(37) {
+        data[at..at + 4].copy_from_slice(b"CCOB");
+    }
+    let found = scanned(&data);
+    assert_eq!(found, placed);
+    let rejected = scan(&data)
+        .filter(|f| matches!(f, Found::Rejected(..)))
+        .count();
+    assert!(rejected > 2000);
+}
