@@ -99,3 +99,104 @@ impl<'data> Iterator for Containers<'data> {
         }
     }
 }
+
+/// How far a container extends, as far as a prefix of it tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extent {
+    /// The container ends this many bytes after its start.
+    Known(u64),
+    /// The header continues past the prefix: read at least this many bytes
+    /// and ask again.
+    NeedAtLeast(u64),
+    /// The header does not say (a version 1 compressed bundle, whose end is
+    /// the end of its compressed stream).
+    Unknown,
+}
+
+/// The extent of the container starting at the start of `prefix`, read from
+/// its header alone: for a reader given a pointer and no length (as
+/// `hipModuleLoadData` is), which must not read past the container. Only
+/// header bytes are read; a bundle's descriptors are read in order, and the
+/// answer may be to read more first. The header's own fields are checked
+/// (magic, version, a bundle payload end that overflows); everything else is
+/// for the parser once the extent is known.
+pub fn declared_extent(prefix: &[u8]) -> Result<Extent> {
+    if CompressedBundle::is_compressed(prefix) {
+        return compressed_extent(prefix);
+    }
+    if OffloadBinary::is_offload_binary(prefix) {
+        if prefix.len() < 40 {
+            return Ok(Extent::NeedAtLeast(40));
+        }
+        return OffloadBinary::declared_size(prefix).map(Extent::Known);
+    }
+    if Bundle::is_bundle(prefix) {
+        return bundle_extent(prefix);
+    }
+    Err(Error::new(ErrorKind::UnknownContainer, 0))
+}
+
+/// A compressed bundle's total size (versions 2 and 3), checked against its
+/// header length.
+fn compressed_extent(prefix: &[u8]) -> Result<Extent> {
+    let field = |at: usize, len: usize| -> Option<u64> {
+        let bytes = prefix.get(at..at.checked_add(len)?)?;
+        let mut raw = [0u8; 8];
+        raw.get_mut(..len)?.copy_from_slice(bytes);
+        Some(u64::from_le_bytes(raw))
+    };
+    let Some(version) = field(4, 2) else {
+        return Ok(Extent::NeedAtLeast(6));
+    };
+    let (total, header_len) = match version {
+        1 => return Ok(Extent::Unknown),
+        2 => (field(8, 4), 24),
+        3 => (field(8, 8), 32),
+        _ => {
+            let version = u16::try_from(version).unwrap_or(u16::MAX);
+            return Err(Error::new(ErrorKind::UnsupportedVersion { version }, 4));
+        }
+    };
+    match total {
+        None => Ok(Extent::NeedAtLeast(16)),
+        Some(total) if total < header_len => {
+            Err(Error::new(ErrorKind::BadTotalSize { total, header_len }, 8))
+        }
+        Some(total) => Ok(Extent::Known(total)),
+    }
+}
+
+/// A bundle's extent from its descriptors: the end of the furthest payload or
+/// of the header, whichever is later.
+fn bundle_extent(prefix: &[u8]) -> Result<Extent> {
+    use crate::bundle::{BundleEntryDescriptor, BundleHeader};
+    use crate::bytes::Cursor;
+    let mut cursor = Cursor::at(prefix, 0);
+    let Some(header) = cursor.read::<BundleHeader>() else {
+        return Ok(Extent::NeedAtLeast(32));
+    };
+    let mut furthest = cursor.offset();
+    for _ in 0..header.entry_count.get() {
+        let at = cursor.offset();
+        let Some(descriptor) = cursor.read::<BundleEntryDescriptor>() else {
+            return Ok(Extent::NeedAtLeast(at.saturating_add(24)));
+        };
+        let id_len = descriptor.id_len.get();
+        if cursor.read_bytes(id_len).is_none() {
+            let need = cursor.offset().checked_add(id_len).ok_or(Error::new(
+                ErrorKind::IdOutOfBounds {
+                    len: id_len,
+                    available: 0,
+                },
+                at.saturating_add(16),
+            ))?;
+            return Ok(Extent::NeedAtLeast(need));
+        }
+        let (offset, size) = (descriptor.offset.get(), descriptor.size.get());
+        let end = offset
+            .checked_add(size)
+            .ok_or(Error::new(ErrorKind::PayloadOverflow { offset, size }, at))?;
+        furthest = furthest.max(end);
+    }
+    Ok(Extent::Known(furthest.max(cursor.offset())))
+}

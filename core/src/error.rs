@@ -442,7 +442,7 @@ impl Error {
     }
 
     /// The same error, for a container found `base` bytes into a larger buffer.
-    pub(crate) const fn shifted(mut self, base: u64) -> Self {
+    pub const fn shifted(mut self, base: u64) -> Self {
         self.offset = self.offset.saturating_add(base);
         self
     }

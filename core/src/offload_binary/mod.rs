@@ -576,6 +576,26 @@ impl<'data> OffloadBinary<'data> {
     }
 }
 
+/// The OffloadBinaries back to back in `data` (a raw file, or the contents of
+/// a `.llvm.offloading` section), each with its offset, skipping zero padding
+/// between and after them (LLVM 22 rejects padding after the last). A damaged
+/// binary, or another kind of container, ends the walk with a located error;
+/// the binaries before it are still yielded.
+pub fn binaries(data: &[u8]) -> impl Iterator<Item = Result<(u64, OffloadBinary<'_>)>> {
+    let mut failed = false;
+    crate::container::Containers::new(data).map_while(move |found| {
+        if failed {
+            return None;
+        }
+        let item = found.and_then(|(offset, container)| match container {
+            crate::container::Container::OffloadBinary(binary) => Ok((offset, binary)),
+            _ => Err(Error::new(ErrorKind::NotOffloadBinary, offset)),
+        });
+        failed = item.is_err();
+        Some(item)
+    })
+}
+
 fn truncated_header(data: &[u8], needed: u64) -> Error {
     Error::new(
         ErrorKind::Truncated {
