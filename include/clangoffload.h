@@ -56,6 +56,19 @@
 // clang-offload-bundler uses.
 #define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
 
+// Report magics that start no valid container too
+// (`clangoffload_scan_next`).
+#define CLANGOFFLOAD_SCAN_REJECTED 1
+
+// Write uncompressed binaries (`clangoffload_offload_binary_write`).
+#define CLANGOFFLOAD_COMPRESSION_NONE 0
+
+// Compress a version 3 binary with zlib.
+#define CLANGOFFLOAD_COMPRESSION_ZLIB 1
+
+// Compress a version 3 binary with zstd.
+#define CLANGOFFLOAD_COMPRESSION_ZSTD 2
+
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
@@ -67,6 +80,80 @@
 
 // Markers start with `;` (`-type` ll).
 #define CLANGOFFLOAD_COMMENT_SEMICOLON 3
+
+// `__tgt_offload_entry.version` of the current layout.
+#define CLANGOFFLOAD_OFFLOAD_ENTRY_VERSION 1
+
+// `__tgt_offload_entry.kind` of an OpenMP entry.
+#define CLANGOFFLOAD_ENTRY_KIND_OPENMP 1
+
+// `__tgt_offload_entry.kind` of a CUDA entry.
+#define CLANGOFFLOAD_ENTRY_KIND_CUDA 2
+
+// `__tgt_offload_entry.kind` of a HIP entry.
+#define CLANGOFFLOAD_ENTRY_KIND_HIP 4
+
+// `__tgt_offload_entry.kind` of a SYCL entry.
+#define CLANGOFFLOAD_ENTRY_KIND_SYCL 8
+
+// CUDA/HIP entry flags: the low three bits are the type.
+#define CLANGOFFLOAD_ENTRY_TYPE_MASK 7
+
+// CUDA/HIP entry type: a kernel (size 0) or a global variable.
+#define CLANGOFFLOAD_ENTRY_GLOBAL 0
+
+// CUDA/HIP entry type: a managed variable.
+#define CLANGOFFLOAD_ENTRY_MANAGED 1
+
+// CUDA/HIP entry type: a surface.
+#define CLANGOFFLOAD_ENTRY_SURFACE 2
+
+// CUDA/HIP entry type: a texture.
+#define CLANGOFFLOAD_ENTRY_TEXTURE 3
+
+// CUDA/HIP entry flag: the variable is `extern`.
+#define CLANGOFFLOAD_ENTRY_EXTERN 8
+
+// CUDA/HIP entry flag: the variable is `__constant__`.
+#define CLANGOFFLOAD_ENTRY_CONSTANT 16
+
+// CUDA/HIP entry flag: the texture reads normalized coordinates.
+#define CLANGOFFLOAD_ENTRY_NORMALIZED 32
+
+// OpenMP entry flag values (`declare target` clauses; the low bits are one
+// value, not a mask): `to`.
+#define CLANGOFFLOAD_ENTRY_OMP_TO 0
+
+// OpenMP: `link`.
+#define CLANGOFFLOAD_ENTRY_OMP_LINK 1
+
+// OpenMP: `enter`.
+#define CLANGOFFLOAD_ENTRY_OMP_ENTER 2
+
+// OpenMP: none of them.
+#define CLANGOFFLOAD_ENTRY_OMP_NONE 3
+
+// OpenMP flag: an indirect function.
+#define CLANGOFFLOAD_ENTRY_OMP_INDIRECT 8
+
+// OpenMP flag: the `requires` registration entry.
+#define CLANGOFFLOAD_ENTRY_OMP_REGISTER_REQUIRES 16
+
+// OpenMP flag: an indirect virtual table.
+#define CLANGOFFLOAD_ENTRY_OMP_INDIRECT_VTABLE 32
+
+// `clangoffload_fatbin_wrapper.magic` of HIP (bytes `46 50 49 48`, "FPIH").
+#define CLANGOFFLOAD_FATBIN_MAGIC_HIP 1212764230
+
+// `clangoffload_fatbin_wrapper.magic` of ROCm kpack (`HIPK`): the binary is
+// msgpack metadata naming the code objects.
+#define CLANGOFFLOAD_FATBIN_MAGIC_HIPK 1263552840
+
+// `clangoffload_fatbin_wrapper.magic` of CUDA.
+#define CLANGOFFLOAD_FATBIN_MAGIC_CUDA 1180844977
+
+// `clangoffload_fatbin_wrapper.version` LLVM writes.
+#define CLANGOFFLOAD_FATBIN_WRAPPER_VERSION 1
 
 // What a function did. The numbers are part of the ABI and are never reused;
 // take a status you store or pass around as `uint32_t`.
@@ -191,6 +278,30 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_INVALID_MEMBER_NAME = 91,
   // archive symbol name cannot be written.
   CLANGOFFLOAD_STATUS_INVALID_SYMBOL_NAME = 92,
+  // The input is not an OffloadBinary (no magic 10 FF 10 AD).
+  CLANGOFFLOAD_STATUS_NOT_OFFLOAD_BINARY = 100,
+  // An OffloadBinary's version is not 1, 2 or 3.
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_BINARY_VERSION = 101,
+  // An OffloadBinary's size is smaller than its header.
+  CLANGOFFLOAD_STATUS_BINARY_SIZE_TOO_SMALL = 102,
+  // An OffloadBinary's size runs past the end of the input.
+  CLANGOFFLOAD_STATUS_BINARY_OUT_OF_BOUNDS = 103,
+  // An OffloadBinary's entries do not fit inside it.
+  CLANGOFFLOAD_STATUS_ENTRY_TABLE_OUT_OF_BOUNDS = 104,
+  // An OffloadBinary entry's image lies outside the binary.
+  CLANGOFFLOAD_STATUS_IMAGE_OUT_OF_BOUNDS = 105,
+  // An OffloadBinary entry's string entries do not fit inside the binary.
+  CLANGOFFLOAD_STATUS_STRING_TABLE_OUT_OF_BOUNDS = 106,
+  // An OffloadBinary key or value lies outside the binary.
+  CLANGOFFLOAD_STATUS_STRING_OUT_OF_BOUNDS = 107,
+  // An OffloadBinary key or value has no terminating NUL.
+  CLANGOFFLOAD_STATUS_UNTERMINATED_STRING = 108,
+  // Decompression was asked of an OffloadBinary that is not compressed.
+  CLANGOFFLOAD_STATUS_NOT_COMPRESSED = 109,
+  // A key (or version 1 value) to be written contains a NUL byte.
+  CLANGOFFLOAD_STATUS_NUL_IN_STRING = 110,
+  // The container does not record its size (a version 1 compressed bundle).
+  CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT = 111,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -304,14 +415,50 @@ typedef uint32_t clangoffload_feature;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What an offload section of an ELF file holds.
+enum clangoffload_section_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // OffloadBinaries (`SHT_LLVM_OFFLOADING`, `.llvm.offloading`).
+  CLANGOFFLOAD_SECTION_KIND_OFFLOAD_BINARIES = 1,
+  // Bundles or compressed bundles (`.hip_fatbin`).
+  CLANGOFFLOAD_SECTION_KIND_HIP_FATBIN = 2,
+  // An NVIDIA fat binary (`.nv_fatbin`), not parsed by this library.
+  CLANGOFFLOAD_SECTION_KIND_NV_FATBIN = 3,
+  // One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
+  CLANGOFFLOAD_SECTION_KIND_BUNDLE_ENTRY = 4,
+  // HIP fat-binary wrapper records (`.hipFatBinSegment`).
+  CLANGOFFLOAD_SECTION_KIND_HIP_WRAPPERS = 5,
+  // CUDA fat-binary wrapper records (`.nvFatBinSegment`).
+  CLANGOFFLOAD_SECTION_KIND_CUDA_WRAPPERS = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_section_kind clangoffload_section_kind;
+#else
+typedef uint32_t clangoffload_section_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // A parsed archive. Borrows the buffer it was parsed from.
 typedef struct clangoffload_archive clangoffload_archive;
 
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
+// The key-value pairs of one `--image=` argument, in the order LLVM 22's
+// packager stores them (a repeated key's values joined with `,`).
+typedef struct clangoffload_image_arguments clangoffload_image_arguments;
+
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
+
+// The OffloadBinaries found back to back in a buffer (a raw file, or the
+// contents of a `.llvm.offloading` section), and their entries. Borrows the
+// buffer; compressed (version 3) binaries are decompressed into the handle.
+typedef struct clangoffload_offload_binaries clangoffload_offload_binaries;
 
 // A parsed text bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_text_bundle clangoffload_text_bundle;
@@ -458,6 +605,53 @@ typedef struct clangoffload_target_id {
   clangoffload_feature sramecc;
 } clangoffload_target_id;
 
+// An ELF section holding offload data; views borrow the file's buffer.
+typedef struct clangoffload_offload_section {
+  // What it holds.
+  clangoffload_section_kind kind;
+  // The section's index.
+  uint32_t section_index;
+  // The section's name (not NUL-terminated).
+  struct clangoffload_bytes name;
+  // The section's contents.
+  struct clangoffload_bytes data;
+  // Where the contents start in the file.
+  uint64_t offset;
+} clangoffload_offload_section;
+
+// A HIP or CUDA fat-binary wrapper record and the fat binary it points at.
+typedef struct clangoffload_fatbin_wrapper_record {
+  // The record's magic (HIPF 0x48495046, HIPK 0x4B504948, CUDA 0x466243B1).
+  uint32_t magic;
+  // The record's version (1).
+  uint32_t version;
+  // The pointer stored in the record (0 when a relocation fills it).
+  uint64_t binary_address;
+  // 1 if the fat binary was found (through the pointer or its
+  // relocation); the fields below are then set.
+  uint32_t resolved;
+  // The section holding the fat binary.
+  uint32_t target_section;
+  // Offset of the fat binary in that section.
+  uint64_t target_offset;
+  // The container there (bundle or compressed bundle) cut to its extent,
+  // or, when none parses, the rest of the section.
+  struct clangoffload_bytes target;
+} clangoffload_fatbin_wrapper_record;
+
+// What `clangoffload_scan_next` found.
+typedef struct clangoffload_scan_hit {
+  // The container's kind; for a rejected magic, the kind it would have been.
+  clangoffload_container_kind kind;
+  // `CLANGOFFLOAD_STATUS_OK` for a valid container; otherwise why the
+  // magic at `offset` starts none (only with `CLANGOFFLOAD_SCAN_REJECTED`).
+  uint32_t status;
+  // Offset of the magic in the buffer.
+  uint64_t offset;
+  // The container cut to its extent (empty when rejected).
+  struct clangoffload_bytes data;
+} clangoffload_scan_hit;
+
 // One entry: a section named `__CLANG_OFFLOAD_BUNDLE__<id>`. The views
 // borrow the parsed buffer.
 typedef struct clangoffload_object_bundle_entry {
@@ -475,6 +669,63 @@ typedef struct clangoffload_object_bundle_entry {
   uint32_t host_marker;
 } clangoffload_object_bundle_entry;
 
+// One entry: an image and its metadata. The views borrow the parsed buffer
+// (or, for an entry of a compressed binary, the handle).
+typedef struct clangoffload_offload_entry {
+  // Which binary of the buffer (file order) the entry is in.
+  size_t binary_index;
+  // Offset of that binary in the buffer.
+  uint64_t binary_offset;
+  // The binary's format version (1, 2 or 3).
+  uint32_t version;
+  // 1 if the binary was compressed; the views then borrow the handle.
+  uint32_t compressed;
+  // Image kind as stored (0 none, 1 object, 2 bitcode, 3 cubin,
+  // 4 fatbinary, 5 PTX, 6 SPIR-V; others kept).
+  uint16_t image_kind;
+  // Offload kind as stored (1 OpenMP, 2 CUDA, 4 HIP, 8 SYCL; others kept).
+  uint16_t offload_kind;
+  // Entry flags as stored (1: metadata only, version 2+).
+  uint32_t flags;
+  // The image bytes.
+  struct clangoffload_bytes image;
+  // Offset of the image from the start of its binary.
+  uint64_t image_offset;
+  // Number of key-value strings.
+  uint64_t string_count;
+  // The `triple` string (empty if absent).
+  struct clangoffload_bytes triple;
+  // The `arch` string (empty if absent).
+  struct clangoffload_bytes arch;
+} clangoffload_offload_entry;
+
+// One key-value string of an entry; views as in the entry.
+typedef struct clangoffload_string_pair {
+  // The key (not NUL-terminated).
+  struct clangoffload_bytes key;
+  // The value (version 1: up to its NUL; versions 2, 3: its stored size,
+  // NULs included).
+  struct clangoffload_bytes value;
+} clangoffload_string_pair;
+
+// An image to write, with its metadata; every view is borrowed for the
+// duration of the call.
+typedef struct clangoffload_image_input {
+  // Image kind to store.
+  uint16_t image_kind;
+  // Offload kind to store.
+  uint16_t offload_kind;
+  // Entry flags to store.
+  uint32_t flags;
+  // Key-value strings, written in this order (keys without NUL; in
+  // version 1, values without NUL too).
+  const struct clangoffload_string_pair *strings;
+  // Number of strings.
+  size_t string_count;
+  // The image bytes.
+  struct clangoffload_bytes image;
+} clangoffload_image_input;
+
 // One entry of a text bundle; the views borrow the parsed buffer.
 typedef struct clangoffload_text_bundle_entry {
   // The ID: the rest of the start marker's line (not NUL-terminated).
@@ -488,6 +739,108 @@ typedef struct clangoffload_text_bundle_entry {
   // Where the end marker's line ends.
   uint64_t end_offset;
 } clangoffload_text_bundle_entry;
+
+// An offload entry as LLVM 20 and later emit it into `llvm_offload_entries`:
+// one kernel or global variable the host registers with the runtime. Its
+// first word is always 0, where the legacy layout
+// (`__tgt_offload_entry_legacy`) has a non-NULL address: that is how a
+// runtime tells the two apart (LLVM PR #124018).
+typedef struct __tgt_offload_entry {
+  // Always 0.
+  uint64_t reserved;
+  // `CLANGOFFLOAD_OFFLOAD_ENTRY_VERSION` (1).
+  uint16_t version;
+  // The offload kind that made the entry: `CLANGOFFLOAD_ENTRY_KIND_*`.
+  uint16_t kind;
+  // Kind-specific flags: `CLANGOFFLOAD_ENTRY_*` (CUDA/HIP) or
+  // `CLANGOFFLOAD_ENTRY_OMP_*` (OpenMP).
+  uint32_t flags;
+  // The host address of the kernel stub or variable.
+  void *addr;
+  // The symbol's NUL-terminated name on the device.
+  char *symbol_name;
+  // The variable's size in bytes; 0 for a function.
+  uint64_t size;
+  // Kind-specific data (HIP/CUDA: managed variable alignment, surface or
+  // texture type).
+  uint64_t data;
+  // Kind-specific second address (HIP/CUDA managed variables: the pointer
+  // variable).
+  void *aux_addr;
+} __tgt_offload_entry;
+
+// One device image given to `__tgt_register_lib` (OpenMP).
+typedef struct __tgt_device_image {
+  // The image's first byte.
+  void *ImageStart;
+  // One past the image's last byte.
+  void *ImageEnd;
+  // The first offload entry of the program.
+  struct __tgt_offload_entry *EntriesBegin;
+  // One past the last offload entry.
+  struct __tgt_offload_entry *EntriesEnd;
+} __tgt_device_image;
+
+// The record a HIP or CUDA host object keeps in `.hipFatBinSegment` /
+// `.nvFatBinSegment` and passes to `__hipRegisterFatBinary` /
+// `__cudaRegisterFatBinary` (clang's `__hip_fatbin_wrapper`,
+// `__cuda_fatbin_wrapper`).
+typedef struct clangoffload_fatbin_wrapper {
+  // `CLANGOFFLOAD_FATBIN_MAGIC_HIP`, `_HIPK` or `_CUDA`.
+  uint32_t magic;
+  // `CLANGOFFLOAD_FATBIN_WRAPPER_VERSION` (1).
+  uint32_t version;
+  // The fat binary: for HIP an offload bundle or compressed bundle in
+  // `.hip_fatbin`; for HIPK the kpack metadata; for CUDA an NVIDIA fat
+  // binary in `.nv_fatbin`.
+  const void *binary;
+  // NULL.
+  void *reserved;
+} clangoffload_fatbin_wrapper;
+
+// The offload entry before LLVM 20 (`omp_offloading_entries`,
+// `cuda_offloading_entries`, `hip_offloading_entries`). Its first word, the
+// address, is never NULL, unlike `__tgt_offload_entry`'s.
+typedef struct __tgt_offload_entry_legacy {
+  // The host address of the kernel stub or variable.
+  void *addr;
+  // The symbol's NUL-terminated name.
+  char *name;
+  // The variable's size; 0 for a function.
+  size_t size;
+  // Flags.
+  int32_t flags;
+  // Reserved for the runtime.
+  int32_t reserved;
+} __tgt_offload_entry_legacy;
+
+// What an OpenMP wrapper's constructor passes to `__tgt_register_lib` and
+// its destructor to `__tgt_unregister_lib`.
+typedef struct __tgt_bin_desc {
+  // Number of records at `DeviceImages`.
+  int32_t NumDeviceImages;
+  // The device images.
+  struct __tgt_device_image *DeviceImages;
+  // The first offload entry of the program.
+  struct __tgt_offload_entry *HostEntriesBegin;
+  // One past the last offload entry.
+  struct __tgt_offload_entry *HostEntriesEnd;
+} __tgt_bin_desc;
+
+// Per-image target information of the AMD multi-image OpenMP wrapper
+// (`__tgt_register_image_info`).
+typedef struct __tgt_image_info {
+  // The version of this struct.
+  int32_t version;
+  // The image's number in the library, from 0.
+  int32_t image_number;
+  // Number of images in the library.
+  int32_t number_images;
+  // The NUL-terminated target ID the image was compiled for.
+  char *offload_arch;
+  // Reserved (compile options).
+  char *compile_opts;
+} __tgt_image_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -897,6 +1250,92 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
                                                          size_t requested_len,
                                                          bool *out);
 
+// Finds the next section holding offload data in the ELF file (relocatable
+// object, executable or shared library) in `len` bytes at `data`, starting
+// at section index `*index` (start with 0), stores it in `*out` and sets
+// `*index` past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A
+// damaged section header is reported (status, `*err`) with `*index` set past
+// it, so the caller can go on with the next.
+//
+// Ownership: the views borrow `data`. Nothing is allocated.
+//
+// # Safety
+// `data` is valid for `len` bytes; the other pointers are NULL or writable.
+clangoffload_status clangoffload_elf_offload_section_next(const uint8_t *data,
+                                                          size_t len,
+                                                          uint32_t *index,
+                                                          struct clangoffload_offload_section *out,
+                                                          struct clangoffload_error *err);
+
+// Stores record `record` of the wrapper section `section_index`
+// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `*out`,
+// following its pointer (or the relocation that fills it) to the fat binary.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last record.
+//
+// Ownership: the views borrow `data`. Nothing is allocated.
+//
+// # Safety
+// `data` is valid for `len` bytes; `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_fatbin_wrapper_get(const uint8_t *data,
+                                                    size_t len,
+                                                    uint32_t section_index,
+                                                    size_t record,
+                                                    struct clangoffload_fatbin_wrapper_record *out,
+                                                    struct clangoffload_error *err);
+
+// Finds the next bundle, compressed bundle or OffloadBinary at or after
+// offset `*cursor` of the `len` bytes at `data` (an in-memory image, a core
+// dump, any file), validated before it is reported, stores it in `*out` and
+// moves `*cursor` on: past a compressed bundle (its compressed bytes are not
+// searched), one byte past anything else (so containers inside payloads are
+// found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
+// Runs at near memory speed.
+//
+// Ownership: the view borrows `data`. Nothing is allocated.
+//
+// # Safety
+// `data` is valid for `len` bytes; `cursor` and `out` are writable.
+clangoffload_status clangoffload_scan_next(const uint8_t *data,
+                                           size_t len,
+                                           uint32_t flags,
+                                           uint64_t *cursor,
+                                           struct clangoffload_scan_hit *out);
+
+// The extent of the container (bundle, compressed bundle or OffloadBinary)
+// starting at `data`, for an image given by pointer alone (as
+// `hipModuleLoadData` receives one): the header is read first, a few bytes
+// at a time, never more than `max` bytes and never past the container. The
+// extent is stored in `*extent`; parse `*extent` bytes at `data` next.
+// A version 1 compressed bundle does not record its size:
+// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max`:
+// `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent still stored.
+//
+// Ownership: nothing is kept or allocated.
+//
+// # Safety
+// `data` is readable up to the container's end or `max` bytes, whichever is
+// less; `extent` and `err` are NULL or writable.
+clangoffload_status clangoffload_container_extent(const uint8_t *data,
+                                                  size_t max,
+                                                  uint64_t *extent,
+                                                  struct clangoffload_error *err);
+
+// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6)
+// was built for, from its header (`e_flags`), as a NUL-terminated string
+// into `buf` (e.g. `gfx90a:sramecc+:xnack-`), and its length without the NUL
+// into `*len_out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other file;
+// `BUFFER_TOO_SMALL` (with the length needed) if `cap` is too small.
+//
+// # Safety
+// `data` is valid for `len` bytes; `buf` is NULL or writable for `cap`
+// bytes; `len_out` and `err` are NULL or writable.
+clangoffload_status clangoffload_amdgpu_target_id(const uint8_t *data,
+                                                  size_t len,
+                                                  char *buf,
+                                                  size_t cap,
+                                                  size_t *len_out,
+                                                  struct clangoffload_error *err);
+
 // Parses the ELF object in `len` bytes at `data` and stores a handle in
 // `*out`. Every section is checked unless `flags` has
 // `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
@@ -984,6 +1423,162 @@ clangoffload_status clangoffload_object_bundle_write(const uint8_t *host,
 // freed.
 void clangoffload_buffer_free(struct clangoffload_buffer *buffer);
 
+// Parses every OffloadBinary in `len` bytes at `data` (back to back, zero
+// padding between and after them skipped) and stores a handle in `*out`.
+// Every field of every binary is checked. Compressed binaries are
+// decompressed, refusing a declared size over `max_size`
+// (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB). With `CLANGOFFLOAD_PARSE_LENIENT`,
+// the binaries before a damaged one are kept and the fault is available from
+// `clangoffload_offload_binaries_fault`; otherwise it is the status.
+//
+// Ownership: the handle is the caller's, released with
+// `clangoffload_offload_binaries_free`; it borrows `data`, which must stay
+// alive and unchanged until then. On failure `*out` is untouched and `*err`
+// (if not NULL) says what and where. Thread safety: a handle may be read from
+// several threads at once.
+//
+// # Safety
+// Every pointer is NULL (reported, not dereferenced) or valid for the length
+// given with it; out-parameters are writable.
+clangoffload_status clangoffload_offload_binaries_parse(const uint8_t *data,
+                                                        size_t len,
+                                                        uint64_t max_size,
+                                                        uint32_t flags,
+                                                        struct clangoffload_offload_binaries **out,
+                                                        struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_offload_binaries_parse`. NULL is
+// allowed.
+//
+// # Safety
+// `binaries` is NULL or a live handle not yet freed.
+void clangoffload_offload_binaries_free(struct clangoffload_offload_binaries *binaries);
+
+// Number of entries over all binaries (file order); 0 for NULL.
+//
+// # Safety
+// `binaries` is NULL or a live handle.
+size_t clangoffload_offload_binaries_entry_count(const struct clangoffload_offload_binaries *binaries);
+
+// Stores entry `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// # Safety
+// `binaries` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_offload_binaries_get_entry(const struct clangoffload_offload_binaries *binaries,
+                                                            size_t index,
+                                                            struct clangoffload_offload_entry *out);
+
+// Stores string `string` (table order) of entry `entry` in `*out`.
+//
+// # Safety
+// `binaries` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_offload_binaries_get_string(const struct clangoffload_offload_binaries *binaries,
+                                                             size_t entry,
+                                                             uint64_t string,
+                                                             struct clangoffload_string_pair *out);
+
+// Stores in `*value` the value of the first string of entry `entry` whose key
+// is the `key_len` bytes at `key`; `CLANGOFFLOAD_STATUS_NOT_FOUND` if none.
+//
+// # Safety
+// `binaries` is NULL or a live handle; `key` is valid for `key_len` bytes;
+// `value` is NULL or writable.
+clangoffload_status clangoffload_offload_binaries_find_string(const struct clangoffload_offload_binaries *binaries,
+                                                              size_t entry,
+                                                              const uint8_t *key,
+                                                              size_t key_len,
+                                                              struct clangoffload_bytes *value);
+
+// For a leniently parsed buffer: the status of the damaged binary that ended
+// the walk, with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if
+// none.
+//
+// # Safety
+// `binaries` is NULL or a live handle; `err` is NULL or writable.
+clangoffload_status clangoffload_offload_binaries_fault(const struct clangoffload_offload_binaries *binaries,
+                                                        struct clangoffload_error *err);
+
+// Writes `count` images as OffloadBinaries into `*out`. Version 1: one
+// binary per image, back to back, byte-identical to llvm-offload-binary 22
+// given the strings in the order `clangoffload_image_arguments_parse` gives.
+// Versions 2 and 3: one binary holding every image, as upstream LLVM writes
+// it; version 3 may be compressed (`CLANGOFFLOAD_COMPRESSION_ZLIB`/`_ZSTD`)
+// at `level` (`CLANGOFFLOAD_DEFAULT_LEVEL`: zlib 6, zstd 5).
+//
+// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
+// written only on success.
+//
+// # Safety
+// `images` is valid for `count` records whose views are valid; `out` and
+// `err` are NULL or writable.
+clangoffload_status clangoffload_offload_binary_write(const struct clangoffload_image_input *images,
+                                                      size_t count,
+                                                      uint32_t version,
+                                                      uint32_t compression,
+                                                      int32_t level,
+                                                      struct clangoffload_buffer *out,
+                                                      struct clangoffload_error *err);
+
+// Splits the `len` bytes at `argument` (`key=value,key=value,...`) as
+// clang-offload-packager 22 does and stores a handle in `*out`. `file` and
+// `kind` are among the pairs; the caller decides what they mean.
+//
+// Ownership: the handle is the caller's, released with
+// `clangoffload_image_arguments_free`; it borrows `argument`, which must stay
+// alive until then.
+//
+// # Safety
+// `argument` is valid for `len` bytes; `out` is NULL or writable.
+clangoffload_status clangoffload_image_arguments_parse(const uint8_t *argument,
+                                                       size_t len,
+                                                       struct clangoffload_image_arguments **out);
+
+// Number of pairs; 0 for NULL.
+//
+// # Safety
+// `arguments` is NULL or a live handle.
+size_t clangoffload_image_arguments_count(const struct clangoffload_image_arguments *arguments);
+
+// Stores pair `index` in `*out`; the views borrow the handle and the
+// argument.
+//
+// # Safety
+// `arguments` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_image_arguments_get(const struct clangoffload_image_arguments *arguments,
+                                                     size_t index,
+                                                     struct clangoffload_string_pair *out);
+
+// Releases a handle from `clangoffload_image_arguments_parse`; NULL allowed.
+//
+// # Safety
+// `arguments` is NULL or a live handle not yet freed.
+void clangoffload_image_arguments_free(struct clangoffload_image_arguments *arguments);
+
+// The image kind LLVM 22 gives a file extension (`o`, `bc`, `cubin`,
+// `fatbin`, `s`; anything else is 0).
+//
+// # Safety
+// `extension` is valid for `len` bytes.
+uint16_t clangoffload_image_kind_from_extension(const uint8_t *extension, size_t len);
+
+// The offload kind a `kind=` value names (`openmp`, `cuda`, `hip`, `sycl`;
+// anything else is 0).
+//
+// # Safety
+// `name` is valid for `len` bytes.
+uint16_t clangoffload_offload_kind_from_name(const uint8_t *name, size_t len);
+
+// Names of an image kind: the extension LLVM 22 gives extracted images
+// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what
+// `llvm-objdump --offloading` prints (`style` 1: "elf", "llvm ir", ...,
+// "<none>"). A static NUL-terminated string; never NULL.
+const char *clangoffload_image_kind_name(uint16_t kind, uint32_t style);
+
+// The name of an offload kind as `llvm-objdump --offloading` prints it
+// ("openmp", "cuda", "hip", "sycl", "none"). A static NUL-terminated string.
+const char *clangoffload_offload_kind_name(uint16_t kind);
+
 // A static, NUL-terminated English message for any status value (unknown
 // values get "unknown status"). Never NULL; do not free.
 const char *clangoffload_status_message(uint32_t status);
@@ -1064,6 +1659,57 @@ clangoffload_status clangoffload_text_bundle_write(uint32_t comment_kind,
                                                    size_t count,
                                                    struct clangoffload_buffer *out,
                                                    struct clangoffload_error *err);
+
+// Fills `out` with one `__tgt_device_image` per image of every OffloadBinary
+// found anywhere in the `len` bytes at `data` (a raw `.offbin`, a host object
+// or executable with `.llvm.offloading`, an archive...), in file order, as
+// llvm-offload-wrapper does for one: `ImageStart`/`ImageEnd` bound the image
+// inside `data` (zero-copy), `EntriesBegin`/`EntriesEnd` are
+// `entries_begin`/`entries_end` as given (usually
+// `__start_llvm_offload_entries`/`__stop_llvm_offload_entries`; may be NULL).
+// Stores the number of records in `*count`.
+//
+// Not images, so left out: metadata-only entries (version 2 flag
+// `OIF_Metadata`), magics that start no valid OffloadBinary, and compressed
+// (version 3) binaries, whose images exist only once decompressed. The number
+// of compressed binaries left out is stored in `*skipped_compressed` unless
+// it is NULL (also on `BUFFER_TOO_SMALL`).
+//
+// When more than `capacity` records would be written, nothing is written to
+// `out`, the number needed is stored in `*count` and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: call with `out` NULL and `capacity`
+// 0 to ask for the count first.
+//
+// Ownership and lifetime: the records point into `data`, which must stay
+// alive and unchanged while they are used (for a runtime: for as long as the
+// images are registered). Nothing is allocated. Thread-safe.
+//
+// # Safety
+// `data` is NULL (only with `len` 0) or readable for `len` bytes; `out` is
+// NULL (only with `capacity` 0) or writable for `capacity` records; `count`
+// is writable; `skipped_compressed` is NULL or writable.
+clangoffload_status clangoffload_device_images_fill(const uint8_t *data,
+                                                    size_t len,
+                                                    struct __tgt_offload_entry *entries_begin,
+                                                    struct __tgt_offload_entry *entries_end,
+                                                    struct __tgt_device_image *out,
+                                                    size_t capacity,
+                                                    size_t *count,
+                                                    size_t *skipped_compressed);
+
+// Checks a HIP/CUDA fat-binary wrapper record as a runtime receives it in
+// `__hipRegisterFatBinary` / `__cudaRegisterFatBinary`: a known magic
+// (`CLANGOFFLOAD_FATBIN_MAGIC_*`), version 1 and a non-NULL binary. Stores
+// the magic in `*magic` (may be NULL) on success. A NULL `wrapper` gives
+// `NULL_ARGUMENT`, anything else wrong `INVALID_ARGUMENT`.
+//
+// Reads only the 24-byte record, not the binary. Thread-safe.
+//
+// # Safety
+// `wrapper` is NULL or points to a readable record; `magic` is NULL or
+// writable.
+clangoffload_status clangoffload_fatbin_wrapper_check(const struct clangoffload_fatbin_wrapper *wrapper,
+                                                      uint32_t *magic);
 
 #ifdef __cplusplus
 }  // extern "C"

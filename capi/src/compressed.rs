@@ -123,7 +123,7 @@ pub unsafe extern "C" fn clangoffload_compressed_parse(
     })
 }
 
-fn limits(max_size: u64) -> Limits {
+pub(crate) fn limits(max_size: u64) -> Limits {
     Limits {
         max_uncompressed_size: if max_size == CLANGOFFLOAD_DEFAULT_LIMIT {
             CLANGOFFLOAD_DEFAULT_MAX_DECOMPRESSED_SIZE

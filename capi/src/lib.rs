@@ -13,18 +13,24 @@ pub mod archive;
 pub mod bundle;
 pub mod compressed;
 pub mod id;
+pub mod locate;
 pub mod object_bundle;
+pub mod offload_binary;
 pub mod status;
 pub mod text_bundle;
+pub mod wrapper;
 
 pub use archive::*;
 pub use bundle::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
+pub use locate::*;
 pub use object_bundle::*;
+pub use offload_binary::*;
 pub use status::*;
 pub use text_bundle::*;
+pub use wrapper::*;
 
 /// Major version of the library; agrees with `clangoffload_version()`.
 pub const CLANGOFFLOAD_VERSION_MAJOR: u32 = 0;

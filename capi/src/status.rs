@@ -129,6 +129,30 @@ pub enum clangoffload_status {
     InvalidMemberName = 91,
     /// archive symbol name cannot be written.
     InvalidSymbolName = 92,
+    /// The input is not an OffloadBinary (no magic 10 FF 10 AD).
+    NotOffloadBinary = 100,
+    /// An OffloadBinary's version is not 1, 2 or 3.
+    UnsupportedBinaryVersion = 101,
+    /// An OffloadBinary's size is smaller than its header.
+    BinarySizeTooSmall = 102,
+    /// An OffloadBinary's size runs past the end of the input.
+    BinaryOutOfBounds = 103,
+    /// An OffloadBinary's entries do not fit inside it.
+    EntryTableOutOfBounds = 104,
+    /// An OffloadBinary entry's image lies outside the binary.
+    ImageOutOfBounds = 105,
+    /// An OffloadBinary entry's string entries do not fit inside the binary.
+    StringTableOutOfBounds = 106,
+    /// An OffloadBinary key or value lies outside the binary.
+    StringOutOfBounds = 107,
+    /// An OffloadBinary key or value has no terminating NUL.
+    UnterminatedString = 108,
+    /// Decompression was asked of an OffloadBinary that is not compressed.
+    NotCompressed = 109,
+    /// A key (or version 1 value) to be written contains a NUL byte.
+    NulInString = 110,
+    /// The container does not record its size (a version 1 compressed bundle).
+    UnknownExtent = 111,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -213,6 +237,20 @@ impl clangoffload_status {
             S::SymbolNameOutOfBounds => "archive symbol name outside the symbol table\0",
             S::InvalidMemberName => "archive member name cannot be written\0",
             S::InvalidSymbolName => "archive symbol name cannot be written\0",
+            S::NotOffloadBinary => "not an OffloadBinary: missing magic\0",
+            S::UnsupportedBinaryVersion => "unsupported OffloadBinary version\0",
+            S::BinarySizeTooSmall => "OffloadBinary size smaller than its header\0",
+            S::BinaryOutOfBounds => "OffloadBinary runs past the end of the input\0",
+            S::EntryTableOutOfBounds => "OffloadBinary entries do not fit inside it\0",
+            S::ImageOutOfBounds => "OffloadBinary image lies outside the binary\0",
+            S::StringTableOutOfBounds => {
+                "OffloadBinary string entries do not fit inside the binary\0"
+            }
+            S::StringOutOfBounds => "OffloadBinary key or value lies outside the binary\0",
+            S::UnterminatedString => "OffloadBinary key or value has no terminating NUL\0",
+            S::NotCompressed => "OffloadBinary is not compressed\0",
+            S::NulInString => "key or value to write contains a NUL byte\0",
+            S::UnknownExtent => "container does not record its size\0",
             S::EntryIdTooFewComponents => {
                 "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
             }
@@ -260,6 +298,34 @@ impl clangoffload_status {
             S::NestedCompressedBundle,
             S::UnknownContainer,
             S::TooLargeForVersion,
+            S::NotElf,
+            S::UnsupportedElf,
+            S::SectionTableOutOfBounds,
+            S::BadNameTableIndex,
+            S::BadSectionIndex,
+            S::BadSectionName,
+            S::SectionOutOfBounds,
+            S::SectionInUse,
+            S::NulInSectionName,
+            S::MissingEndMarker,
+            S::EndMarkerWithoutStart,
+            S::NestedStartMarker,
+            S::EndMarkerIdMismatch,
+            S::NewlineInId,
+            S::MarkerInPayload,
+            S::NotAnArchive,
+            S::ThinArchive,
+            S::BadMemberTerminator,
+            S::BadDecimal,
+            S::MemberOutOfBounds,
+            S::MissingLongNameTable,
+            S::LongNameOutOfBounds,
+            S::UnterminatedLongName,
+            S::BsdNameOutOfBounds,
+            S::SymbolCountTooLarge,
+            S::SymbolNameOutOfBounds,
+            S::InvalidMemberName,
+            S::InvalidSymbolName,
             S::EntryIdTooFewComponents,
             S::TargetIdEmptyProcessor,
             S::TargetIdMissingSign,
@@ -269,6 +335,18 @@ impl clangoffload_status {
             S::TargetIdUnsupportedFeature,
             S::EntryIdUnsupportedTriple,
             S::Panic,
+            S::NotOffloadBinary,
+            S::UnsupportedBinaryVersion,
+            S::BinarySizeTooSmall,
+            S::BinaryOutOfBounds,
+            S::EntryTableOutOfBounds,
+            S::ImageOutOfBounds,
+            S::StringTableOutOfBounds,
+            S::StringOutOfBounds,
+            S::UnterminatedString,
+            S::NotCompressed,
+            S::NulInString,
+            S::UnknownExtent,
         ];
         ALL.iter().copied().find(|s| *s as u32 == n)
     }
@@ -331,6 +409,17 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::SymbolNameOutOfBounds => S::SymbolNameOutOfBounds,
             ErrorKind::InvalidMemberName => S::InvalidMemberName,
             ErrorKind::InvalidSymbolName => S::InvalidSymbolName,
+            ErrorKind::NotOffloadBinary => S::NotOffloadBinary,
+            ErrorKind::UnsupportedBinaryVersion { .. } => S::UnsupportedBinaryVersion,
+            ErrorKind::BinarySizeTooSmall { .. } => S::BinarySizeTooSmall,
+            ErrorKind::BinaryOutOfBounds { .. } => S::BinaryOutOfBounds,
+            ErrorKind::EntryTableOutOfBounds { .. } => S::EntryTableOutOfBounds,
+            ErrorKind::ImageOutOfBounds { .. } => S::ImageOutOfBounds,
+            ErrorKind::StringTableOutOfBounds { .. } => S::StringTableOutOfBounds,
+            ErrorKind::StringOutOfBounds { .. } => S::StringOutOfBounds,
+            ErrorKind::UnterminatedString { .. } => S::UnterminatedString,
+            ErrorKind::NotCompressed => S::NotCompressed,
+            ErrorKind::NulInString => S::NulInString,
             _ => S::InvalidArgument,
         }
     }

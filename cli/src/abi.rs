@@ -487,6 +487,7 @@ pub struct ContainerError {
 #[derive(Debug, Clone, Copy)]
 pub struct Container<'a> {
     pub compressed: bool,
+    pub offload_binary: bool,
     pub offset: u64,
     pub data: &'a [u8],
 }
@@ -527,6 +528,7 @@ pub fn containers(data: &[u8]) -> impl Iterator<Item = Result<Container<'_>, Con
         match status {
             Status::Ok => Some(Ok(Container {
                 compressed: out.kind == c::clangoffload_container_kind::Compressed,
+                offload_binary: out.kind == c::clangoffload_container_kind::OffloadBinary,
                 offset: out.offset,
                 // SAFETY: the view borrows `data`.
                 data: unsafe { view(out.data) },
@@ -897,4 +899,431 @@ pub fn device_member_name(member: &[u8], entry_id: &str) -> Result<Vec<u8>, AbiE
             )
         }
     })
+}
+
+/// The OffloadBinaries back to back in a buffer, with their entries.
+pub struct OffloadBinaries<'data> {
+    handle: *mut c::clangoffload_offload_binaries,
+    _data: std::marker::PhantomData<&'data [u8]>,
+}
+
+/// One image of an [`OffloadBinaries`], borrowing it.
+#[derive(Debug, Clone)]
+pub struct OffloadImage<'a> {
+    pub version: u32,
+    pub compressed: bool,
+    pub image_kind: u16,
+    pub offload_kind: u16,
+    pub image: &'a [u8],
+    pub triple: &'a [u8],
+    pub arch: &'a [u8],
+    pub strings: Vec<(&'a [u8], &'a [u8])>,
+}
+
+impl OffloadImage<'_> {
+    /// The value of `key`, or empty when absent (as LLVM's `getString`).
+    pub fn string(&self, key: &[u8]) -> &[u8] {
+        self.strings
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(&[][..], |(_, v)| v)
+    }
+}
+
+impl<'data> OffloadBinaries<'data> {
+    /// Parses every binary in `data`; with `lenient`, the binaries before a
+    /// damaged one are kept and [`OffloadBinaries::fault`] tells what ended
+    /// the walk.
+    pub fn parse(data: &'data [u8], lenient: bool, max_size: u64) -> Result<Self, AbiError> {
+        let mut handle = std::ptr::null_mut();
+        let flags = if lenient {
+            c::CLANGOFFLOAD_PARSE_LENIENT
+        } else {
+            0
+        };
+        // SAFETY: data is live for 'data, which the returned value cannot outlive.
+        call(|err| unsafe {
+            c::clangoffload_offload_binaries_parse(
+                data.as_ptr(),
+                data.len(),
+                max_size,
+                flags,
+                &mut handle,
+                err,
+            )
+        })?;
+        Ok(OffloadBinaries {
+            handle,
+            _data: std::marker::PhantomData,
+        })
+    }
+
+    /// The images of every binary, in file order.
+    pub fn images(&self) -> Vec<OffloadImage<'_>> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_offload_binaries_entry_count(self.handle) };
+        (0..count).filter_map(|i| self.image(i)).collect()
+    }
+
+    fn image(&self, index: usize) -> Option<OffloadImage<'_>> {
+        let mut out = c::clangoffload_offload_entry {
+            binary_index: 0,
+            binary_offset: 0,
+            version: 0,
+            compressed: 0,
+            image_kind: 0,
+            offload_kind: 0,
+            flags: 0,
+            image: NO_BYTES,
+            image_offset: 0,
+            string_count: 0,
+            triple: NO_BYTES,
+            arch: NO_BYTES,
+        };
+        // SAFETY: the handle is live; out is a valid record.
+        let status =
+            unsafe { c::clangoffload_offload_binaries_get_entry(self.handle, index, &mut out) };
+        if status != Status::Ok {
+            return None;
+        }
+        let strings = (0..out.string_count)
+            .map_while(|s| {
+                let mut pair = c::clangoffload_string_pair {
+                    key: NO_BYTES,
+                    value: NO_BYTES,
+                };
+                // SAFETY: the handle is live; pair is a valid record.
+                let status = unsafe {
+                    c::clangoffload_offload_binaries_get_string(self.handle, index, s, &mut pair)
+                };
+                // SAFETY: the views borrow the buffer or the handle, both
+                // live as long as &self.
+                (status == Status::Ok).then(|| unsafe { (view(pair.key), view(pair.value)) })
+            })
+            .collect();
+        Some(OffloadImage {
+            version: out.version,
+            compressed: out.compressed != 0,
+            image_kind: out.image_kind,
+            offload_kind: out.offload_kind,
+            // SAFETY: as above.
+            image: unsafe { view(out.image) },
+            // SAFETY: as above.
+            triple: unsafe { view(out.triple) },
+            // SAFETY: as above.
+            arch: unsafe { view(out.arch) },
+            strings,
+        })
+    }
+}
+
+impl Drop for OffloadBinaries<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from parse and is released once.
+        unsafe { c::clangoffload_offload_binaries_free(self.handle) }
+    }
+}
+
+/// An image to write into an OffloadBinary.
+pub struct NewImage<'a> {
+    pub image_kind: u16,
+    pub offload_kind: u16,
+    pub strings: Vec<(&'a [u8], &'a [u8])>,
+    pub image: &'a [u8],
+}
+
+/// Writes `images` as OffloadBinaries of `version`, compressed (version 3)
+/// with `compression` (`CLANGOFFLOAD_COMPRESSION_*`) at `level`.
+pub fn write_offload_binary(
+    images: &[NewImage<'_>],
+    version: u32,
+    compression: u32,
+    level: Option<i32>,
+) -> Result<OwnedBuffer, AbiError> {
+    let pairs: Vec<Vec<c::clangoffload_string_pair>> = images
+        .iter()
+        .map(|image| {
+            image
+                .strings
+                .iter()
+                .map(|(k, v)| c::clangoffload_string_pair {
+                    key: bytes_view(k),
+                    value: bytes_view(v),
+                })
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<c::clangoffload_image_input> = images
+        .iter()
+        .zip(&pairs)
+        .map(|(image, strings)| c::clangoffload_image_input {
+            image_kind: image.image_kind,
+            offload_kind: image.offload_kind,
+            flags: 0,
+            strings: strings.as_ptr(),
+            string_count: strings.len(),
+            image: bytes_view(image.image),
+        })
+        .collect();
+    let level = level.unwrap_or(c::CLANGOFFLOAD_DEFAULT_LEVEL);
+    // SAFETY: every view is live for the call; out and err are valid records.
+    call_writer(|out, err| unsafe {
+        c::clangoffload_offload_binary_write(
+            inputs.as_ptr(),
+            inputs.len(),
+            version,
+            compression,
+            level,
+            out,
+            err,
+        )
+    })
+}
+
+fn bytes_view(bytes: &[u8]) -> clangoffload_bytes {
+    clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// The pairs of one `--image=` argument in the order LLVM 22 stores them.
+pub fn image_arguments(argument: &str) -> Vec<(String, String)> {
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: the argument is live for the handle's life (dropped below).
+    let status = unsafe {
+        c::clangoffload_image_arguments_parse(argument.as_ptr(), argument.len(), &mut handle)
+    };
+    if status != Status::Ok {
+        return Vec::new();
+    }
+    // SAFETY: the handle is live.
+    let count = unsafe { c::clangoffload_image_arguments_count(handle) };
+    let pairs = (0..count)
+        .filter_map(|i| {
+            let mut pair = c::clangoffload_string_pair {
+                key: NO_BYTES,
+                value: NO_BYTES,
+            };
+            // SAFETY: the handle is live; pair is a valid record.
+            let status = unsafe { c::clangoffload_image_arguments_get(handle, i, &mut pair) };
+            // SAFETY: the views borrow the handle and the argument, both live.
+            (status == Status::Ok).then(|| unsafe {
+                (
+                    String::from_utf8_lossy(view(pair.key)).into_owned(),
+                    String::from_utf8_lossy(view(pair.value)).into_owned(),
+                )
+            })
+        })
+        .collect();
+    // SAFETY: the handle came from parse and is released once.
+    unsafe { c::clangoffload_image_arguments_free(handle) };
+    pairs
+}
+
+/// The image kind LLVM 22 gives an extension.
+pub fn image_kind_from_extension(extension: &str) -> u16 {
+    // SAFETY: the bytes are live for the call.
+    unsafe { c::clangoffload_image_kind_from_extension(extension.as_ptr(), extension.len()) }
+}
+
+/// The offload kind a `kind=` value names.
+pub fn offload_kind_from_name(name: &str) -> u16 {
+    // SAFETY: the bytes are live for the call.
+    unsafe { c::clangoffload_offload_kind_from_name(name.as_ptr(), name.len()) }
+}
+
+/// An image kind's extension (`style` 0) or objdump name (`style` 1).
+pub fn image_kind_name(kind: u16, style: u32) -> &'static str {
+    // SAFETY: the library returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(c::clangoffload_image_kind_name(kind, style)) }
+        .to_str()
+        .unwrap_or("")
+}
+
+/// An offload kind's name as objdump prints it.
+pub fn offload_kind_name(kind: u16) -> &'static str {
+    // SAFETY: the library returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(c::clangoffload_offload_kind_name(kind)) }
+        .to_str()
+        .unwrap_or("none")
+}
+
+/// A section of an ELF file holding offload data.
+#[derive(Debug, Clone, Copy)]
+pub struct OffloadSection<'data> {
+    pub kind: c::clangoffload_section_kind,
+    pub index: u32,
+    pub name: &'data [u8],
+    pub data: &'data [u8],
+    pub offset: u64,
+}
+
+/// The offload sections of an ELF file, in section order; a damaged section
+/// header is an error item and the walk goes on.
+pub fn offload_sections(data: &[u8]) -> Vec<Result<OffloadSection<'_>, AbiError>> {
+    let mut found = Vec::new();
+    let mut index = 0u32;
+    loop {
+        let mut out = c::clangoffload_offload_section {
+            kind: c::clangoffload_section_kind::OffloadBinaries,
+            section_index: 0,
+            name: NO_BYTES,
+            data: NO_BYTES,
+            offset: 0,
+        };
+        let before = index;
+        // SAFETY: data is live; index, out and err are valid records.
+        let result = call(|err| unsafe {
+            c::clangoffload_elf_offload_section_next(
+                data.as_ptr(),
+                data.len(),
+                &mut index,
+                &mut out,
+                err,
+            )
+        });
+        match result {
+            Ok(()) => found.push(Ok(OffloadSection {
+                kind: out.kind,
+                index: out.section_index,
+                // SAFETY: the views borrow `data`.
+                name: unsafe { view(out.name) },
+                // SAFETY: as above.
+                data: unsafe { view(out.data) },
+                offset: out.offset,
+            })),
+            Err(e) if e.status == Status::End => break,
+            Err(e) => {
+                found.push(Err(e));
+                if index <= before {
+                    break;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A fat-binary wrapper record and where its pointer leads.
+#[derive(Debug, Clone, Copy)]
+pub struct WrapperRecord<'data> {
+    pub magic: u32,
+    pub version: u32,
+    /// (section index, offset in it, the container there) when found.
+    pub target: Option<(u32, u64, &'data [u8])>,
+}
+
+/// The wrapper records of section `section` of the ELF file `data`.
+pub fn wrapper_records(data: &[u8], section: u32) -> Result<Vec<WrapperRecord<'_>>, AbiError> {
+    let mut records = Vec::new();
+    for index in 0.. {
+        let mut out = c::clangoffload_fatbin_wrapper_record {
+            magic: 0,
+            version: 0,
+            binary_address: 0,
+            resolved: 0,
+            target_section: 0,
+            target_offset: 0,
+            target: NO_BYTES,
+        };
+        // SAFETY: data is live; out and err are valid records.
+        let result = call(|err| unsafe {
+            c::clangoffload_fatbin_wrapper_get(
+                data.as_ptr(),
+                data.len(),
+                section,
+                index,
+                &mut out,
+                err,
+            )
+        });
+        match result {
+            Ok(()) => records.push(WrapperRecord {
+                magic: out.magic,
+                version: out.version,
+                // SAFETY: the view borrows `data`.
+                target: (out.resolved != 0).then(|| {
+                    (out.target_section, out.target_offset, unsafe {
+                        view(out.target)
+                    })
+                }),
+            }),
+            Err(e) if e.status == Status::IndexOutOfRange => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(records)
+}
+
+/// The target ID an AMDGPU code object's header names, if it is one.
+pub fn amdgpu_target_id(code_object: &[u8]) -> Option<String> {
+    text_out(|buf, cap, len| {
+        let mut err = empty_error();
+        // SAFETY: code_object is live; buf is writable for cap bytes.
+        unsafe {
+            c::clangoffload_amdgpu_target_id(
+                code_object.as_ptr(),
+                code_object.len(),
+                buf,
+                cap,
+                len,
+                &mut err,
+            )
+        }
+    })
+    .ok()
+}
+
+/// One container found by [`scan`].
+#[derive(Debug, Clone, Copy)]
+pub struct ScanHit<'a> {
+    pub kind: c::clangoffload_container_kind,
+    /// `Status::Ok`, or why the magic there starts no container.
+    pub status: u32,
+    pub offset: u64,
+    pub data: &'a [u8],
+}
+
+/// Every container anywhere in `data`, with (if `rejected`) the magics that
+/// start none.
+pub fn scan(data: &[u8], rejected: bool) -> Vec<ScanHit<'_>> {
+    let flags = if rejected {
+        c::CLANGOFFLOAD_SCAN_REJECTED
+    } else {
+        0
+    };
+    let mut cursor = 0u64;
+    let mut hits = Vec::new();
+    loop {
+        let mut out = c::clangoffload_scan_hit {
+            kind: c::clangoffload_container_kind::Bundle,
+            status: 0,
+            offset: 0,
+            data: NO_BYTES,
+        };
+        // SAFETY: data is live; cursor and out are valid records.
+        let status = unsafe {
+            c::clangoffload_scan_next(data.as_ptr(), data.len(), flags, &mut cursor, &mut out)
+        };
+        if status != Status::Ok {
+            break;
+        }
+        hits.push(ScanHit {
+            kind: out.kind,
+            status: out.status,
+            offset: out.offset,
+            // SAFETY: the view borrows `data`.
+            data: unsafe { view(out.data) },
+        });
+    }
+    hits
+}
+
+/// The static message of a status value.
+pub fn status_message(status: u32) -> String {
+    // SAFETY: status_message returns a static NUL-terminated string.
+    unsafe { CStr::from_ptr(c::clangoffload_status_message(status)) }
+        .to_string_lossy()
+        .into_owned()
 }

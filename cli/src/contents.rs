@@ -162,6 +162,12 @@ pub fn load<'a>(
                 container.offset
             ))
         };
+        if container.offload_binary {
+            return Err(Failure(format!(
+                "an OffloadBinary at offset {:#x}, not a bundle; see clangoffload packager",
+                container.offset
+            )));
+        }
         if !container.compressed {
             if decoding.verbose {
                 eprintln!("Uncompressed bundle.");

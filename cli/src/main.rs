@@ -16,11 +16,17 @@ clangoffload: read and write LLVM/Clang offloading containers
 USAGE:
   clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
   clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
-  clangoffload inspect FILE [--json]      every container: header fields, ratio, hash, entries
+  clangoffload inspect FILE [--json|--objdump]
+                                          every container in a file, ELF host file or archive:
+                                          header fields, ratio, hash, entries, images, wrappers
+  clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
+  clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
+  clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
   clangoffload --version | --help
 
-Invoked under the name clang-offload-bundler, it acts as that tool.
+Invoked under the name clang-offload-bundler, clang-offload-packager or
+llvm-offload-binary, it acts as that tool.
 Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
 limit; CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
 CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
@@ -38,15 +44,17 @@ fn main() {
         .map(|n| n.to_string_lossy().into_owned());
     let status = match name.as_deref() {
         Some("clang-offload-bundler") => commands::bundler::main(&argv0, &args),
-        Some("clang-offload-packager" | "llvm-offload-binary") => {
-            eprintln!(
-                "{argv0}: error: the offload packager (OffloadBinary images) is not supported yet"
-            );
-            1
-        }
+        Some(name) if is_packager(name) => commands::packager::main(&argv0, &args),
         _ => dispatch(&argv0, &args),
     };
     std::process::exit(status);
+}
+
+/// Whether the tool was invoked as LLVM's packager: `llvm-offload-binary`,
+/// or a name whose stem ends in `clang-offload-packager` (as LLVM checks).
+fn is_packager(name: &str) -> bool {
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    name == "llvm-offload-binary" || stem.ends_with("clang-offload-packager")
 }
 
 fn dispatch(argv0: &str, args: &[String]) -> i32 {
@@ -56,9 +64,12 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
     };
     let run = match command.as_str() {
         "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
+        "packager" => return commands::packager::main("llvm-offload-binary", rest),
         "list" => commands::list::run(argv0, rest),
         "extract" => commands::extract::run(argv0, rest),
         "inspect" => commands::inspect::run(argv0, rest),
+        "scan" => commands::scan::run(argv0, rest),
+        "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {
             print!("{USAGE}");
             return 0;

@@ -31,6 +31,9 @@ struct Args<'a> {
     allow_missing: bool,
     hip_openmp: bool,
     check_input_archive: bool,
+    /// `-###`: print the llvm-objcopy command an object bundle takes
+    /// instead of writing it.
+    dry_run: bool,
     unbundle: bool,
     config: Config,
 }
@@ -221,6 +224,7 @@ fn run(parsed: &Parsed, argv0: &str, config: Config) -> Result<(), Failure> {
         allow_missing: parsed.flag("allow-missing-bundles"),
         hip_openmp: parsed.flag("hip-openmp-compatible"),
         check_input_archive: parsed.flag("check-input-archive"),
+        dry_run: parsed.flag("###"),
         unbundle,
         config,
     };
@@ -886,6 +890,9 @@ fn bundle_object(
     carrier: &[u8],
 ) -> Result<(), Failure> {
     let path = &args.inputs[host];
+    if args.dry_run {
+        return print_objcopy_command(args, host);
+    }
     let data = payloads
         .iter()
         .enumerate()
@@ -915,6 +922,38 @@ fn bundle_object(
     let bundled = abi::write_object_bundle(carrier, &entries)
         .map_err(|e| Failure(format!("'{path}': {e}")))?;
     create_output(&args.outputs[0])?.write_all(&bundled)?;
+    Ok(())
+}
+
+/// `-###` for an object bundle: LLVM 22 prints the llvm-objcopy command that
+/// would add the entry sections (the host's from a temporary file holding
+/// the host marker) and leaves the output empty. We add the sections
+/// ourselves, byte-identically, so the command describes what we would do.
+fn print_objcopy_command(args: &Args, host: usize) -> Result<(), Failure> {
+    create_output(&args.outputs[0])?;
+    let objcopy = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join("llvm-objcopy")))
+        .filter(|p| p.exists())
+        .map_or_else(|| "llvm-objcopy".to_owned(), |p| p.display().to_string());
+    let marker =
+        std::env::temp_dir().join(format!("clang-offload-bundler-{}.tmp", std::process::id()));
+    let mut line = format!("\"{objcopy}\"");
+    for (i, id) in args.normalized.iter().enumerate() {
+        let file = if i == host {
+            marker.display().to_string()
+        } else {
+            args.inputs[i].clone()
+        };
+        line.push_str(&format!(
+            " \"--add-section=__CLANG_OFFLOAD_BUNDLE__{id}={file}\" \"--set-section-flags=__CLANG_OFFLOAD_BUNDLE__{id}=readonly,exclude\""
+        ));
+    }
+    line.push_str(&format!(
+        " \"--\" \"{}\" \"{}\"",
+        args.inputs[host], args.outputs[0]
+    ));
+    eprintln!("{line}");
     Ok(())
 }
 

@@ -1,24 +1,42 @@
-//! `clangoffload inspect FILE [--json]`: every container in a file (one, or
-//! several back to back as in a linked `.hip_fatbin`) with its header fields,
-//! and for a compressed bundle its ratio, whether its hash matches and its
-//! entries. A damaged container is reported and the walk goes on where its
-//! extent allows. The JSON schema is in the README and is kept stable.
+//! `clangoffload inspect FILE [--json | --objdump]`: every container in a
+//! file with its header fields. An ELF object, executable or shared library
+//! is read section by section (`.llvm.offloading`, `.hip_fatbin`,
+//! `.nv_fatbin`, bundle sections, and the HIP/CUDA wrapper records with the
+//! fat binary each points at); an archive member by member; anything else
+//! as containers back to back. Bundle entries holding AMDGPU code objects
+//! are checked against the target ID the code object's header names. A
+//! damaged container is reported and the walk goes on where its extent
+//! allows. `--objdump` prints what `llvm-objdump --offloading` 22 prints for
+//! the OffloadBinaries. The JSON schema is in the README.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::Failure;
-use crate::abi::{self, Bundle, CompressedHeader};
+use crate::abi::{self, Bundle, CompressedHeader, OffloadBinaries};
 use crate::contents::{commas, hex, Decoding};
 use crate::io::{os_message, Input};
 
 /// What inspection found in one container.
 struct Report {
+    /// Where it is: the archive member and ELF section, if any.
+    place: String,
     offset: u64,
     size: u64,
+    kind: &'static str,
     compressed: Option<Compressed>,
     entries: Vec<EntryReport>,
+    images: Vec<ImageReport>,
     error: Option<String>,
+}
+
+/// One image of an OffloadBinary.
+struct ImageReport {
+    version: u32,
+    kind: &'static str,
+    producer: &'static str,
+    size: u64,
+    strings: Vec<(String, String)>,
 }
 
 struct Compressed {
@@ -30,61 +48,214 @@ struct EntryReport {
     id: String,
     offset: u64,
     size: u64,
+    /// For an AMDGPU code object: the target ID its header names, and
+    /// whether the entry ID agrees.
+    code_object: Option<(String, bool)>,
 }
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
-    let (file, json) = match args {
-        [file] => (file, false),
-        [flag, file] | [file, flag] if flag == "--json" => (file, true),
-        _ => return Err(Failure("usage: clangoffload inspect FILE [--json]".into())),
+    let (file, mode) = match args {
+        [file] => (file, ""),
+        [flag, file] | [file, flag] if flag == "--json" || flag == "--objdump" => {
+            (file, flag.as_str())
+        }
+        _ => {
+            return Err(Failure(
+                "usage: clangoffload inspect FILE [--json | --objdump]".into(),
+            ))
+        }
     };
     let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
     let decoding = Decoding::from_env(false)?;
-    let (reports, walk_error) = inspect(input.data(), &decoding);
-    let text = if json {
-        to_json(
-            file,
-            input.data().len() as u64,
-            &reports,
-            walk_error.as_deref(),
-        )
-    } else {
-        to_text(&reports, walk_error.as_deref())
+    let mut inspection = Inspection {
+        reports: Vec::new(),
+        notes: Vec::new(),
+        errors: Vec::new(),
+        decoding: &decoding,
+    };
+    inspection.file("", input.data());
+    let Inspection {
+        reports,
+        notes,
+        errors,
+        ..
+    } = inspection;
+    let text = match mode {
+        "--json" => to_json(file, input.data().len() as u64, &reports, &notes, &errors),
+        "--objdump" => to_objdump(file, input.data(), &reports),
+        _ => to_text(&reports, &notes, &errors),
     };
     print!("{text}");
-    if walk_error.is_some() || reports.iter().any(|r| r.error.is_some()) {
+    if reports.iter().any(|r| r.error.is_some()) || !errors.is_empty() {
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
     Ok(())
 }
 
-fn inspect(data: &[u8], decoding: &Decoding) -> (Vec<Report>, Option<String>) {
-    let mut reports = Vec::new();
-    for container in abi::containers(data) {
-        let container = match container {
-            Ok(container) => container,
-            Err(e) => {
-                let message = format!("at offset {:#x}: {}", e.start, e.error.message);
-                return (reports, Some(message));
+/// What inspecting one file gathers.
+struct Inspection<'a> {
+    reports: Vec<Report>,
+    /// Lines about the file that are not about one container: wrapper
+    /// records, NVIDIA fat binaries, bundle sections.
+    notes: Vec<String>,
+    /// What could not be read: walks that stopped, damaged headers.
+    errors: Vec<String>,
+    decoding: &'a Decoding,
+}
+
+impl Inspection<'_> {
+    /// Any file: an archive's members, an ELF file's offload sections, or
+    /// containers back to back.
+    fn file(&mut self, place: &str, data: &[u8]) {
+        if data.starts_with(b"!<arch>\n") {
+            match abi::Archive::parse(data) {
+                Ok(archive) => {
+                    for member in archive.members() {
+                        let name = String::from_utf8_lossy(member.name);
+                        self.file(&format!("{place}({name})"), member.data);
+                    }
+                    if let Some(fault) = archive.fault() {
+                        self.errors.push(format!("{place}: {fault}"));
+                    }
+                }
+                Err(e) => self.errors.push(format!("{place}: {e}")),
             }
-        };
-        let mut report = Report {
-            offset: container.offset,
-            size: container.data.len() as u64,
-            compressed: None,
-            entries: Vec::new(),
-            error: None,
-        };
-        let result = if container.compressed {
-            inspect_compressed(container.data, decoding, &mut report)
+        } else if data.starts_with(b"\x7fELF") {
+            self.elf(place, data);
         } else {
-            entries_of(container.data, &mut report)
-        };
-        report.error = result.err();
-        reports.push(report);
+            self.containers(place, data, 0);
+        }
     }
-    (reports, None)
+
+    fn elf(&mut self, place: &str, data: &[u8]) {
+        use clangoffload::clangoffload_section_kind as Kind;
+        for section in abi::offload_sections(data) {
+            let section = match section {
+                Ok(section) => section,
+                Err(e) => {
+                    self.errors.push(format!("{place}: {e}"));
+                    continue;
+                }
+            };
+            let name = String::from_utf8_lossy(section.name);
+            let here = format!("{place}[{name}]");
+            match section.kind {
+                Kind::OffloadBinaries | Kind::HipFatbin => {
+                    self.containers(&here, section.data, section.offset)
+                }
+                Kind::BundleEntry => {
+                    let id = name.trim_start_matches("__CLANG_OFFLOAD_BUNDLE__");
+                    self.notes.push(format!(
+                        "{here}: object bundle entry {id}, {} bytes at offset {:#x}",
+                        commas(section.data.len() as u64),
+                        section.offset
+                    ));
+                }
+                Kind::NvFatbin => self.notes.push(format!(
+                    "{here}: NVIDIA fat binary, {} bytes at offset {:#x} (not parsed)",
+                    commas(section.data.len() as u64),
+                    section.offset
+                )),
+                Kind::HipWrappers | Kind::CudaWrappers => self.wrappers(&here, data, section.index),
+            }
+        }
+    }
+
+    fn wrappers(&mut self, here: &str, data: &[u8], section: u32) {
+        let records = match abi::wrapper_records(data, section) {
+            Ok(records) => records,
+            Err(e) => return self.errors.push(format!("{here}: {e}")),
+        };
+        for (i, record) in records.iter().enumerate() {
+            let magic = match record.magic {
+                0x4849_5046 => "HIPF",
+                0x4b50_4948 => "HIPK",
+                0x4662_43b1 => "CUDA",
+                _ => "unknown magic",
+            };
+            let target = match record.target {
+                Some((index, offset, bytes)) => format!(
+                    "points at section {index} offset {offset:#x} ({} bytes)",
+                    commas(bytes.len() as u64)
+                ),
+                None => "pointer not resolved".to_owned(),
+            };
+            self.notes.push(format!(
+                "{here}: wrapper {i}: {magic} ({:#010x}) version {}, {target}",
+                record.magic, record.version
+            ));
+        }
+    }
+
+    /// Containers back to back in `data`, which starts `base` bytes into the
+    /// file.
+    fn containers(&mut self, place: &str, data: &[u8], base: u64) {
+        for container in abi::containers(data) {
+            let container = match container {
+                Ok(container) => container,
+                Err(e) => {
+                    let place = if place.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{place} ")
+                    };
+                    self.errors.push(format!(
+                        "{place}at offset {:#x}: {}",
+                        base + e.start,
+                        e.error.message
+                    ));
+                    return;
+                }
+            };
+            let mut report = Report {
+                place: place.to_owned(),
+                offset: base + container.offset,
+                size: container.data.len() as u64,
+                kind: "bundle",
+                compressed: None,
+                entries: Vec::new(),
+                images: Vec::new(),
+                error: None,
+            };
+            let result = if container.offload_binary {
+                report.kind = "offload binary";
+                images_of(container.data, self.decoding, &mut report)
+            } else if container.compressed {
+                report.kind = "compressed bundle";
+                inspect_compressed(container.data, self.decoding, &mut report)
+            } else {
+                entries_of(container.data, &mut report)
+            };
+            report.error = result.err();
+            self.reports.push(report);
+        }
+    }
+}
+
+fn images_of(data: &[u8], decoding: &Decoding, report: &mut Report) -> Result<(), String> {
+    let binaries = OffloadBinaries::parse(data, false, decoding.max_size).map_err(|e| e.message)?;
+    report.images = binaries
+        .images()
+        .into_iter()
+        .map(|image| ImageReport {
+            version: image.version,
+            kind: abi::image_kind_name(image.image_kind, 1),
+            producer: abi::offload_kind_name(image.offload_kind),
+            size: image.image.len() as u64,
+            strings: image
+                .strings
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(())
 }
 
 fn inspect_compressed(data: &[u8], decoding: &Decoding, report: &mut Report) -> Result<(), String> {
@@ -113,10 +284,20 @@ fn entries_of(bundle: &[u8], report: &mut Report) -> Result<(), String> {
     let parsed = Bundle::parse(bundle).map_err(|e| format!("malformed bundle: {e}"))?;
     report.entries = parsed
         .entries()
-        .map(|e| EntryReport {
-            id: String::from_utf8_lossy(e.id).into_owned(),
-            offset: e.offset,
-            size: e.payload.len() as u64,
+        .map(|e| {
+            let id = String::from_utf8_lossy(e.id).into_owned();
+            let code_object = abi::amdgpu_target_id(e.payload).map(|target| {
+                // The entry names the code object's target if its last ID
+                // field (after the empty environment) is that target ID.
+                let agrees = id.ends_with(&format!("-{target}"));
+                (target, agrees)
+            });
+            EntryReport {
+                id,
+                offset: e.offset,
+                size: e.payload.len() as u64,
+                code_object,
+            }
         })
         .collect();
     Ok(())
@@ -136,18 +317,19 @@ fn method_name(method: u16) -> String {
     }
 }
 
-fn to_text(reports: &[Report], walk_error: Option<&str>) -> String {
+fn to_text(reports: &[Report], notes: &[String], errors: &[String]) -> String {
     let mut out = String::new();
     for (i, r) in reports.iter().enumerate() {
-        let kind = if r.compressed.is_some() {
-            "compressed bundle"
+        let place = if r.place.is_empty() {
+            String::new()
         } else {
-            "bundle"
+            format!("{} ", r.place)
         };
         let _ = writeln!(
             out,
-            "container {i} at offset {:#x}: {kind}, {} bytes",
+            "container {i} {place}at offset {:#x}: {}, {} bytes",
             r.offset,
+            r.kind,
             commas(r.size)
         );
         if let Some(c) = &r.compressed {
@@ -177,22 +359,125 @@ fn to_text(reports: &[Report], walk_error: Option<&str>) -> String {
             let _ = writeln!(out, "  entries:");
         }
         for e in &r.entries {
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "    {:<48} offset {:#x} size {}",
                 e.id,
                 e.offset,
                 commas(e.size)
             );
+            match &e.code_object {
+                Some((target, true)) => {
+                    let _ = write!(out, " (code object {target})");
+                }
+                Some((target, false)) => {
+                    let _ = write!(out, " (MISMATCH: code object is {target})");
+                }
+                None => {}
+            }
+            out.push('\n');
+        }
+        for (j, image) in r.images.iter().enumerate() {
+            let _ = write!(
+                out,
+                "  image {j}: v{} {} {} {} bytes",
+                image.version,
+                image.producer,
+                image.kind,
+                commas(image.size)
+            );
+            for (key, value) in &image.strings {
+                let _ = write!(out, " {key}={}", value.escape_debug());
+            }
+            out.push('\n');
         }
         if let Some(error) = &r.error {
             let _ = writeln!(out, "  error: {error}");
         }
     }
-    if let Some(error) = walk_error {
+    for note in notes {
+        let _ = writeln!(out, "{note}");
+    }
+    for error in errors {
         let _ = writeln!(out, "error {error}");
     }
     out
+}
+
+/// What `llvm-objdump --offloading` 22 prints for the OffloadBinaries: per
+/// ELF file (archive members included) a header line, then its images,
+/// numbered from 0; raw binaries without a header. (Its lines for bundles go
+/// with the files it writes, which inspecting does not.)
+fn to_objdump(file: &str, data: &[u8], reports: &[Report]) -> String {
+    let mut out = String::new();
+    let images_of = |out: &mut String, place: &str| {
+        let mut index = 0;
+        for r in reports.iter().filter(|r| r.place.starts_with(place)) {
+            for image in &r.images {
+                objdump_image(out, index, image);
+                index += 1;
+            }
+        }
+    };
+    if data.starts_with(b"!<arch>\n") {
+        let Ok(archive) = abi::Archive::parse(data) else {
+            return out;
+        };
+        for member in archive.members() {
+            if member.data.starts_with(b"\x7fELF") {
+                let name = String::from_utf8_lossy(member.name);
+                let _ = writeln!(
+                    out,
+                    "\n{file}({name}):\tfile format {}",
+                    elf_format(member.data)
+                );
+                images_of(&mut out, &format!("({name})"));
+            }
+        }
+    } else {
+        if data.starts_with(b"\x7fELF") {
+            let _ = writeln!(out, "\n{file}:\tfile format {}", elf_format(data));
+        }
+        images_of(&mut out, "");
+    }
+    out
+}
+
+fn objdump_image(out: &mut String, index: usize, image: &ImageReport) {
+    let string = |key: &str| {
+        image
+            .strings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or("", |(_, v)| v.as_str())
+    };
+    let _ = write!(
+        out,
+        "\nOFFLOADING IMAGE [{index}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
+        "kind",
+        image.kind,
+        "arch",
+        string("arch"),
+        "triple",
+        string("triple"),
+        "producer",
+        image.producer
+    );
+}
+
+/// The format name llvm-objdump prints for an ELF file.
+fn elf_format(data: &[u8]) -> &'static str {
+    let machine = data
+        .get(18..20)
+        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    match (data.get(4), machine) {
+        (Some(2), 62) => "elf64-x86-64",
+        (Some(2), 224) => "elf64-amdgpu",
+        (Some(2), 183) => "elf64-littleaarch64",
+        (Some(1), 3) => "elf32-i386",
+        (Some(2), _) => "elf64-unknown",
+        _ => "elf32-unknown",
+    }
 }
 
 /// A JSON string literal.
@@ -217,7 +502,13 @@ fn json_opt(value: Option<String>) -> String {
     value.unwrap_or_else(|| "null".into())
 }
 
-fn to_json(file: &str, size: u64, reports: &[Report], walk_error: Option<&str>) -> String {
+fn to_json(
+    file: &str,
+    size: u64,
+    reports: &[Report],
+    notes: &[String],
+    errors: &[String],
+) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -228,15 +519,17 @@ fn to_json(file: &str, size: u64, reports: &[Report], walk_error: Option<&str>) 
         if i > 0 {
             out.push(',');
         }
-        let kind = if r.compressed.is_some() {
-            "compressed"
-        } else {
-            "bundle"
-        };
         let _ = write!(
             out,
-            "{{\"offset\":{},\"size\":{},\"kind\":\"{kind}\",\"compressed\":",
-            r.offset, r.size
+            "{{\"place\":{},\"offset\":{},\"size\":{},\"kind\":{},\"compressed\":",
+            json_str(&r.place),
+            r.offset,
+            r.size,
+            json_str(
+                &r.kind
+                    .replace("compressed bundle", "compressed")
+                    .replace(' ', "_")
+            )
         );
         match &r.compressed {
             Some(c) => {
@@ -265,10 +558,32 @@ fn to_json(file: &str, size: u64, reports: &[Report], walk_error: Option<&str>) 
             }
             let _ = write!(
                 out,
-                "{{\"id\":{},\"offset\":{},\"size\":{}}}",
+                "{{\"id\":{},\"offset\":{},\"size\":{},\"code_object_target\":{},\"target_matches\":{}}}",
                 json_str(&e.id),
                 e.offset,
-                e.size
+                e.size,
+                json_opt(e.code_object.as_ref().map(|(t, _)| json_str(t))),
+                json_opt(e.code_object.as_ref().map(|(_, m)| m.to_string())),
+            );
+        }
+        out += "],\"images\":[";
+        for (j, image) in r.images.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            let strings: Vec<String> = image
+                .strings
+                .iter()
+                .map(|(k, v)| format!("[{},{}]", json_str(k), json_str(v)))
+                .collect();
+            let _ = write!(
+                out,
+                "{{\"version\":{},\"kind\":{},\"producer\":{},\"size\":{},\"strings\":[{}]}}",
+                image.version,
+                json_str(image.kind),
+                json_str(image.producer),
+                image.size,
+                strings.join(",")
             );
         }
         let _ = write!(
@@ -277,6 +592,13 @@ fn to_json(file: &str, size: u64, reports: &[Report], walk_error: Option<&str>) 
             json_opt(r.error.as_deref().map(json_str))
         );
     }
-    let _ = writeln!(out, "],\"error\":{}}}", json_opt(walk_error.map(json_str)));
+    let notes: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
+    let error = (!errors.is_empty()).then(|| json_str(&errors.join("; ")));
+    let _ = writeln!(
+        out,
+        "],\"notes\":[{}],\"error\":{}}}",
+        notes.join(","),
+        json_opt(error)
+    );
     out
 }

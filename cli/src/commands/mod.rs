@@ -4,6 +4,9 @@ pub mod bundler;
 pub mod extract;
 pub mod inspect;
 pub mod list;
+pub mod packager;
+pub mod scan;
+pub mod wrap;
 
 use std::fmt::Display;
 

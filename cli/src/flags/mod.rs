@@ -4,6 +4,7 @@
 //! as LLVM's option parser words them.
 
 pub mod bundler;
+pub mod packager;
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,8 @@ pub struct Parsed {
     given: std::collections::HashMap<&'static str, Given>,
     /// Option names in the order they were given.
     order: Vec<&'static str>,
+    /// Arguments that are not options, in order.
+    pub positionals: Vec<String>,
 }
 
 impl Parsed {
@@ -95,9 +98,21 @@ fn parse_bool(v: &str) -> Option<bool> {
     }
 }
 
-/// Parses `args` against `table`. Returns the parsed options, or the error
-/// lines LLVM would print (each without the program-name prefix).
+/// Parses `args` against `table`, for a tool that takes no positional
+/// arguments. Returns the parsed options, or the error lines LLVM would print
+/// (each without the program-name prefix).
 pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Vec<String>) {
+    parse_with_positionals(table, args, argv0, 0)
+}
+
+/// Parses `args` against `table`, keeping up to `max_positionals` arguments
+/// that are not options (a lone `-` is one).
+pub fn parse_with_positionals(
+    table: &'static [Opt],
+    args: &[String],
+    argv0: &str,
+    max_positionals: usize,
+) -> (Parsed, Vec<String>) {
     let mut parsed = Parsed::default();
     let mut errors = Vec::new();
     let mut i = 0;
@@ -110,10 +125,13 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
         }
         let stripped = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
         let Some(stripped) = stripped.filter(|s| !s.is_empty() && !positional_only) else {
-            // The bundler takes no positional arguments.
-            errors.push(format!(
-                "Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
-            ));
+            if max_positionals == 0 {
+                errors.push(format!(
+                    "Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
+                ));
+            } else {
+                parsed.positionals.push(arg.clone());
+            }
             continue;
         };
         let (name, inline) = match stripped.split_once('=') {
@@ -176,6 +194,11 @@ pub fn parse(table: &'static [Opt], args: &[String], argv0: &str) -> (Parsed, Ve
             Value::CommaList => given.values.extend(value.split(',').map(str::to_owned)),
             _ => given.values.push(value),
         }
+    }
+    if max_positionals != 0 && parsed.positionals.len() > max_positionals {
+        errors.push(format!(
+            "Too many positional arguments specified!\nCan specify at most {max_positionals} positional arguments: See: {argv0} --help"
+        ));
     }
     (parsed, errors)
 }

@@ -1,0 +1,392 @@
+//! Finding containers: the offload sections of ELF host files and the
+//! wrapper records pointing at them, every container anywhere in a buffer
+//! (scan), the extent of a container known only by its start, and the target
+//! ID an AMDGPU code object was built for.
+
+use std::ffi::c_char;
+
+use core_lib::container::{declared_extent, parse_container, Container, Extent};
+use core_lib::elf::{AmdgpuTarget, ElfFile};
+use core_lib::locate::{wrapper_target, wrappers, SectionKind, WrapperKind};
+use core_lib::scan::{scan, Found};
+
+use crate::compressed::clangoffload_container_kind;
+use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, write_text};
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// What an offload section of an ELF file holds.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum clangoffload_section_kind {
+    /// OffloadBinaries (`SHT_LLVM_OFFLOADING`, `.llvm.offloading`).
+    OffloadBinaries = 1,
+    /// Bundles or compressed bundles (`.hip_fatbin`).
+    HipFatbin = 2,
+    /// An NVIDIA fat binary (`.nv_fatbin`), not parsed by this library.
+    NvFatbin = 3,
+    /// One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
+    BundleEntry = 4,
+    /// HIP fat-binary wrapper records (`.hipFatBinSegment`).
+    HipWrappers = 5,
+    /// CUDA fat-binary wrapper records (`.nvFatBinSegment`).
+    CudaWrappers = 6,
+}
+
+impl From<SectionKind> for clangoffload_section_kind {
+    fn from(kind: SectionKind) -> Self {
+        match kind {
+            SectionKind::OffloadBinaries => Self::OffloadBinaries,
+            SectionKind::HipFatbin => Self::HipFatbin,
+            SectionKind::NvFatbin => Self::NvFatbin,
+            SectionKind::BundleEntry => Self::BundleEntry,
+            SectionKind::HipWrappers => Self::HipWrappers,
+            SectionKind::CudaWrappers => Self::CudaWrappers,
+        }
+    }
+}
+
+/// An ELF section holding offload data; views borrow the file's buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_offload_section {
+    /// What it holds.
+    pub kind: clangoffload_section_kind,
+    /// The section's index.
+    pub section_index: u32,
+    /// The section's name (not NUL-terminated).
+    pub name: clangoffload_bytes,
+    /// The section's contents.
+    pub data: clangoffload_bytes,
+    /// Where the contents start in the file.
+    pub offset: u64,
+}
+
+/// Finds the next section holding offload data in the ELF file (relocatable
+/// object, executable or shared library) in `len` bytes at `data`, starting
+/// at section index `*index` (start with 0), stores it in `*out` and sets
+/// `*index` past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A
+/// damaged section header is reported (status, `*err`) with `*index` set past
+/// it, so the caller can go on with the next.
+///
+/// Ownership: the views borrow `data`. Nothing is allocated.
+///
+/// # Safety
+/// `data` is valid for `len` bytes; the other pointers are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
+    data: *const u8,
+    len: usize,
+    index: *mut u32,
+    out: *mut clangoffload_offload_section,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let (index, out) = unsafe { (out_arg(index)?, out_arg(out)?) };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let fail = |e| unsafe { report(&e, err) };
+        let elf = ElfFile::parse(data).map_err(fail)?;
+        let first = (*index).max(1);
+        for i in first..elf.section_count() {
+            *index = i.saturating_add(1);
+            let section = elf.section(i).map_err(fail)?;
+            if let Some(kind) = SectionKind::of(&section) {
+                *out = clangoffload_offload_section {
+                    kind: kind.into(),
+                    section_index: i,
+                    name: clangoffload_bytes::of(section.name()),
+                    data: clangoffload_bytes::of(section.data()),
+                    offset: section.offset(),
+                };
+                return Ok(());
+            }
+        }
+        *index = elf.section_count();
+        Err(clangoffload_status::End)
+    })
+}
+
+/// A HIP or CUDA fat-binary wrapper record and the fat binary it points at.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_fatbin_wrapper_record {
+    /// The record's magic (HIPF 0x48495046, HIPK 0x4B504948, CUDA 0x466243B1).
+    pub magic: u32,
+    /// The record's version (1).
+    pub version: u32,
+    /// The pointer stored in the record (0 when a relocation fills it).
+    pub binary_address: u64,
+    /// 1 if the fat binary was found (through the pointer or its
+    /// relocation); the fields below are then set.
+    pub resolved: u32,
+    /// The section holding the fat binary.
+    pub target_section: u32,
+    /// Offset of the fat binary in that section.
+    pub target_offset: u64,
+    /// The container there (bundle or compressed bundle) cut to its extent,
+    /// or, when none parses, the rest of the section.
+    pub target: clangoffload_bytes,
+}
+
+/// Stores record `record` of the wrapper section `section_index`
+/// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `*out`,
+/// following its pointer (or the relocation that fills it) to the fat binary.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last record.
+///
+/// Ownership: the views borrow `data`. Nothing is allocated.
+///
+/// # Safety
+/// `data` is valid for `len` bytes; `out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
+    data: *const u8,
+    len: usize,
+    section_index: u32,
+    record: usize,
+    out: *mut clangoffload_fatbin_wrapper_record,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let fail = |e| unsafe { report(&e, err) };
+        let elf = ElfFile::parse(data).map_err(fail)?;
+        let segment = elf.section(section_index).map_err(fail)?;
+        let wrapper = wrappers(segment.data(), elf.header().class)
+            .nth(record)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        let magic = match wrapper.kind {
+            WrapperKind::Hip => core_lib::locate::HIP_WRAPPER_MAGIC,
+            WrapperKind::HipKpack => core_lib::locate::HIPK_WRAPPER_MAGIC,
+            WrapperKind::Cuda => core_lib::locate::CUDA_WRAPPER_MAGIC,
+            WrapperKind::Unknown(magic) => magic,
+        };
+        let mut result = clangoffload_fatbin_wrapper_record {
+            magic,
+            version: wrapper.version,
+            binary_address: wrapper.binary,
+            resolved: 0,
+            target_section: 0,
+            target_offset: 0,
+            target: clangoffload_bytes::of(&[]),
+        };
+        if let Some((section, offset)) = wrapper_target(&elf, &segment, &wrapper) {
+            let rest = usize::try_from(offset)
+                .ok()
+                .and_then(|at| section.data().get(at..))
+                .unwrap_or_default();
+            let target = parse_container(rest).map_or(rest, |c| c.data());
+            result.resolved = 1;
+            result.target_section = section.index();
+            result.target_offset = offset;
+            result.target = clangoffload_bytes::of(target);
+        }
+        *out = result;
+        Ok(())
+    })
+}
+
+/// Report magics that start no valid container too
+/// (`clangoffload_scan_next`).
+pub const CLANGOFFLOAD_SCAN_REJECTED: u32 = 1;
+
+/// What `clangoffload_scan_next` found.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_scan_hit {
+    /// The container's kind; for a rejected magic, the kind it would have been.
+    pub kind: clangoffload_container_kind,
+    /// `CLANGOFFLOAD_STATUS_OK` for a valid container; otherwise why the
+    /// magic at `offset` starts none (only with `CLANGOFFLOAD_SCAN_REJECTED`).
+    pub status: u32,
+    /// Offset of the magic in the buffer.
+    pub offset: u64,
+    /// The container cut to its extent (empty when rejected).
+    pub data: clangoffload_bytes,
+}
+
+/// Finds the next bundle, compressed bundle or OffloadBinary at or after
+/// offset `*cursor` of the `len` bytes at `data` (an in-memory image, a core
+/// dump, any file), validated before it is reported, stores it in `*out` and
+/// moves `*cursor` on: past a compressed bundle (its compressed bytes are not
+/// searched), one byte past anything else (so containers inside payloads are
+/// found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
+/// Runs at near memory speed.
+///
+/// Ownership: the view borrows `data`. Nothing is allocated.
+///
+/// # Safety
+/// `data` is valid for `len` bytes; `cursor` and `out` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_scan_next(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    cursor: *mut u64,
+    out: *mut clangoffload_scan_hit,
+) -> clangoffload_status {
+    ffi_guard!({
+        if flags & !CLANGOFFLOAD_SCAN_REJECTED != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        let start = usize::try_from(*cursor)
+            .ok()
+            .filter(|&at| at <= data.len())
+            .ok_or(clangoffload_status::InvalidArgument)?;
+        let rest = data.get(start..).unwrap_or_default();
+        let base = *cursor;
+        for found in scan(rest) {
+            let hit = match found {
+                Found::Container(offset, container) => {
+                    let offset = base.saturating_add(offset);
+                    let skip = match container {
+                        Container::Compressed(c) => c.data().len() as u64,
+                        _ => 1,
+                    };
+                    *cursor = offset.saturating_add(skip);
+                    clangoffload_scan_hit {
+                        kind: kind_of(&container),
+                        status: clangoffload_status::Ok as u32,
+                        offset,
+                        data: clangoffload_bytes::of(container.data()),
+                    }
+                }
+                Found::Rejected(offset, error) if flags & CLANGOFFLOAD_SCAN_REJECTED != 0 => {
+                    let offset = base.saturating_add(offset);
+                    *cursor = offset.saturating_add(1);
+                    let magic = usize::try_from(offset)
+                        .ok()
+                        .and_then(|at| data.get(at..))
+                        .unwrap_or_default();
+                    clangoffload_scan_hit {
+                        kind: kind_by_magic(magic),
+                        status: clangoffload_status::from(error.kind()) as u32,
+                        offset,
+                        data: clangoffload_bytes::of(&[]),
+                    }
+                }
+                Found::Rejected(..) => continue,
+            };
+            *out = hit;
+            return Ok(());
+        }
+        *cursor = data.len() as u64;
+        Err(clangoffload_status::End)
+    })
+}
+
+fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
+    match container {
+        Container::Bundle(_) => clangoffload_container_kind::Bundle,
+        Container::Compressed(_) => clangoffload_container_kind::Compressed,
+        Container::OffloadBinary(_) => clangoffload_container_kind::OffloadBinary,
+    }
+}
+
+fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
+    if data.starts_with(b"CCOB") {
+        clangoffload_container_kind::Compressed
+    } else if data.starts_with(b"__CLANG") {
+        clangoffload_container_kind::Bundle
+    } else {
+        clangoffload_container_kind::OffloadBinary
+    }
+}
+
+/// The extent of the container (bundle, compressed bundle or OffloadBinary)
+/// starting at `data`, for an image given by pointer alone (as
+/// `hipModuleLoadData` receives one): the header is read first, a few bytes
+/// at a time, never more than `max` bytes and never past the container. The
+/// extent is stored in `*extent`; parse `*extent` bytes at `data` next.
+/// A version 1 compressed bundle does not record its size:
+/// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max`:
+/// `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent still stored.
+///
+/// Ownership: nothing is kept or allocated.
+///
+/// # Safety
+/// `data` is readable up to the container's end or `max` bytes, whichever is
+/// less; `extent` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_container_extent(
+    data: *const u8,
+    max: usize,
+    extent: *mut u64,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: writable, as the caller promises.
+        let extent = unsafe { out_arg(extent) }?;
+        // Start with the longest fixed header and double while the header
+        // goes on: reading the prefix again costs no more than twice the
+        // header in all.
+        let mut want: usize = 64;
+        loop {
+            let len = want.min(max);
+            // SAFETY: `len` <= `max` and no more than the header asked for,
+            // which the caller promises is readable.
+            let prefix = unsafe { slice_arg(data, len) }?;
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            let found = declared_extent(prefix).map_err(|e| unsafe { report(&e, err) })?;
+            match found {
+                Extent::Known(size) => {
+                    *extent = size;
+                    return if size > max as u64 {
+                        Err(clangoffload_status::Truncated)
+                    } else {
+                        Ok(())
+                    };
+                }
+                Extent::Unknown => return Err(clangoffload_status::UnknownExtent),
+                Extent::NeedAtLeast(need) => {
+                    if len == max {
+                        *extent = need;
+                        return Err(clangoffload_status::Truncated);
+                    }
+                    let need = usize::try_from(need).unwrap_or(usize::MAX);
+                    want = need.max(want.saturating_mul(2));
+                }
+            }
+        }
+    })
+}
+
+/// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6)
+/// was built for, from its header (`e_flags`), as a NUL-terminated string
+/// into `buf` (e.g. `gfx90a:sramecc+:xnack-`), and its length without the NUL
+/// into `*len_out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other file;
+/// `BUFFER_TOO_SMALL` (with the length needed) if `cap` is too small.
+///
+/// # Safety
+/// `data` is valid for `len` bytes; `buf` is NULL or writable for `cap`
+/// bytes; `len_out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
+    data: *const u8,
+    len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let elf = ElfFile::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let target =
+            AmdgpuTarget::from_header(elf.header()).ok_or(clangoffload_status::NotFound)?;
+        // SAFETY: `buf` is writable for `cap` bytes and `len_out` writable,
+        // as the caller promises.
+        unsafe { write_text(target.to_string().as_bytes(), buf, cap, len_out) }
+    })
+}

@@ -1,0 +1,86 @@
+//! Building C programs against the static library, for the tests that run C
+//! code (plain and under AddressSanitizer + UndefinedBehaviorSanitizer).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The static library, built by cargo into the target directory of this test
+/// binary. `cargo test` builds only the rlib of a library for its integration
+/// tests, so on a clean checkout the archive has to be asked for here.
+pub fn static_lib() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let target_dir = profile_dir.parent().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--quiet", "-p", "clangoffload-capi", "--lib"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(root());
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build.status().expect("cargo runs");
+    assert!(status.success(), "building libclangoffload.a failed");
+    let lib = profile_dir.join("libclangoffload.a");
+    assert!(lib.exists(), "{} not built", lib.display());
+    lib
+}
+
+/// The flags that build a C program under ASan + UBSan, stopping at the
+/// first report.
+pub const SANITIZERS: &[&str] = &[
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
+
+/// Compiles the C `sources` (paths from the workspace root) with strict
+/// warnings and `extra` flags, links them with the static library, and
+/// returns the program's path (named after `name`, in the temp dir).
+pub fn build_c(sources: &[&str], extra: &[&str], name: &str) -> PathBuf {
+    let out = std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()));
+    let status = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .args(extra)
+        .arg("-I")
+        .arg(root().join("include"))
+        .args(sources.iter().map(|s| root().join(s)))
+        .arg(static_lib())
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&out)
+        .status()
+        .expect("cc runs");
+    assert!(status.success(), "compiling {sources:?} ({name}) failed");
+    out
+}
+
+/// Runs a program from [`build_c`] with `args`, deletes it, and returns what
+/// it did; leaks are reported.
+pub fn run_c(program: &Path, args: &[&Path]) -> Output {
+    let run = Command::new(program)
+        .args(args)
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(program);
+    run
+}
+
+/// Fails the test with the program's output unless it succeeded.
+pub fn assert_success(run: &Output, what: &str) {
+    assert!(
+        run.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

@@ -1,0 +1,47 @@
+//! `clangoffload scan FILE [--rejected]`: every bundle, compressed bundle and
+//! OffloadBinary anywhere in a file of any format (a memory image, a core
+//! dump), one line each: offset, kind, size. With `--rejected`, also the
+//! places where a magic starts no valid container, and why.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::Failure;
+use crate::abi;
+use crate::contents::commas;
+use crate::io::{os_message, Input};
+
+pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
+    let (file, rejected) = match args {
+        [file] => (file, false),
+        [flag, file] | [file, flag] if flag == "--rejected" => (file, true),
+        _ => return Err(Failure("usage: clangoffload scan FILE [--rejected]".into())),
+    };
+    let input = Input::open(Path::new(file), false)
+        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    let mut out = String::new();
+    for hit in abi::scan(input.data(), rejected) {
+        let kind = match hit.kind {
+            clangoffload::clangoffload_container_kind::Bundle => "bundle",
+            clangoffload::clangoffload_container_kind::Compressed => "compressed bundle",
+            clangoffload::clangoffload_container_kind::OffloadBinary => "offload binary",
+        };
+        if hit.status == abi::Status::Ok as u32 {
+            let _ = writeln!(
+                out,
+                "{:#x}\t{kind}\t{} bytes",
+                hit.offset,
+                commas(hit.data.len() as u64)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "{:#x}\trejected {kind}: {}",
+                hit.offset,
+                abi::status_message(hit.status)
+            );
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
