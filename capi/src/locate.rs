@@ -390,3 +390,95 @@ pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
         unsafe { write_text(target.to_string().as_bytes(), buf, cap, len_out) }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(path: &str) -> Vec<u8> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        std::fs::read(root.join(path)).unwrap()
+    }
+
+    #[test]
+    fn extent_of_an_image_known_by_pointer_alone() {
+        let bundle = fixture("llvm22/hip-4096.bundle");
+        let mut extent = 0u64;
+        let null = std::ptr::null_mut();
+        // SAFETY: the buffer is readable for its length, the largest `max`.
+        let status = unsafe {
+            clangoffload_container_extent(bundle.as_ptr(), bundle.len(), &mut extent, null)
+        };
+        assert_eq!(status, clangoffload_status::Ok);
+        assert_eq!(extent, bundle.len() as u64);
+        // A bound below the extent: refused, with the extent still told.
+        // SAFETY: as above, with a smaller bound.
+        let status =
+            unsafe { clangoffload_container_extent(bundle.as_ptr(), 100, &mut extent, null) };
+        assert_eq!(status, clangoffload_status::Truncated);
+        let not_a_container = [0u8; 64];
+        // SAFETY: 64 readable bytes.
+        let status = unsafe {
+            clangoffload_container_extent(not_a_container.as_ptr(), 64, &mut extent, null)
+        };
+        assert_eq!(status, clangoffload_status::UnknownContainer);
+    }
+
+    #[test]
+    fn scan_walks_every_container_by_cursor() {
+        let binary = fixture("offload/single.offbin");
+        let bundle = fixture("llvm22/hip-4096.bundle");
+        let mut data = vec![0x5au8; 10_000];
+        data.extend_from_slice(&binary);
+        data.extend_from_slice(b"CCOB junk");
+        data.extend_from_slice(&bundle);
+        let (mut cursor, mut found) = (0u64, Vec::new());
+        let mut hit = clangoffload_scan_hit {
+            kind: clangoffload_container_kind::Bundle,
+            status: 0,
+            offset: 0,
+            data: clangoffload_bytes::of(&[]),
+        };
+        loop {
+            // SAFETY: the buffer is readable for its length.
+            let status = unsafe {
+                clangoffload_scan_next(
+                    data.as_ptr(),
+                    data.len(),
+                    CLANGOFFLOAD_SCAN_REJECTED,
+                    &mut cursor,
+                    &mut hit,
+                )
+            };
+            if status == clangoffload_status::End {
+                break;
+            }
+            assert_eq!(status, clangoffload_status::Ok);
+            found.push((hit.offset, hit.kind, hit.status, hit.data.len));
+        }
+        let ok = clangoffload_status::Ok as u32;
+        assert_eq!(
+            found,
+            [
+                (
+                    10_000,
+                    clangoffload_container_kind::OffloadBinary,
+                    ok,
+                    binary.len()
+                ),
+                (
+                    10_000 + binary.len() as u64,
+                    clangoffload_container_kind::Compressed,
+                    clangoffload_status::UnsupportedVersion as u32,
+                    0
+                ),
+                (
+                    10_009 + binary.len() as u64,
+                    clangoffload_container_kind::Bundle,
+                    ok,
+                    bundle.len()
+                ),
+            ]
+        );
+    }
+}

@@ -121,6 +121,18 @@ pub enum Extent {
 /// (magic, version, a bundle payload end that overflows); everything else is
 /// for the parser once the extent is known.
 pub fn declared_extent(prefix: &[u8]) -> Result<Extent> {
+    // Too short to tell which magic: ask for enough of the longest one.
+    let magics: [&[u8]; 3] = [
+        crate::bundle::BUNDLE_MAGIC,
+        crate::compressed::COMPRESSED_MAGIC,
+        crate::offload_binary::OFFLOAD_BINARY_MAGIC,
+    ];
+    if magics
+        .iter()
+        .any(|m| prefix.len() < m.len() && m.starts_with(prefix))
+    {
+        return Ok(Extent::NeedAtLeast(32));
+    }
     if CompressedBundle::is_compressed(prefix) {
         return compressed_extent(prefix);
     }

@@ -644,3 +644,49 @@ fn scan_crosses_block_boundaries_and_dense_hits() {
         .count();
     assert!(rejected > 2000);
 }
+
+/// Reads a container's extent the way a pointer-only reader does: a prefix
+/// at a time, as long as the header asks for more.
+fn extent_by_prefixes(data: &[u8]) -> (u64, usize) {
+    use clangoffload::container::{declared_extent, Extent};
+    let mut len = 8usize;
+    loop {
+        let prefix = &data[..len.min(data.len())];
+        match declared_extent(prefix).unwrap() {
+            Extent::Known(size) => return (size, prefix.len()),
+            Extent::NeedAtLeast(n) => {
+                assert!(n as usize > prefix.len(), "no progress");
+                len = n as usize;
+            }
+            Extent::Unknown => panic!("unknown extent"),
+        }
+    }
+}
+
+#[test]
+fn extents_come_from_headers_without_reading_payloads() {
+    let hip = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/llvm22/hip-4096.bundle"),
+    )
+    .unwrap();
+    let (size, read) = extent_by_prefixes(&hip);
+    assert_eq!(size, hip.len() as u64);
+    assert!(read < 512, "read {read} bytes of the header");
+    let binary = v1();
+    assert_eq!(extent_by_prefixes(&binary), (binary.len() as u64, 40));
+    let compressed = clangoffload::compressed::compress(
+        &hip,
+        &clangoffload::compressed::CompressOptions {
+            version: 3,
+            method: clangoffload::CompressionMethod::Zlib,
+            level: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(extent_by_prefixes(&compressed).0, compressed.len() as u64);
+    // Header faults are errors, not guesses.
+    let mut bad = hip.clone();
+    bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+    bad[40..48].copy_from_slice(&2u64.to_le_bytes());
+    assert!(clangoffload::container::declared_extent(&bad).is_err());
+}

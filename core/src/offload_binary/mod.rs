@@ -326,14 +326,30 @@ impl<'data> OffloadBinary<'data> {
     }
 
     /// The size a binary at the start of `data` declares, from its header
-    /// alone: what a reader of an image of unknown length needs first.
+    /// alone (magic, version and size checked; `data` may end before the
+    /// size): what a reader of an image of unknown length needs first.
     pub fn declared_size(data: &[u8]) -> Result<u64> {
-        Ok(Self::read_header(data)?.1)
+        Ok(Self::header_fields(data)?.1)
     }
 
     /// Checks the magic, version and size, and returns (version, size,
     /// header length).
     fn read_header(data: &[u8]) -> Result<(u32, u64, u64)> {
+        let (version, size, header_len) = Self::header_fields(data)?;
+        if size > to_u64(data.len()) {
+            return Err(Error::new(
+                ErrorKind::BinaryOutOfBounds {
+                    size,
+                    len: to_u64(data.len()),
+                },
+                8,
+            ));
+        }
+        Ok((version, size, header_len))
+    }
+
+    /// The magic, version and size checked against the header alone.
+    fn header_fields(data: &[u8]) -> Result<(u32, u64, u64)> {
         if !Self::is_offload_binary(data) {
             return Err(Error::new(ErrorKind::NotOffloadBinary, 0));
         }
@@ -359,15 +375,6 @@ impl<'data> OffloadBinary<'data> {
         if size < header_len {
             return Err(Error::new(
                 ErrorKind::BinarySizeTooSmall { size, header_len },
-                8,
-            ));
-        }
-        if size > to_u64(data.len()) {
-            return Err(Error::new(
-                ErrorKind::BinaryOutOfBounds {
-                    size,
-                    len: to_u64(data.len()),
-                },
                 8,
             ));
         }
