@@ -677,7 +677,57 @@ fn archive_unbundle() {
     });
 }
 
+/// LLVM 22's packages of `tests/fixtures/offload`, plus one binary of each
+/// upstream version (2, 3, 3 compressed).
+fn offload_binary() {
+    copy_fixtures("offload_binary", "offload", &[".offbin"], |b| {
+        clangoffload::OffloadBinary::parse(b).is_ok()
+    });
+    use clangoffload::offload_binary::{
+        write_offload_binary, ImageKind, NewImage, OffloadKind, WriteOptions,
+    };
+    let strings: &[(&[u8], &[u8])] = &[(b"triple", b"amdgcn-amd-amdhsa"), (b"arch", b"gfx90a")];
+    let image = NewImage {
+        image_kind: ImageKind::Object,
+        offload_kind: OffloadKind::Hip,
+        flags: 0,
+        strings,
+        image: b"\x7fELF image bytes",
+    };
+    let dir = seeds_dir("offload_binary");
+    for (name, version, compression) in [
+        ("v2", 2, None),
+        ("v3", 3, None),
+        ("v3-zlib", 3, Some((CompressionMethod::Zlib, None))),
+    ] {
+        let options = WriteOptions {
+            version,
+            compression,
+        };
+        let bytes = write_offload_binary(&[image, image], &options).expect("write binary");
+        write(&dir, name, &bytes);
+    }
+}
+
+/// The host objects, shared libraries and executable of
+/// `tests/fixtures/offload` (every kind of offload section).
+fn elf_locate() {
+    copy_fixtures("elf_locate", "offload", &[".o", ".so", "-exe"], |b| {
+        clangoffload::elf::ElfFile::parse(b).is_ok()
+    });
+}
+
+/// Small host files and packages of `tests/fixtures/offload` to scan.
+fn scan() {
+    copy_fixtures("scan", "offload", &["embed2.o", "hip-compress.o", "single.offbin"], |b| {
+        !b.is_empty()
+    });
+}
+
 fn main() {
+    offload_binary();
+    elf_locate();
+    scan();
     bundle_parse();
     bundle_roundtrip();
     entry_id_parse();
