@@ -1283,6 +1283,27 @@ clangoffload_status clangoffload_fatbin_wrapper_get(const uint8_t *data,
                                                     struct clangoffload_fatbin_wrapper_record *out,
                                                     struct clangoffload_error *err);
 
+// Every record of the wrapper section `section_index` of the ELF file, as
+// `clangoffload_fatbin_wrapper_get` gives each, into the caller's array
+// `out` of `capacity` records; their number goes to `*count`. Reads the
+// relocations once, so it stays linear in the file for any number of
+// records (one `_get` per record would not). Too small an array:
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` and nothing written (NULL and 0
+// ask for the number).
+//
+// Ownership: the views borrow `data`. Allocates only while it runs.
+//
+// # Safety
+// `data` is valid for `len` bytes; `out` is NULL (with `capacity` 0) or
+// writable for `capacity` records; `count` and `err` are NULL or writable.
+clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
+                                                 size_t len,
+                                                 uint32_t section_index,
+                                                 struct clangoffload_fatbin_wrapper_record *out,
+                                                 size_t capacity,
+                                                 size_t *count,
+                                                 struct clangoffload_error *err);
+
 // Finds the next bundle, compressed bundle or OffloadBinary at or after
 // offset `*cursor` of the `len` bytes at `data` (an in-memory image, a core
 // dump, any file), validated before it is reported, stores it in `*out` and

@@ -138,6 +138,41 @@ pub(crate) unsafe fn write_text(
     Ok(())
 }
 
+/// Copies `items` into the caller's array `out` of `capacity` records and
+/// stores their number in `*count`. When they do not fit, nothing is copied
+/// and the status is `BUFFER_TOO_SMALL` (call with `out` NULL and `capacity`
+/// 0 to learn the number).
+///
+/// # Safety
+/// `out` must be NULL (only with `capacity` 0) or writable for `capacity`
+/// records; `count` as [`out_arg`].
+pub(crate) unsafe fn fill_array<T: Copy>(
+    items: &[T],
+    out: *mut T,
+    capacity: usize,
+    count: *mut usize,
+) -> Result<(), clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    let count = unsafe { out_arg(count) }?;
+    if (out.is_null() && capacity != 0) || !out.is_aligned() {
+        return Err(if out.is_null() {
+            clangoffload_status::NullArgument
+        } else {
+            clangoffload_status::InvalidArgument
+        });
+    }
+    *count = items.len();
+    if items.len() > capacity {
+        return Err(clangoffload_status::BufferTooSmall);
+    }
+    if !items.is_empty() {
+        // SAFETY: `out` is writable for `capacity` >= items.len() aligned
+        // records, as the caller promises, and does not overlap `items`.
+        unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), out, items.len()) };
+    }
+    Ok(())
+}
+
 /// # Safety
 /// `ptr` must be NULL or point to a live handle of type `T`.
 pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffload_status> {

@@ -6,12 +6,12 @@
 use std::ffi::c_char;
 
 use core_lib::container::{declared_extent, parse_container, Container, Extent};
-use core_lib::elf::{AmdgpuTarget, ElfFile};
-use core_lib::locate::{wrapper_target, wrappers, SectionKind, WrapperKind};
+use core_lib::elf::{AmdgpuTarget, ElfFile, Section};
+use core_lib::locate::{wrapper_at, wrapper_target, wrapper_targets, SectionKind, Wrapper};
 use core_lib::scan::{scan, Found};
 
 use crate::compressed::clangoffload_container_kind;
-use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, write_text};
+use crate::ffi::{clangoffload_bytes, fill_array, out_arg, slice_arg, write_text};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// What an offload section of an ELF file holds.
@@ -157,38 +157,79 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
         let fail = |e| unsafe { report(&e, err) };
         let elf = ElfFile::parse(data).map_err(fail)?;
         let segment = elf.section(section_index).map_err(fail)?;
-        let wrapper = wrappers(segment.data(), elf.header().class)
-            .nth(record)
+        let wrapper = wrapper_at(segment.data(), elf.header().class, record)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
-        let magic = match wrapper.kind {
-            WrapperKind::Hip => core_lib::locate::HIP_WRAPPER_MAGIC,
-            WrapperKind::HipKpack => core_lib::locate::HIPK_WRAPPER_MAGIC,
-            WrapperKind::Cuda => core_lib::locate::CUDA_WRAPPER_MAGIC,
-            WrapperKind::Unknown(magic) => magic,
-        };
-        let mut result = clangoffload_fatbin_wrapper_record {
-            magic,
-            version: wrapper.version,
-            binary_address: wrapper.binary,
-            resolved: 0,
-            target_section: 0,
-            target_offset: 0,
-            target: clangoffload_bytes::of(&[]),
-        };
-        if let Some((section, offset)) = wrapper_target(&elf, &segment, &wrapper) {
-            let rest = usize::try_from(offset)
-                .ok()
-                .and_then(|at| section.data().get(at..))
-                .unwrap_or_default();
-            let target = parse_container(rest).map_or(rest, |c| c.data());
-            result.resolved = 1;
-            result.target_section = section.index();
-            result.target_offset = offset;
-            result.target = clangoffload_bytes::of(target);
-        }
+        let result = record_of(&wrapper, wrapper_target(&elf, &segment, &wrapper));
         *out = result;
         Ok(())
     })
+}
+
+/// Every record of the wrapper section `section_index` of the ELF file, as
+/// `clangoffload_fatbin_wrapper_get` gives each, into the caller's array
+/// `out` of `capacity` records; their number goes to `*count`. Reads the
+/// relocations once, so it stays linear in the file for any number of
+/// records (one `_get` per record would not). Too small an array:
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` and nothing written (NULL and 0
+/// ask for the number).
+///
+/// Ownership: the views borrow `data`. Allocates only while it runs.
+///
+/// # Safety
+/// `data` is valid for `len` bytes; `out` is NULL (with `capacity` 0) or
+/// writable for `capacity` records; `count` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_fatbin_wrappers(
+    data: *const u8,
+    len: usize,
+    section_index: u32,
+    out: *mut clangoffload_fatbin_wrapper_record,
+    capacity: usize,
+    count: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let fail = |e| unsafe { report(&e, err) };
+        let elf = ElfFile::parse(data).map_err(fail)?;
+        let segment = elf.section(section_index).map_err(fail)?;
+        let records: Vec<clangoffload_fatbin_wrapper_record> = wrapper_targets(&elf, &segment)
+            .iter()
+            .map(|(wrapper, target)| record_of(wrapper, *target))
+            .collect();
+        // SAFETY: `out` and `count` are as the caller promises.
+        unsafe { fill_array(&records, out, capacity, count) }
+    })
+}
+
+/// The C record of a wrapper and where it leads.
+fn record_of(
+    wrapper: &Wrapper,
+    target: Option<(Section<'_>, u64)>,
+) -> clangoffload_fatbin_wrapper_record {
+    let mut result = clangoffload_fatbin_wrapper_record {
+        magic: wrapper.kind.magic(),
+        version: wrapper.version,
+        binary_address: wrapper.binary,
+        resolved: 0,
+        target_section: 0,
+        target_offset: 0,
+        target: clangoffload_bytes::of(&[]),
+    };
+    if let Some((section, offset)) = target {
+        let rest = usize::try_from(offset)
+            .ok()
+            .and_then(|at| section.data().get(at..))
+            .unwrap_or_default();
+        let container = parse_container(rest).map_or(rest, |c| c.data());
+        result.resolved = 1;
+        result.target_section = section.index();
+        result.target_offset = offset;
+        result.target = clangoffload_bytes::of(container);
+    }
+    result
 }
 
 /// Report magics that start no valid container too
@@ -293,9 +334,9 @@ fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
 }
 
 fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
-    if data.starts_with(b"CCOB") {
+    if data.starts_with(core_lib::compressed::COMPRESSED_MAGIC) {
         clangoffload_container_kind::Compressed
-    } else if data.starts_with(b"__CLANG") {
+    } else if data.starts_with(core_lib::bundle::BUNDLE_MAGIC) {
         clangoffload_container_kind::Bundle
     } else {
         clangoffload_container_kind::OffloadBinary

@@ -279,11 +279,9 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_get_string(
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
         let located = unsafe { entry_arg(binaries, entry) }?;
-        let index = usize::try_from(string).map_err(|_| clangoffload_status::IndexOutOfRange)?;
         let pair = located
             .entry
-            .strings()
-            .nth(index)
+            .string_at(string)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
         // SAFETY: writable, as the caller promises.
         *unsafe { out_arg(out) }? = clangoffload_string_pair {

@@ -1216,44 +1216,52 @@ pub struct WrapperRecord<'data> {
 
 /// The wrapper records of section `section` of the ELF file `data`.
 pub fn wrapper_records(data: &[u8], section: u32) -> Result<Vec<WrapperRecord<'_>>, AbiError> {
+    let blank = c::clangoffload_fatbin_wrapper_record {
+        magic: 0,
+        version: 0,
+        binary_address: 0,
+        resolved: 0,
+        target_section: 0,
+        target_offset: 0,
+        target: NO_BYTES,
+    };
     let mut records = Vec::new();
-    for index in 0.. {
-        let mut out = c::clangoffload_fatbin_wrapper_record {
-            magic: 0,
-            version: 0,
-            binary_address: 0,
-            resolved: 0,
-            target_section: 0,
-            target_offset: 0,
-            target: NO_BYTES,
-        };
-        // SAFETY: data is live; out and err are valid records.
-        let result = call(|err| unsafe {
-            c::clangoffload_fatbin_wrapper_get(
+    let mut count = 0usize;
+    loop {
+        let mut err = empty_error();
+        // SAFETY: data is live; `records` has room for its length; count
+        // and err are valid records.
+        let status = unsafe {
+            c::clangoffload_fatbin_wrappers(
                 data.as_ptr(),
                 data.len(),
                 section,
-                index,
-                &mut out,
-                err,
+                records.as_mut_ptr(),
+                records.len(),
+                &mut count,
+                &mut err,
             )
-        });
-        match result {
-            Ok(()) => records.push(WrapperRecord {
-                magic: out.magic,
-                version: out.version,
-                // SAFETY: the view borrows `data`.
-                target: (out.resolved != 0).then(|| {
-                    (out.target_section, out.target_offset, unsafe {
-                        view(out.target)
-                    })
-                }),
-            }),
-            Err(e) if e.status == Status::IndexOutOfRange => break,
-            Err(e) => return Err(e),
+        };
+        match status {
+            Status::BufferTooSmall if count > records.len() => records = vec![blank; count],
+            Status::Ok => break,
+            status => return Err(record_error(status, &err)),
         }
     }
-    Ok(records)
+    Ok(records
+        .iter()
+        .take(count)
+        .map(|out| WrapperRecord {
+            magic: out.magic,
+            version: out.version,
+            // SAFETY: the view borrows `data`.
+            target: (out.resolved != 0).then(|| {
+                (out.target_section, out.target_offset, unsafe {
+                    view(out.target)
+                })
+            }),
+        })
+        .collect())
 }
 
 /// The target ID an AMDGPU code object's header names, if it is one.
@@ -1326,4 +1334,50 @@ pub fn status_message(status: u32) -> String {
     unsafe { CStr::from_ptr(c::clangoffload_status_message(status)) }
         .to_string_lossy()
         .into_owned()
+}
+
+/// The byte ranges of the images `clangoffload_device_images_fill` finds in
+/// `data` (what a runtime would register), and how many compressed binaries
+/// it passed over.
+pub fn device_image_ranges(data: &[u8]) -> Result<(Vec<(usize, usize)>, usize), AbiError> {
+    let null: *mut c::__tgt_offload_entry = std::ptr::null_mut();
+    let blank = c::__tgt_device_image {
+        ImageStart: null.cast(),
+        ImageEnd: null.cast(),
+        EntriesBegin: null,
+        EntriesEnd: null,
+    };
+    let mut images: Vec<c::__tgt_device_image> = Vec::new();
+    let (mut count, mut skipped) = (0usize, 0usize);
+    loop {
+        // SAFETY: data is live; `images` has room for its length in records.
+        let status = unsafe {
+            c::clangoffload_device_images_fill(
+                data.as_ptr(),
+                data.len(),
+                null,
+                null,
+                images.as_mut_ptr(),
+                images.len(),
+                &mut count,
+                &mut skipped,
+            )
+        };
+        match status {
+            Status::BufferTooSmall if count > images.len() => images = vec![blank; count],
+            status => break check(status)?,
+        }
+    }
+    let base = data.as_ptr() as usize;
+    let ranges = images
+        .iter()
+        .take(count)
+        .map(|image| {
+            (
+                (image.ImageStart as usize).wrapping_sub(base),
+                (image.ImageEnd as usize).wrapping_sub(base),
+            )
+        })
+        .collect();
+    Ok((ranges, skipped))
 }

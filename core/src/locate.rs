@@ -138,6 +138,16 @@ pub enum WrapperKind {
 }
 
 impl WrapperKind {
+    /// The magic of this kind.
+    pub fn magic(self) -> u32 {
+        match self {
+            WrapperKind::Hip => HIP_WRAPPER_MAGIC,
+            WrapperKind::HipKpack => HIPK_WRAPPER_MAGIC,
+            WrapperKind::Cuda => CUDA_WRAPPER_MAGIC,
+            WrapperKind::Unknown(magic) => magic,
+        }
+    }
+
     /// The kind a magic names.
     pub fn from_magic(magic: u32) -> Self {
         match magic {
@@ -165,34 +175,38 @@ pub struct Wrapper {
 /// The wrapper records in a `.hipFatBinSegment` or `.nvFatBinSegment`
 /// section's contents; a partial record at the end is ignored.
 pub fn wrappers(data: &[u8], class: Class) -> impl Iterator<Item = Wrapper> + '_ {
-    let size = match class {
+    (0..).map_while(move |index| wrapper_at(data, class, index))
+}
+
+/// Record `index` of a wrapper section's contents, if it is there whole.
+pub fn wrapper_at(data: &[u8], class: Class, index: usize) -> Option<Wrapper> {
+    let size: usize = match class {
         Class::Elf64 => 24,
         Class::Elf32 => 16,
     };
-    data.chunks_exact(size)
-        .zip((0u64..).map(move |i| i.saturating_mul(to_u64(size))))
-        .map(move |(raw, offset)| {
-            let (magic, version, binary) = match class {
-                Class::Elf64 => FatbinWrapper64::ref_from_bytes(raw)
-                    .map(|w| (w.magic.get(), w.version.get(), w.binary.get()))
-                    .unwrap_or_default(),
-                Class::Elf32 => FatbinWrapper32::ref_from_bytes(raw)
-                    .map(|w| (w.magic.get(), w.version.get(), u64::from(w.binary.get())))
-                    .unwrap_or_default(),
-            };
-            Wrapper {
-                offset,
-                kind: WrapperKind::from_magic(magic),
-                version,
-                binary,
-            }
-        })
+    let at = index.checked_mul(size)?;
+    let raw = data.get(at..at.checked_add(size)?)?;
+    let (magic, version, binary) = match class {
+        Class::Elf64 => FatbinWrapper64::ref_from_bytes(raw)
+            .map(|w| (w.magic.get(), w.version.get(), w.binary.get()))
+            .ok()?,
+        Class::Elf32 => FatbinWrapper32::ref_from_bytes(raw)
+            .map(|w| (w.magic.get(), w.version.get(), u64::from(w.binary.get())))
+            .ok()?,
+    };
+    Some(Wrapper {
+        offset: to_u64(at),
+        kind: WrapperKind::from_magic(magic),
+        version,
+        binary,
+    })
 }
 
 /// Where a wrapper record's pointer leads: the section and offset of the fat
 /// binary. The pointer is read where it is stored; if that is 0 (left to a
 /// relocation, as in relocatable objects and position-independent files),
-/// the RELA relocation that fills it is followed instead.
+/// the RELA relocation that fills it is followed instead. Each call searches
+/// the relocations; [`wrapper_targets`] resolves a whole section in one pass.
 pub fn wrapper_target<'data>(
     elf: &ElfFile<'data>,
     segment: &Section<'data>,
@@ -201,38 +215,133 @@ pub fn wrapper_target<'data>(
     if record.binary != 0 {
         return locate_address(elf, record.binary);
     }
-    let field = record.offset.checked_add(8)?;
-    let relocatable = elf.header().file_type == ET_REL;
-    let place = if relocatable {
-        field
-    } else {
-        segment.header().addr.checked_add(field)?
-    };
-    let relocation = elf.sections().flatten().find_map(|rela| {
-        let applies = rela.header().kind == SHT_RELA
-            && (!relocatable || rela.header().info == segment.index());
-        if !applies || elf.header().class != Class::Elf64 {
-            return None;
+    let place = pointer_place(elf, segment, record)?;
+    let (rela, relocation) = relocations(elf, segment).find(|(_, r)| r.offset.get() == place)?;
+    follow(elf, &rela, relocation, |address| {
+        locate_address(elf, address)
+    })
+}
+
+/// Every wrapper record of `segment` with where it leads, as
+/// [`wrapper_target`] finds it, but reading the relocations and the section
+/// table once: linear in the file however many records there are.
+#[cfg(feature = "alloc")]
+pub fn wrapper_targets<'data>(
+    elf: &ElfFile<'data>,
+    segment: &Section<'data>,
+) -> alloc::vec::Vec<(Wrapper, Option<(Section<'data>, u64)>)> {
+    use alloc::collections::BTreeMap;
+    use alloc::vec::Vec;
+    let records: Vec<Wrapper> = wrappers(segment.data(), elf.header().class).collect();
+    let places: BTreeMap<u64, usize> = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.binary == 0)
+        .filter_map(|(i, r)| Some((pointer_place(elf, segment, r)?, i)))
+        .collect();
+    let mut filled = BTreeMap::new();
+    if !places.is_empty() {
+        for (rela, relocation) in relocations(elf, segment) {
+            if let Some(&i) = places.get(&relocation.offset.get()) {
+                filled.entry(i).or_insert((rela, relocation));
+            }
         }
-        rela.data()
-            .chunks_exact(24)
-            .filter_map(|raw| Rela64::ref_from_bytes(raw).ok())
-            .find(|r| r.offset.get() == place)
-            .map(|r| (rela, r.info.get() >> 32, r.addend.get()))
-    })?;
-    let (rela, symbol, addend) = relocation;
+    }
+    // Allocated sections by address, for addresses to file positions.
+    let mut allocated: Vec<Section<'data>> = elf
+        .sections()
+        .flatten()
+        .filter(|s| s.header().flags & SHF_ALLOC != 0 && !s.data().is_empty())
+        .collect();
+    allocated.sort_by_key(|s| s.header().addr);
+    let at_address = |address: u64| {
+        let after = allocated.partition_point(|s| s.header().addr <= address);
+        // Sections with contents do not overlap in a well-formed file; in a
+        // crafted one, look a few further down.
+        allocated
+            .get(..after)?
+            .iter()
+            .rev()
+            .take(8)
+            .find_map(|section| {
+                let offset = address.checked_sub(section.header().addr)?;
+                (address != 0 && offset < to_u64(section.data().len()))
+                    .then_some((*section, offset))
+            })
+    };
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, record)| {
+            let target = if record.binary != 0 {
+                at_address(record.binary)
+            } else {
+                filled
+                    .get(&i)
+                    .and_then(|(rela, relocation)| follow(elf, rela, relocation, at_address))
+            };
+            (*record, target)
+        })
+        .collect()
+}
+
+/// Where the relocation that fills a record's pointer applies: the offset in
+/// the section (relocatable objects) or the run-time address.
+fn pointer_place(elf: &ElfFile<'_>, segment: &Section<'_>, record: &Wrapper) -> Option<u64> {
+    let field = record.offset.checked_add(8)?;
+    if elf.header().file_type == ET_REL {
+        Some(field)
+    } else {
+        segment.header().addr.checked_add(field)
+    }
+}
+
+/// The RELA relocations that can apply to `segment`: those of its own
+/// relocation section in a relocatable object, all of them otherwise
+/// (64-bit files; 32-bit ones use REL with the addend in place).
+fn relocations<'a, 'data>(
+    elf: &'a ElfFile<'data>,
+    segment: &'a Section<'data>,
+) -> impl Iterator<Item = (Section<'data>, &'data Rela64)> + 'a {
+    let relocatable = elf.header().file_type == ET_REL;
+    let is_64 = elf.header().class == Class::Elf64;
+    elf.sections()
+        .flatten()
+        .filter(move |rela| {
+            is_64
+                && rela.header().kind == SHT_RELA
+                && (!relocatable || rela.header().info == segment.index())
+        })
+        .flat_map(|rela| {
+            rela.data()
+                .chunks_exact(24)
+                .filter_map(|raw| Rela64::ref_from_bytes(raw).ok())
+                .map(move |relocation| (rela, relocation))
+        })
+}
+
+/// Where a relocation points: its symbol's section and value plus the addend
+/// (relocatable objects), or that address, or the addend alone for a
+/// relocation without symbol, mapped to the file by `at_address`.
+fn follow<'data>(
+    elf: &ElfFile<'data>,
+    rela: &Section<'data>,
+    relocation: &Rela64,
+    at_address: impl Fn(u64) -> Option<(Section<'data>, u64)>,
+) -> Option<(Section<'data>, u64)> {
+    let (symbol, addend) = (relocation.info.get() >> 32, relocation.addend.get());
     if symbol == 0 {
-        return locate_address(elf, addend);
+        return at_address(addend);
     }
     let symtab = elf.section(rela.header().link).ok()?;
     let at = usize::try_from(symbol.checked_mul(24)?).ok()?;
     let sym = Sym64::ref_from_bytes(symtab.data().get(at..at.checked_add(24)?)?).ok()?;
     let value = sym.value.get().checked_add(addend)?;
-    if relocatable {
+    if elf.header().file_type == ET_REL {
         let target = elf.section(u32::from(sym.shndx.get())).ok()?;
         (value < to_u64(target.data().len())).then_some((target, value))
     } else {
-        locate_address(elf, value)
+        at_address(value)
     }
 }
 

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clangoffload::container::{Container, Containers};
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
 use clangoffload::locate::{
-    locate_address, offload_sections, wrapper_target, wrappers, SectionKind, WrapperKind,
+    locate_address, offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
+    WrapperKind,
 };
 use clangoffload::offload_binary::{
     image_args::image_arguments, write_offload_binary, BinaryDiagnostic, ImageKind, NewImage,
@@ -501,6 +502,37 @@ fn wrappers_in_linked_files_point_at_the_fat_binary() {
             );
         }
     }
+    // Resolving a whole section at once finds the same targets.
+    for name in [
+        "libhip.so",
+        "libhip2.so",
+        "libhip-mixed.so",
+        "hip-exe",
+        "hip.o",
+        "cuda.o",
+        "hip-rdc.o",
+    ] {
+        let data = fixture(name);
+        let elf = ElfFile::parse(&data).unwrap();
+        for section in offload_sections(&elf).flatten() {
+            if !matches!(
+                section.kind,
+                SectionKind::HipWrappers | SectionKind::CudaWrappers
+            ) {
+                continue;
+            }
+            let all = wrapper_targets(&elf, &section.section);
+            assert!(!all.is_empty(), "{name}");
+            for (record, target) in all {
+                let one = wrapper_target(&elf, &section.section, &record);
+                assert_eq!(
+                    target.map(|(s, o)| (s.index(), o)),
+                    one.map(|(s, o)| (s.index(), o)),
+                    "{name}"
+                );
+            }
+        }
+    }
     // In a relocatable object the pointer is left to a relocation.
     for name in ["hip.o", "hip-compress.o", "cuda.o"] {
         let data = fixture(name);
@@ -689,4 +721,133 @@ fn extents_come_from_headers_without_reading_payloads() {
     bad[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
     bad[40..48].copy_from_slice(&2u64.to_le_bytes());
     assert!(clangoffload::container::declared_extent(&bad).is_err());
+}
+
+#[test]
+fn version_2_entry_counts_that_cannot_fit_are_refused() {
+    let options = WriteOptions {
+        version: 2,
+        compression: None,
+    };
+    let good = write_offload_binary(&[one_image(STRINGS, b"x")], &options).unwrap();
+    for count in [1u64 << 32, 1 << 63, u64::MAX] {
+        let mut data = good.clone();
+        set(&mut data, 24, count);
+        let error = OffloadBinary::parse(&data).unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::EntryTableOutOfBounds { count: c, .. } if c == count),
+            "{count}: {error}"
+        );
+        assert_eq!(error.offset(), 24);
+    }
+}
+
+#[test]
+fn strings_are_bytes_not_text() {
+    let strings: &[(&[u8], &[u8])] = &[(b"k\xff\xfe", b"v\x80"), (b"triple", b"\xc3\x28")];
+    for version in [1, 2] {
+        let options = WriteOptions {
+            version,
+            compression: None,
+        };
+        let data = write_offload_binary(&[one_image(strings, b"img")], &options).unwrap();
+        let binary = OffloadBinary::parse(&data).unwrap();
+        let entry = binary.entries().next().unwrap();
+        let read: Vec<(&[u8], &[u8])> = entry.strings().map(|s| (s.key, s.value)).collect();
+        assert_eq!(read, strings);
+        assert_eq!(entry.triple(), Some(&b"\xc3\x28"[..]));
+    }
+    // A key holding a NUL cannot be written: it would end the key.
+    let bad: &[(&[u8], &[u8])] = &[(b"a\0b", b"v")];
+    let error = write_offload_binary(&[one_image(bad, b"")], &WriteOptions::default()).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NulInString);
+}
+
+#[test]
+fn damaged_compressed_streams_are_errors() {
+    let image = vec![3u8; 5000];
+    let options = WriteOptions {
+        version: 3,
+        compression: Some((clangoffload::CompressionMethod::Zlib, None)),
+    };
+    let good = write_offload_binary(&[one_image(STRINGS, &image)], &options).unwrap();
+    let size = u64::from_le_bytes(good[8..16].try_into().unwrap()) as usize;
+    // Cut short: the size says the stream ends earlier.
+    let mut short = good[..size].to_vec();
+    short.truncate(size - 4);
+    set(&mut short, 8, (size - 4) as u64);
+    let error = OffloadBinary::parse(&short)
+        .unwrap()
+        .decompress(&DecompressOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::CorruptStream { .. }),
+        "{error}"
+    );
+    // Declaring less than the stream gives.
+    let mut small = good.clone();
+    let inflated = u64::from_le_bytes(good[32..40].try_into().unwrap());
+    set(&mut small, 32, inflated - 8);
+    let error = OffloadBinary::parse(&small)
+        .unwrap()
+        .decompress(&DecompressOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::DecompressedTooLarge { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn extents_of_damaged_headers() {
+    use clangoffload::container::{declared_extent, Extent};
+    // A bundle counting 2^63 entries: the walk asks for more bytes, one
+    // descriptor at a time, and never more than the next one needs.
+    let mut bundle = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    bundle.extend_from_slice(&(1u64 << 63).to_le_bytes());
+    bundle.extend_from_slice(&[0u8; 24 * 3]);
+    assert_eq!(
+        declared_extent(&bundle),
+        Ok(Extent::NeedAtLeast(32 + 24 * 4))
+    );
+    // Compressed: a total size below the header, an unknown version, and
+    // version 1, which records no total size.
+    let mut ccob = b"CCOB".to_vec();
+    ccob.extend_from_slice(&2u16.to_le_bytes());
+    ccob.extend_from_slice(&1u16.to_le_bytes());
+    ccob.extend_from_slice(&10u32.to_le_bytes());
+    ccob.extend_from_slice(&[0u8; 12]);
+    assert!(matches!(
+        declared_extent(&ccob).unwrap_err().kind(),
+        ErrorKind::BadTotalSize { total: 10, .. }
+    ));
+    ccob[4] = 7;
+    assert!(matches!(
+        declared_extent(&ccob).unwrap_err().kind(),
+        ErrorKind::UnsupportedVersion { version: 7 }
+    ));
+    ccob[4] = 1;
+    assert_eq!(declared_extent(&ccob), Ok(Extent::Unknown));
+    // An OffloadBinary of an unknown version.
+    let mut binary = v1();
+    binary[4] = 9;
+    assert!(declared_extent(&binary).is_err());
+}
+
+#[test]
+fn a_partial_wrapper_record_is_not_read() {
+    use clangoffload::elf::Class;
+    let mut section = Vec::new();
+    section.extend_from_slice(&0x4849_5046u32.to_le_bytes());
+    section.extend_from_slice(&1u32.to_le_bytes());
+    section.extend_from_slice(&0x1000u64.to_le_bytes());
+    section.extend_from_slice(&0u64.to_le_bytes());
+    section.extend_from_slice(&[0x46, 0x50, 0x49]);
+    let records: Vec<_> = wrappers(&section, Class::Elf64).collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].kind, WrapperKind::Hip);
+    assert_eq!(records[0].binary, 0x1000);
+    let records: Vec<_> = wrappers(&section, Class::Elf32).collect();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].binary, 0x1000);
 }

@@ -3,7 +3,7 @@
 //!
 //! Invariants checked:
 //! - no panic in `ElfFile::parse`, `offload_sections`, `wrappers`,
-//!   `wrapper_target`, `locate_address`, `AmdgpuTarget::from_header`, or the
+//!   `wrapper_target`, `wrapper_targets`, `locate_address`, `AmdgpuTarget::from_header`, or the
 //!   container walk over each section that holds containers;
 //! - every section's contents, and every wrapper target, lie inside the file;
 //! - a target ID, when one is derived, parses as a target ID.
@@ -11,7 +11,9 @@
 
 use clangoffload::container::Containers;
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
-use clangoffload::locate::{offload_sections, wrapper_target, wrappers, SectionKind};
+use clangoffload::locate::{
+    offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
+};
 use clangoffload::TargetId;
 use libfuzzer_sys::fuzz_target;
 
@@ -39,6 +41,12 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         if matches!(section.kind, SectionKind::HipWrappers | SectionKind::CudaWrappers) {
+            for (_, target) in wrapper_targets(&elf, &section.section).iter().take(64) {
+                if let Some((target, offset)) = target {
+                    inside(data, target.data());
+                    assert!(*offset < target.data().len() as u64);
+                }
+            }
             for record in wrappers(section.section.data(), elf.header().class).take(64) {
                 if let Some((target, offset)) = wrapper_target(&elf, &section.section, &record) {
                     inside(data, target.data());

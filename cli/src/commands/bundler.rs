@@ -107,14 +107,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
     let (parsed, errors) = flags::parse(OPTIONS, args, argv0);
     // Help and version act while the command line is read, before any check.
-    let immediate = [
-        "help",
-        "help-list",
-        "help-hidden",
-        "help-list-hidden",
-        "version",
-    ];
-    match parsed.first_flag(&immediate) {
+    match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
             println!(
                 "clang-offload-bundler version 22.1.8 (clangoffload {})",

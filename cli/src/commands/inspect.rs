@@ -23,11 +23,38 @@ struct Report {
     place: String,
     offset: u64,
     size: u64,
-    kind: &'static str,
+    kind: ContainerKind,
     compressed: Option<Compressed>,
     entries: Vec<EntryReport>,
     images: Vec<ImageReport>,
     error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ContainerKind {
+    Bundle,
+    Compressed,
+    OffloadBinary,
+}
+
+impl ContainerKind {
+    /// The name in the text report.
+    fn text(self) -> &'static str {
+        match self {
+            ContainerKind::Bundle => "bundle",
+            ContainerKind::Compressed => "compressed bundle",
+            ContainerKind::OffloadBinary => "offload binary",
+        }
+    }
+
+    /// The value of `kind` in the JSON report.
+    fn json(self) -> &'static str {
+        match self {
+            ContainerKind::Bundle => "bundle",
+            ContainerKind::Compressed => "compressed",
+            ContainerKind::OffloadBinary => "offload_binary",
+        }
+    }
 }
 
 /// One image of an OffloadBinary.
@@ -212,17 +239,17 @@ impl Inspection<'_> {
                 place: place.to_owned(),
                 offset: base + container.offset,
                 size: container.data.len() as u64,
-                kind: "bundle",
+                kind: ContainerKind::Bundle,
                 compressed: None,
                 entries: Vec::new(),
                 images: Vec::new(),
                 error: None,
             };
             let result = if container.offload_binary {
-                report.kind = "offload binary";
+                report.kind = ContainerKind::OffloadBinary;
                 images_of(container.data, self.decoding, &mut report)
             } else if container.compressed {
-                report.kind = "compressed bundle";
+                report.kind = ContainerKind::Compressed;
                 inspect_compressed(container.data, self.decoding, &mut report)
             } else {
                 entries_of(container.data, &mut report)
@@ -329,7 +356,7 @@ fn to_text(reports: &[Report], notes: &[String], errors: &[String]) -> String {
             out,
             "container {i} {place}at offset {:#x}: {}, {} bytes",
             r.offset,
-            r.kind,
+            r.kind.text(),
             commas(r.size)
         );
         if let Some(c) = &r.compressed {
@@ -525,11 +552,7 @@ fn to_json(
             json_str(&r.place),
             r.offset,
             r.size,
-            json_str(
-                &r.kind
-                    .replace("compressed bundle", "compressed")
-                    .replace(' ', "_")
-            )
+            json_str(r.kind.json())
         );
         match &r.compressed {
             Some(c) => {

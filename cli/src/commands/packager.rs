@@ -29,14 +29,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         .file_name()
         .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
     let (parsed, errors) = flags::parse_with_positionals(OPTIONS, args, argv0, 1);
-    let immediate = [
-        "help",
-        "help-list",
-        "help-hidden",
-        "help-list-hidden",
-        "version",
-    ];
-    match parsed.first_flag(&immediate) {
+    match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
             println!(
                 "llvm-offload-binary version 22.1.8 (clangoffload {})",

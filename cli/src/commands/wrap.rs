@@ -27,16 +27,9 @@ use std::path::Path;
 use clangoffload as c;
 
 use super::Failure;
-use crate::flags::{parse_with_positionals, Opt, Value};
+use crate::abi;
+use crate::flags::{opt, parse_with_positionals, Opt, Value};
 use crate::io::{os_message, Input};
-
-const fn opt(name: &'static str, value: Value) -> Opt {
-    Opt {
-        name,
-        value,
-        hidden: false,
-    }
-}
 
 const OPTIONS: &[Opt] = &[
     opt("kind", Value::Str),
@@ -269,19 +262,13 @@ fn first_image_range(data: &[u8]) -> Result<(usize, usize), Failure> {
     if !data.starts_with(&MAGIC) {
         return Ok((0, data.len()));
     }
-    let (images, skipped) = device_images(data)?;
+    let (images, skipped) =
+        abi::device_image_ranges(data).map_err(|e| Failure(format!("finding the images: {e}")))?;
     let declared = data
         .get(8..16)
         .and_then(|b| <[u8; 8]>::try_from(b).ok())
         .map_or(0, u64::from_le_bytes);
-    let base = data.as_ptr() as usize;
-    let first = images.first().map(|image| {
-        (
-            (image.ImageStart as usize).wrapping_sub(base),
-            (image.ImageEnd as usize).wrapping_sub(base),
-        )
-    });
-    match first {
+    match images.first().copied() {
         Some((start, end)) if u64::try_from(end).is_ok_and(|end| end <= declared) => {
             Ok((start, end))
         }
@@ -294,63 +281,6 @@ fn first_image_range(data: &[u8]) -> Result<(usize, usize), Failure> {
             "the input starts with the OffloadBinary magic but is not a valid OffloadBinary".into(),
         )),
     }
-}
-
-/// The device image records the library makes for `data`, and the number of
-/// compressed binaries it passed over.
-fn device_images(data: &[u8]) -> Result<(Vec<c::__tgt_device_image>, usize), Failure> {
-    let (mut count, mut skipped) = (0usize, 0usize);
-    let null = std::ptr::null_mut();
-    // SAFETY: data is live for the call; a NULL array with capacity 0 only counts.
-    let status = unsafe {
-        c::clangoffload_device_images_fill(
-            data.as_ptr(),
-            data.len(),
-            null,
-            null,
-            null.cast(),
-            0,
-            &mut count,
-            &mut skipped,
-        )
-    };
-    if !matches!(
-        status,
-        c::clangoffload_status::Ok | c::clangoffload_status::BufferTooSmall
-    ) {
-        return Err(status_failure(status));
-    }
-    let blank = c::__tgt_device_image {
-        ImageStart: null.cast(),
-        ImageEnd: null.cast(),
-        EntriesBegin: null,
-        EntriesEnd: null,
-    };
-    let mut images = vec![blank; count];
-    // SAFETY: data is live; images has room for `count` records.
-    let status = unsafe {
-        c::clangoffload_device_images_fill(
-            data.as_ptr(),
-            data.len(),
-            null,
-            null,
-            images.as_mut_ptr(),
-            images.len(),
-            &mut count,
-            &mut skipped,
-        )
-    };
-    if status != c::clangoffload_status::Ok {
-        return Err(status_failure(status));
-    }
-    images.truncate(count);
-    Ok((images, skipped))
-}
-
-fn status_failure(status: c::clangoffload_status) -> Failure {
-    // SAFETY: the library returns a static NUL-terminated string.
-    let text = unsafe { std::ffi::CStr::from_ptr(c::clangoffload_status_message(status as u32)) };
-    Failure(format!("finding the images: {}", text.to_string_lossy()))
 }
 
 fn fatbin_unit(args: &Args, data: &[u8]) -> Unit {

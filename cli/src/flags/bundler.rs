@@ -1,23 +1,7 @@
 //! clang-offload-bundler's options, help text, and the validated arguments
 //! they turn into.
 
-use super::{Opt, Value};
-
-const fn opt(name: &'static str, value: Value) -> Opt {
-    Opt {
-        name,
-        value,
-        hidden: false,
-    }
-}
-
-const fn hidden(name: &'static str, value: Value) -> Opt {
-    Opt {
-        name,
-        value,
-        hidden: true,
-    }
-}
+use super::{hidden, opt, Opt, Value};
 
 /// Every option LLVM 22's clang-offload-bundler accepts.
 pub const OPTIONS: &[Opt] = &[

@@ -32,6 +32,34 @@ pub struct Opt {
     pub hidden: bool,
 }
 
+/// The options LLVM's tools act on while the command line is read, before
+/// any other check: help and version.
+pub const IMMEDIATE: &[&str] = &[
+    "help",
+    "help-list",
+    "help-hidden",
+    "help-list-hidden",
+    "version",
+];
+
+/// A row for an option shown in `--help`.
+pub const fn opt(name: &'static str, value: Value) -> Opt {
+    Opt {
+        name,
+        value,
+        hidden: false,
+    }
+}
+
+/// A row for an option left out of `--help`.
+pub const fn hidden(name: &'static str, value: Value) -> Opt {
+    Opt {
+        name,
+        value,
+        hidden: true,
+    }
+}
+
 /// What was given for one option, in command-line order.
 #[derive(Debug, Default, Clone)]
 pub struct Given {

@@ -1,22 +1,6 @@
 //! llvm-offload-binary's (clang-offload-packager's) options and help text.
 
-use super::{Opt, Value};
-
-const fn opt(name: &'static str, value: Value) -> Opt {
-    Opt {
-        name,
-        value,
-        hidden: false,
-    }
-}
-
-const fn hidden(name: &'static str, value: Value) -> Opt {
-    Opt {
-        name,
-        value,
-        hidden: true,
-    }
-}
+use super::{hidden, opt, Opt, Value};
 
 /// Every option LLVM 22's llvm-offload-binary accepts, and ours after it.
 pub const OPTIONS: &[Opt] = &[

@@ -668,9 +668,24 @@ impl<'data> OffloadEntry<'data> {
         }
     }
 
-    /// The value of the first string whose key is `key`.
+    /// String `index` (table order), read directly.
+    pub fn string_at(&self, index: u64) -> Option<OffloadString<'data>> {
+        (index < self.string_count()).then(|| {
+            let (key, value, value_size) = self.string_fields(index);
+            OffloadString {
+                key: self.nul_terminated(key),
+                value: self.value(value, value_size),
+            }
+        })
+    }
+
+    /// The value of the first string whose key is `key`; only that value is
+    /// read.
     pub fn string(&self, key: &[u8]) -> Option<&'data [u8]> {
-        self.strings().find(|s| s.key == key).map(|s| s.value)
+        (0..self.string_count()).find_map(|index| {
+            let (key_at, value, value_size) = self.string_fields(index);
+            (self.nul_terminated(key_at) == key).then(|| self.value(value, value_size))
+        })
     }
 
     /// The `triple` string, if present.
@@ -776,6 +791,14 @@ impl<'data> OffloadEntry<'data> {
         }
     }
 
+    /// A value: up to its NUL (version 1) or of its stored size.
+    fn value(&self, offset: u64, size: Option<u64>) -> &'data [u8] {
+        match size {
+            None => self.nul_terminated(offset),
+            Some(len) => range(self.binary.data, offset, len).unwrap_or_default(),
+        }
+    }
+
     fn nul_terminated(&self, offset: u64) -> &'data [u8] {
         let rest = range(
             self.binary.data,
@@ -847,19 +870,9 @@ impl<'data> Iterator for OffloadStrings<'data> {
     type Item = OffloadString<'data>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.next >= self.entry.string_count() {
-            return None;
-        }
-        let (key, value, value_size) = self.entry.string_fields(self.next);
+        let string = self.entry.string_at(self.next)?;
         self.next = self.next.saturating_add(1);
-        let value = match value_size {
-            None => self.entry.nul_terminated(value),
-            Some(len) => range(self.entry.binary.data, value, len).unwrap_or_default(),
-        };
-        Some(OffloadString {
-            key: self.entry.nul_terminated(key),
-            value,
-        })
+        Some(string)
     }
 }
 
