@@ -1,12 +1,42 @@
 /*
  * clangoffload: readers and writers for LLVM/Clang offloading containers.
  *
- * Every function returns a clangoffload_status (0 = CLANGOFFLOAD_STATUS_OK) unless
- * said otherwise. Out-parameters come last and are written only on success.
- * Views (clangoffload_bytes) borrow from the buffer given to the function that
- * produced them, or from static storage where said: keep that buffer alive and
- * unchanged while you use them. Every function is thread-safe; a handle may be
- * shared between threads for reading.
+ * Conventions (each function's comment says where it deviates):
+ *
+ * Status: every function returns a clangoffload_status (0 =
+ * CLANGOFFLOAD_STATUS_OK) unless said otherwise; store one as uint32_t.
+ * Out-parameters come last and are written only on success (text and array
+ * outputs also store the size needed on CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL).
+ * A panic inside the library is returned as CLANGOFFLOAD_STATUS_PANIC.
+ *
+ * Ownership: handles (struct clangoffload_archive, _bundle, _object_bundle,
+ * _text_bundle, _offload_binaries, _image_arguments) come from a _parse
+ * function and are released with the matching _free; clangoffload_buffer
+ * contents are released with clangoffload_buffer_free. Nothing else the
+ * library returns is freed by the caller: `const char *` results are static
+ * storage, and all other outputs are written into caller memory.
+ *
+ * Lifetime: views (clangoffload_bytes and the records holding them) borrow
+ * the buffer given to the function that produced them, or the handle they
+ * came from, or static storage where said: keep that buffer alive and
+ * unchanged, and the handle unfreed, while you use them.
+ *
+ * NULL: a pointer that comes with a length or count may be NULL only when
+ * that length is 0. A NULL `clangoffload_error *err` means "no details".
+ * Any other NULL pointer is never dereferenced: it gives
+ * CLANGOFFLOAD_STATUS_NULL_ARGUMENT (functions returning a count give 0,
+ * _free functions do nothing), except where a comment gives NULL a meaning
+ * (e.g. a NULL text buffer asks for the length needed).
+ *
+ * Thread safety: the library has no global mutable state, so any function
+ * may be called from any thread, concurrently with any other, on different
+ * arguments. Functions marked "Pure" depend only on their arguments. A
+ * handle is immutable once created: any number of threads may use it at
+ * once through the functions that take it as `const`. Freeing a handle or a
+ * clangoffload_buffer must not race with any other use of it, and nothing
+ * may be used after it is freed. Input buffers must not be modified while a
+ * call or a live handle reads them; an out-parameter or cursor must not be
+ * shared between concurrent calls.
  */
 
 #ifndef CLANGOFFLOAD_H
@@ -252,31 +282,31 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NEWLINE_IN_ID = 74,
   // A payload to be written holds a marker line.
   CLANGOFFLOAD_STATUS_MARKER_IN_PAYLOAD = 75,
-  // not an ar archive.
+  // The input is not an `ar` archive.
   CLANGOFFLOAD_STATUS_NOT_AN_ARCHIVE = 80,
-  // thin archives are not supported.
+  // A thin archive (not supported).
   CLANGOFFLOAD_STATUS_THIN_ARCHIVE = 81,
-  // archive member header does not end with `\\n.
+  // An archive member header does not end with a backquote and a newline.
   CLANGOFFLOAD_STATUS_BAD_MEMBER_TERMINATOR = 82,
-  // archive member header field is not a decimal number.
+  // An archive member header field is not a decimal number.
   CLANGOFFLOAD_STATUS_BAD_DECIMAL = 83,
-  // archive member runs past the end of the archive.
+  // An archive member runs past the end of the archive.
   CLANGOFFLOAD_STATUS_MEMBER_OUT_OF_BOUNDS = 84,
-  // archive member names a long name but there is no // table.
+  // An archive member names a long name but there is no `//` table.
   CLANGOFFLOAD_STATUS_MISSING_LONG_NAME_TABLE = 85,
-  // archive long name offset outside the // table.
+  // An archive long name offset lies outside the `//` table.
   CLANGOFFLOAD_STATUS_LONG_NAME_OUT_OF_BOUNDS = 86,
-  // archive long name is not terminated.
+  // An archive long name is not terminated.
   CLANGOFFLOAD_STATUS_UNTERMINATED_LONG_NAME = 87,
-  // BSD archive member name runs past its data.
+  // A BSD archive member name runs past its data.
   CLANGOFFLOAD_STATUS_BSD_NAME_OUT_OF_BOUNDS = 88,
-  // archive symbol count cannot fit in the symbol table.
+  // An archive symbol count cannot fit in the symbol table.
   CLANGOFFLOAD_STATUS_SYMBOL_COUNT_TOO_LARGE = 89,
-  // archive symbol name outside the symbol table.
+  // An archive symbol name lies outside the symbol table.
   CLANGOFFLOAD_STATUS_SYMBOL_NAME_OUT_OF_BOUNDS = 90,
-  // archive member name cannot be written.
+  // An archive member name cannot be written.
   CLANGOFFLOAD_STATUS_INVALID_MEMBER_NAME = 91,
-  // archive symbol name cannot be written.
+  // An archive symbol name cannot be written.
   CLANGOFFLOAD_STATUS_INVALID_SYMBOL_NAME = 92,
   // The input is not an OffloadBinary (no magic 10 FF 10 AD).
   CLANGOFFLOAD_STATUS_NOT_OFFLOAD_BINARY = 100,
@@ -846,43 +876,78 @@ typedef struct __tgt_image_info {
 extern "C" {
 #endif // __cplusplus
 
-// The library version as a static NUL-terminated string, e.g. `"0.1.0"`.
-// Never NULL; do not free.
+// The library version as a NUL-terminated string, e.g. `"0.1.0"`; its numbers
+// equal `CLANGOFFLOAD_VERSION_MAJOR`, `_MINOR` and `_PATCH`.
+//
+// Ownership: returns static storage; never free it.
+//
+// Lifetime: the string lives as long as the library is loaded.
+//
+// NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_version(void);
 
-// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a
-// handle in `*out`. Members are read up to the first damaged header; its
-// fault is kept (`clangoffload_archive_fault`) and the members before it are
-// still available. A thin archive and a file that is not an archive are
-// errors.
+// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a handle
+// in `*out`. Members are read up to the first damaged header; its fault is
+// kept (`clangoffload_archive_fault`) and the members before it are still
+// available. A thin archive and a file that is not an archive are errors.
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_archive_free`; it borrows `data`, which must stay alive and
-// unchanged until then. On failure `*out` is untouched and `*err` (if not
-// NULL) says what and where.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_archive_free` (exactly once). On failure `*out` is
+// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+// and where.
+//
+// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+// at `data`: they must stay alive and unchanged until the handle is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer; `err` is NULL or writable.
 clangoffload_status clangoffload_archive_parse(const uint8_t *data,
                                                size_t len,
                                                struct clangoffload_archive **out,
                                                struct clangoffload_error *err);
 
-// Releases a handle from `clangoffload_archive_parse`. NULL is allowed.
+// Releases a handle from `clangoffload_archive_parse`, with everything it
+// owns; views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `archive` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `archive` is NULL or a live handle not yet freed.
+// `archive` is NULL or a live handle from `clangoffload_archive_parse` not yet
+// freed.
 void clangoffload_archive_free(struct clangoffload_archive *archive);
 
-// Number of members read (file order); 0 for NULL.
+// Number of members read (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `archive` gives 0.
 //
 // # Safety
 // `archive` is NULL or a live handle.
 size_t clangoffload_archive_member_count(const struct clangoffload_archive *archive);
 
-// Stores member `index` (file order) in `*out`; the views borrow the parsed
-// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+// Stores member `index` (file order) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->name` and `out->data` borrow the parsed buffer, valid until
+// the handle is freed. The name is bytes from the file: never use it as a
+// path.
+//
+// NULL: `archive` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
 // `archive` is NULL or a live handle; `out` is NULL or writable.
@@ -890,8 +955,13 @@ clangoffload_status clangoffload_archive_get_member(const struct clangoffload_ar
                                                     size_t index,
                                                     struct clangoffload_archive_member *out);
 
-// The status of the damaged member header that ended the walk, with details
-// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+// The status of the damaged member header that ended the walk, with details in
+// `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `archive` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
 //
 // # Safety
 // `archive` is NULL or a live handle; `err` is NULL or writable.
@@ -899,17 +969,25 @@ clangoffload_status clangoffload_archive_fault(const struct clangoffload_archive
                                                struct clangoffload_error *err);
 
 // Writes a GNU archive of `count` members (`id` = member name, `payload` =
-// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0,
-// mode 644, `//` long-name table). Members that are ELF files get their
-// defined global symbols in the archive's symbol table; other members
-// (bitcode included: this library cannot read its symbols) get none.
+// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0, mode
+// 644, `//` long-name table). Members that are ELF files get their defined
+// global symbols in the archive's symbol table; other members (bitcode
+// included: this library cannot read its symbols) get none.
 //
-// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-// The inputs are only read during the call. Written only on success.
+// Ownership: on success `*out` is a new buffer owned by the caller, released
+// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+// only read during the call. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+//
+// NULL: `members` may be NULL only when `count` is 0, and a view's `ptr` only
+// when its `len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `members` is NULL or readable for `count` records whose views are readable;
+// `out` is NULL or writable; `err` is NULL or writable.
 clangoffload_status clangoffload_archive_write(const struct clangoffload_entry_input *members,
                                                size_t count,
                                                struct clangoffload_buffer *out,
@@ -918,14 +996,24 @@ clangoffload_status clangoffload_archive_write(const struct clangoffload_entry_i
 // The name clang-offload-bundler 22 gives, in the per-target archive of
 // `-type=a -unbundle`, to bundle entry `entry_id` (`entry_id_len` bytes of
 // UTF-8) of member `member_name` (`name_len` bytes): `<stem>-<entry id><stem>
-// <ext>` with `:` replaced by `_`. Copies it with a NUL after it into `buf`
-// (`cap` bytes) and stores its length in `*out_len`; when it does not fit,
-// stores the length needed and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
-// The result is a member name, never a path.
+// <ext>` with `:` replaced by `_`. The result is a member name, never a path.
+//
+// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+// success `buf` holds the text and a NUL, and `*out_len` its length without
+// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+// `*out_len` gets the length needed and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+// call again.
+//
+// NULL: `member_name` and `entry_id` may be NULL only when their length is 0;
+// `buf` NULL asks for the length (`BUFFER_TOO_SMALL`); `out_len` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// Pure: depends only on its arguments.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `member_name` and `entry_id` are NULL or readable for their lengths; `buf`
+// is NULL or writable for `cap` bytes; `out_len` is NULL or writable.
 clangoffload_status clangoffload_device_member_name(const uint8_t *member_name,
                                                     size_t name_len,
                                                     const char *entry_id,
@@ -934,73 +1022,115 @@ clangoffload_status clangoffload_device_member_name(const uint8_t *member_name,
                                                     size_t cap,
                                                     size_t *out_len);
 
-// Parses a binary bundle from `len` bytes at `data` and stores a new handle
-// in `*out`. Every descriptor is checked unless `flags` has
-// `CLANGOFFLOAD_PARSE_LENIENT`. Payload bytes are not read.
+// Parses a binary bundle from `len` bytes at `data` and stores a new handle in
+// `*out`. Every descriptor is checked unless `flags` has
+// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries in front of the first
+// bad descriptor (`clangoffload_bundle_fault`). Payload bytes are not read.
+// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_bundle_free`. It borrows `data`, which must stay alive and
-// unchanged until then. On failure `*out` is untouched and, if `err` is not
-// NULL, `*err` says what is wrong and where.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_bundle_free` (exactly once). On failure `*out` is
+// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+// and where.
+//
+// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+// at `data`: they must stay alive and unchanged until the handle is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer; `err` is NULL or writable.
 clangoffload_status clangoffload_bundle_parse(const uint8_t *data,
                                               size_t len,
                                               uint32_t flags,
                                               struct clangoffload_bundle **out,
                                               struct clangoffload_error *err);
 
-// Releases a handle from `clangoffload_bundle_parse`. NULL is allowed.
+// Releases a handle from `clangoffload_bundle_parse`, with everything it owns;
+// views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `bundle` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `bundle` is NULL or a handle from `clangoffload_bundle_parse` not yet freed.
+// `bundle` is NULL or a live handle from `clangoffload_bundle_parse` not yet
+// freed.
 void clangoffload_bundle_free(struct clangoffload_bundle *bundle);
 
-// Number of (good) entries; 0 for NULL.
+// Number of (good) entries, in file order.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `bundle` gives 0.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle.
 size_t clangoffload_bundle_entry_count(const struct clangoffload_bundle *bundle);
 
-// Size of the bundle header (magic, count, descriptors) for a strictly
-// parsed bundle, or 0 for a lenient one or NULL.
+// Size of the bundle header (magic, count, descriptors) for a strictly parsed
+// bundle, or 0 for a lenient one.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `bundle` gives 0.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle.
 uint64_t clangoffload_bundle_header_len(const struct clangoffload_bundle *bundle);
 
-// Stores entry `index` (file order) in `*out`. The views borrow the parsed
-// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+// Stores entry `index` (file order) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+// the handle is freed.
+//
+// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle; `out` is NULL or writable.
 clangoffload_status clangoffload_bundle_get_entry(const struct clangoffload_bundle *bundle,
                                                   size_t index,
                                                   struct clangoffload_bundle_entry *out);
 
-// For a leniently parsed bundle: the status of the first bad descriptor,
-// with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there
-// was none.
+// For a leniently parsed bundle: the status of the first bad descriptor, with
+// details in `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle; `err` is NULL or writable.
 clangoffload_status clangoffload_bundle_fault(const struct clangoffload_bundle *bundle,
                                               struct clangoffload_error *err);
 
-// Index of the first entry (file order) whose code object is compatible
-// with the bundle entry ID `target` (`target_len` bytes of UTF-8), by the
-// bundler's rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
-// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is.
+// Index of the first entry (file order) whose code object is compatible with
+// the bundle entry ID `target` (`target_len` bytes of UTF-8), by the bundler's
+// rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is. Entries whose ID does not parse
+// never match.
+//
+// Ownership: nothing to free; `*out_index` is a plain number.
+//
+// NULL: `bundle` or `out_index` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `target` may be NULL only when
+// `target_len` is 0 (an empty ID, which does not parse).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle; `target` is NULL or readable for
+// `target_len` bytes; `out_index` is NULL or writable.
 clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffload_bundle *bundle,
                                                         const char *target,
                                                         size_t target_len,
@@ -1008,13 +1138,20 @@ clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffloa
                                                         size_t *out_index);
 
 // The entry the HIP runtime would load on a device with AMDGPU target ID
-// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then
-// SPIR-V; first compatible in file order within each. Stores its index and
-// how it matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
+// first compatible in file order within each. Stores its index and how it
+// matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+//
+// Ownership: nothing to free; the outputs are plain values.
+//
+// NULL: `bundle`, `out_index` or `out_match` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first);
+// `device` may be NULL only when `device_len` is 0.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle; `device` is NULL or readable for
+// `device_len` bytes; `out_index` and `out_match` are NULL or writable (in C,
+// `out_match` points to a `uint32_t`).
 clangoffload_status clangoffload_bundle_select_for_device(const struct clangoffload_bundle *bundle,
                                                           const char *device,
                                                           size_t device_len,
@@ -1022,12 +1159,19 @@ clangoffload_status clangoffload_bundle_select_for_device(const struct clangoffl
                                                           clangoffload_device_match *out_match);
 
 // Checks the bundle for duplicate IDs, overlapping payloads, payloads inside
-// the header and trailing bytes. Stores up to `cap` findings in `out` (may be
-// NULL when `cap` is 0) and their total number in `*out_count`.
+// the header and trailing bytes. Stores the first `cap` findings (at most) in
+// `out` and their total number in `*out_count`; unlike the other array
+// outputs, a short array is not an error: compare `*out_count` with `cap`.
+//
+// Ownership: the findings are copied into the caller's array; nothing to free.
+//
+// NULL: `out` may be NULL only when `cap` is 0 (a NULL or misaligned `out`
+// with `cap` > 0 gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`); `bundle` or
+// `out_count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `bundle` is NULL or a live handle; `out` is NULL or writable for `cap`
+// records; `out_count` is NULL or writable.
 clangoffload_status clangoffload_bundle_validate(const struct clangoffload_bundle *bundle,
                                                  struct clangoffload_bundle_diagnostic *out,
                                                  size_t cap,
@@ -1038,13 +1182,26 @@ clangoffload_status clangoffload_bundle_validate(const struct clangoffload_bundl
 // two), exactly as clang-offload-bundler does. Writes the header (magic,
 // count, descriptors) into `header` (`header_cap` bytes) and its length into
 // `*header_len`; each payload's offset into `offsets[i]` (room for `count`),
-// and the bundle's total size into `*total_size`. The caller then writes
-// each payload at its offset, zeros in the gaps. If the header does not fit,
-// returns `BUFFER_TOO_SMALL` with the needed length in `*header_len`.
+// and the bundle's total size into `*total_size`. The caller then writes each
+// payload at its offset, zeros in the gaps.
+//
+// Ownership: everything is written into the caller's memory; nothing to free.
+// If the header does not fit (or `header` is NULL), only `*header_len` is
+// written, with the length needed, and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+//
+// NULL: `ids`, `sizes` and `offsets` may be NULL only when `count` is 0, and
+// an ID view's `ptr` only when its `len` is 0; `header` NULL asks for the
+// length; `header_len` or `total_size` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// Pure: depends only on its arguments.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `ids` and `sizes` are NULL or readable for `count` records (each ID view
+// readable); `header` is NULL or writable for `header_cap` bytes; `offsets` is
+// NULL or writable for `count` values; `header_len` and `total_size` are NULL
+// or writable.
 clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *ids,
                                                const uint64_t *sizes,
                                                size_t count,
@@ -1056,47 +1213,68 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
                                                uint64_t *total_size);
 
 // Reads the header of the compressed bundle in `len` bytes at `data` into
-// `*out`. Reads nothing past the header; never allocates.
+// `*out`. Reads nothing past the header.
 //
-// Ownership: the views in `*out` borrow `data`.
+// Ownership: nothing is allocated and nothing to free; `*out` is a plain
+// record the caller owns. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// Lifetime: `out->container` and `out->compressed` borrow `data`: valid while
+// `data` stays alive and unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` and `err` are NULL or
+// writable.
 clangoffload_status clangoffload_compressed_parse(const uint8_t *data,
                                                   size_t len,
                                                   struct clangoffload_compressed_header *out,
                                                   struct clangoffload_error *err);
 
 // Runs every check that needs no decoding (method, size against `max_size`,
-// zstd frame header and extent) and stores the size the bundle decompresses
-// to in `*out_size`: the buffer to give `clangoffload_compressed_decompress`.
+// zstd frame header and extent) and stores the size the bundle decompresses to
+// in `*out_size`: the buffer to give `clangoffload_compressed_decompress`.
 // `max_size` is `CLANGOFFLOAD_DEFAULT_LIMIT` or a limit in bytes.
 //
+// Ownership: nothing is allocated and nothing to free; `*out_size` is a plain
+// number. On failure `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out_size` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+//
 // # Safety
-// As `clangoffload_compressed_parse`.
+// `data` is NULL or readable for `len` bytes; `out_size` and `err` are NULL or
+// writable.
 clangoffload_status clangoffload_compressed_decompressed_size(const uint8_t *data,
                                                               size_t len,
                                                               uint64_t max_size,
                                                               size_t *out_size,
                                                               struct clangoffload_error *err);
 
-// Decompresses the compressed bundle in `len` bytes at `data` into `out`
-// (room for `out_cap` bytes) and stores the decompressed size in
-// `*out_len`. The output is exactly the declared size (else an error), is
-// never a compressed bundle itself, and its truncated MD5 must match the
-// stored one unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. A declared
-// size over `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) is refused before
-// anything is decoded. `out` too small: `BUFFER_TOO_SMALL` with the needed
-// size in `*out_len`.
+// Decompresses the compressed bundle in `len` bytes at `data` into `out` (room
+// for `out_cap` bytes) and stores the decompressed size in `*out_len`. The
+// output is exactly the declared size (else an error), is never a compressed
+// bundle itself, and its truncated MD5 must match the stored one unless
+// `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK` (any other flag bit:
+// `INVALID_ARGUMENT`). A declared size over `max_size`
+// (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) is refused before anything is decoded.
+// `out` too small: `BUFFER_TOO_SMALL` with the needed size in `*out_len`.
 //
-// Ownership: `out` is the caller's; the library allocates nothing for zlib and
-// only its bounded decoder state for zstd. On failure, `out` may hold partial
-// output.
+// Ownership: the output goes into the caller's `out`; nothing to free. The
+// library allocates nothing for zlib and only its bounded decoder state for
+// zstd, freed before returning. On failure `out` may hold partial output and
+// `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL is taken as no
+// room (`BUFFER_TOO_SMALL` with the size needed); `out_len` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// As `clangoffload_compressed_parse`; `out` is NULL or writable for `out_cap`
-// bytes and does not overlap `data`.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+// `out_cap` bytes and does not overlap `data`; `out_len` and `err` are NULL or
+// writable.
 clangoffload_status clangoffload_compressed_decompress(const uint8_t *data,
                                                        size_t len,
                                                        uint64_t max_size,
@@ -1109,31 +1287,47 @@ clangoffload_status clangoffload_compressed_decompress(const uint8_t *data,
 // Stores in `*out_hash` the truncated MD5 compressed bundles carry: the first
 // 8 bytes of the MD5 of `len` bytes at `data`, as a little-endian integer.
 //
-// # Safety
-// As `clangoffload_compressed_parse`.
-clangoffload_status clangoffload_truncated_md5(const uint8_t *data, size_t len, uint64_t *out_hash);
-
-// An upper bound on what `clangoffload_compress` writes for `len` input
-// bytes, stored in `*out_bound`.
+// Ownership: nothing to free; `*out_hash` is a plain number. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0 (the hash of nothing);
+// `out_hash` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
-// `out_bound` is writable.
+// `data` is NULL or readable for `len` bytes; `out_hash` is NULL or writable.
+clangoffload_status clangoffload_truncated_md5(const uint8_t *data, size_t len, uint64_t *out_hash);
+
+// An upper bound on what `clangoffload_compress` writes for `len` input bytes,
+// stored in `*out_bound`. `INVALID_ARGUMENT` if it would overflow.
+//
+// Ownership: nothing to free; `*out_bound` is a plain number. Pure.
+//
+// NULL: `out_bound` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `out_bound` is NULL or writable.
 clangoffload_status clangoffload_compress_bound(size_t len, size_t *out_bound);
 
 // Compresses the (uncompressed) bundle in `len` bytes at `data` into a
-// compressed bundle that clang-offload-bundler reads: header `version` 2 or
-// 3, `method` `CLANGOFFLOAD_METHOD_ZSTD` (LLVM's choice; level 3 with
+// compressed bundle that clang-offload-bundler reads: header `version` 2 or 3,
+// `method` `CLANGOFFLOAD_METHOD_ZSTD` (LLVM's choice; level 3 with
 // long-distance matching by default) or `CLANGOFFLOAD_METHOD_ZLIB` (level 6),
 // at `level` or `CLANGOFFLOAD_DEFAULT_LEVEL`. Writes into `out` (room for
-// `out_cap` bytes; `clangoffload_compress_bound` gives enough) and stores
-// the length in `*out_len`; when it does not fit, `BUFFER_TOO_SMALL` with
-// the length needed.
+// `out_cap` bytes; `clangoffload_compress_bound` gives enough) and stores the
+// length in `*out_len`; when it does not fit, `BUFFER_TOO_SMALL` with the
+// length needed.
 //
-// Ownership: `out` is the caller's; the library's working memory is freed
-// before returning.
+// Ownership: the output goes into the caller's `out`; nothing to free. The
+// library's working memory (including a full-size copy of the output) is freed
+// before returning. On failure `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL asks for the
+// length (`BUFFER_TOO_SMALL`, after compressing); `out_len` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// As `clangoffload_compressed_decompress`.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+// `out_cap` bytes and does not overlap `data`; `out_len` and `err` are NULL or
+// writable.
 clangoffload_status clangoffload_compress(const uint8_t *data,
                                           size_t len,
                                           uint16_t version,
@@ -1144,18 +1338,30 @@ clangoffload_status clangoffload_compress(const uint8_t *data,
                                           size_t *out_len,
                                           struct clangoffload_error *err);
 
-// Walks containers laid back to back (a linked `.hip_fatbin`: bundles and
-// compressed bundles, with zero padding between them). Start with
-// `*cursor = 0`; each call stores the next container at or after `*cursor`
-// in `*out` and moves `*cursor` past it. Returns `CLANGOFFLOAD_STATUS_END`
-// when only zero bytes are left. Containers are delimited by their own
-// sizes, never by searching for a magic. After an error (with its absolute
-// offset in `*err`) the walk cannot continue: the cursor is moved to the end.
+// Walks containers laid back to back (a linked `.hip_fatbin`: bundles,
+// compressed bundles and OffloadBinaries, with zero padding between them).
+// Start with `*cursor = 0`; each call stores the next container at or after
+// `*cursor` in `*out` and moves `*cursor` past it. Returns
+// `CLANGOFFLOAD_STATUS_END` when only zero bytes are left. Containers are
+// delimited by their own sizes, never by searching for a magic. After an error
+// (with its absolute offset in `*err`) the walk cannot continue. A cursor past
+// `len` gives `INVALID_ARGUMENT`.
 //
-// Ownership: `out->data` borrows `data`.
+// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+// `*cursor` is also written on `END` and on errors (moved to `len`).
+//
+// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+// unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+//
+// Thread safety: the cursor is the whole state of the walk; give each thread
+// its own.
 //
 // # Safety
-// As `clangoffload_compressed_parse`; `cursor` is readable and writable.
+// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+// writable; `out` and `err` are NULL or writable.
 clangoffload_status clangoffload_containers_next(const uint8_t *data,
                                                  size_t len,
                                                  uint64_t *cursor,
@@ -1163,37 +1369,59 @@ clangoffload_status clangoffload_containers_next(const uint8_t *data,
                                                  struct clangoffload_error *err);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
-// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.
+// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.
+//
+// Ownership: nothing is allocated and nothing to free; `*out` is a plain
+// record of views the caller owns.
+//
+// Lifetime: every view in `*out` borrows `text`: valid while `text` stays
+// alive and unchanged.
+//
+// NULL: `text` may be NULL only when `len` is 0 (an empty ID, which does not
+// parse); `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `text` is NULL or readable for `len` bytes; `out` is NULL or writable.
 clangoffload_status clangoffload_entry_id_parse(const char *text,
                                                 size_t len,
                                                 struct clangoffload_entry_id *out);
 
 // Writes the ID clang-offload-bundler 22 stores for the `-targets` entry
-// `text`: triple normalised (amdhsa: empty environment), target ID dropped
-// unless clang knows its processor. Output as `write_text`: NUL-terminated
-// into `buf` (`cap` bytes), length without the NUL in `*out_len`;
-// `BUFFER_TOO_SMALL` stores the length needed.
+// `text` (`len` bytes of UTF-8): triple normalised (amdhsa: empty
+// environment), target ID dropped unless clang knows its processor.
+//
+// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+// success `buf` holds the text and a NUL, and `*out_len` its length without
+// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+// `*out_len` gets the length needed and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+// call again.
+//
+// NULL: `text` may be NULL only when `len` is 0; `buf` NULL asks for the
+// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `text` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+// `cap` bytes; `out_len` is NULL or writable.
 clangoffload_status clangoffload_entry_id_normalize(const char *text,
                                                     size_t len,
                                                     char *buf,
                                                     size_t cap,
                                                     size_t *out_len);
 
-// Whether a code object stored under entry ID `code_object` may be given to
-// a request for entry ID `requested`, by the bundler's rules (see the
-// README); `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+// Whether a code object stored under entry ID `code_object` may be given to a
+// request for entry ID `requested`, by the bundler's rules (see the README);
+// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Either ID failing to
+// parse is an error.
+//
+// Ownership: nothing to free; `*out` is a plain value. Pure.
+//
+// NULL: `code_object` and `requested` may be NULL only when their length is 0;
+// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `code_object` and `requested` are NULL or readable for their lengths; `out`
+// is NULL or writable.
 clangoffload_status clangoffload_entry_id_is_compatible(const char *code_object,
                                                         size_t code_object_len,
                                                         const char *requested,
@@ -1201,36 +1429,60 @@ clangoffload_status clangoffload_entry_id_is_compatible(const char *code_object,
                                                         uint32_t flags,
                                                         bool *out);
 
-// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot
-// be bundled together (same kind, triple and processor; a feature set in one
-// and "any" in the other) and stores their indices, lower-sorting ID first.
-// `CLANGOFFLOAD_STATUS_NOT_FOUND` if there is none.
+// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot be
+// bundled together (same kind, triple and processor; a feature set in one and
+// "any" in the other) and stores their indices into `ids`, lower-sorting ID
+// first. IDs that do not parse take no part. `CLANGOFFLOAD_STATUS_NOT_FOUND`
+// if there is none.
+//
+// Ownership: nothing to free; the outputs are plain numbers. Pure.
+//
+// NULL: `ids` may be NULL only when `count` is 0, and an ID view's `ptr` only
+// when its `len` is 0; `out_first` or `out_second` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `ids` is NULL or readable for `count` records whose views are readable;
+// `out_first` and `out_second` are NULL or writable.
 clangoffload_status clangoffload_entry_ids_find_conflict(const struct clangoffload_bytes *ids,
                                                          size_t count,
                                                          size_t *out_first,
                                                          size_t *out_second);
 
-// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor
-// or alias, each feature at most once with a sign, only features the
-// processor supports.
+// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor or
+// alias, each feature at most once with a sign, only features the processor
+// supports.
+//
+// Ownership: nothing to free; `*out` is a plain record the caller owns.
+//
+// Lifetime: `out->processor` is static storage (the canonical name, not a view
+// of `text`): valid for as long as the library is loaded.
+//
+// NULL: `text` may be NULL only when `len` is 0 (an empty ID, which does not
+// parse); `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `text` is NULL or readable for `len` bytes; `out` is NULL or writable.
 clangoffload_status clangoffload_target_id_parse(const char *text,
                                                  size_t len,
                                                  struct clangoffload_target_id *out);
 
-// Writes the canonical form of an AMDGPU target ID (canonical processor,
-// features sorted: `gfx90a:sramecc+:xnack-`), as `write_text` does.
+// Writes the canonical form of the AMDGPU target ID `text` (`len` bytes;
+// canonical processor, features sorted: `gfx90a:sramecc+:xnack-`).
+//
+// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+// success `buf` holds the text and a NUL, and `*out_len` its length without
+// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+// `*out_len` gets the length needed and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+// call again.
+//
+// NULL: `text` may be NULL only when `len` is 0; `buf` NULL asks for the
+// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `text` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+// `cap` bytes; `out_len` is NULL or writable.
 clangoffload_status clangoffload_target_id_canonicalize(const char *text,
                                                         size_t len,
                                                         char *buf,
@@ -1238,12 +1490,18 @@ clangoffload_status clangoffload_target_id_canonicalize(const char *text,
                                                         size_t *out_len);
 
 // Whether code built for AMDGPU target ID `code_object` may run where
-// `requested` is asked for: same processor, and every feature the code
-// object sets is set the same way in the request ("any" accepts on and off).
+// `requested` is asked for: same processor, and every feature the code object
+// sets is set the same way in the request ("any" accepts on and off). Either
+// ID failing to parse is an error.
+//
+// Ownership: nothing to free; `*out` is a plain value. Pure.
+//
+// NULL: `code_object` and `requested` may be NULL only when their length is 0;
+// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; handles are live; out-parameters are writable.
+// `code_object` and `requested` are NULL or readable for their lengths; `out`
+// is NULL or writable.
 clangoffload_status clangoffload_target_id_is_compatible(const char *code_object,
                                                          size_t code_object_len,
                                                          const char *requested,
@@ -1251,16 +1509,24 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
                                                          bool *out);
 
 // Finds the next section holding offload data in the ELF file (relocatable
-// object, executable or shared library) in `len` bytes at `data`, starting
-// at section index `*index` (start with 0), stores it in `*out` and sets
-// `*index` past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A
-// damaged section header is reported (status, `*err`) with `*index` set past
-// it, so the caller can go on with the next.
+// object, executable or shared library) in `len` bytes at `data`, starting at
+// section index `*index` (start with 0), stores it in `*out` and sets `*index`
+// past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
+// header is reported (status, `*err`) with `*index` set past it, so the caller
+// can go on with the next.
 //
-// Ownership: the views borrow `data`. Nothing is allocated.
+// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+// `*index` is also written on `END` and on errors.
+//
+// Lifetime: `out->name` and `out->data` borrow `data`: valid while `data`
+// stays alive and unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `index` or `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// `data` is valid for `len` bytes; the other pointers are NULL or writable.
+// `data` is NULL or readable for `len` bytes; `index` is NULL or readable and
+// writable; `out` and `err` are NULL or writable.
 clangoffload_status clangoffload_elf_offload_section_next(const uint8_t *data,
                                                           size_t len,
                                                           uint32_t *index,
@@ -1268,14 +1534,24 @@ clangoffload_status clangoffload_elf_offload_section_next(const uint8_t *data,
                                                           struct clangoffload_error *err);
 
 // Stores record `record` of the wrapper section `section_index`
-// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `*out`,
-// following its pointer (or the relocation that fills it) to the fat binary.
-// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last record.
+// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `len` bytes at
+// `data` in `*out`, following its pointer (or the relocation that fills it) to
+// the fat binary. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last
+// record. To read every record, `clangoffload_fatbin_wrappers` is linear where
+// calling this for each record is not.
 //
-// Ownership: the views borrow `data`. Nothing is allocated.
+// Ownership: nothing to free; `*out` is a plain record the caller owns. On
+// failure `*err` (if not NULL) says what and where.
+//
+// Lifetime: `out->target` borrows `data`: valid while `data` stays alive and
+// unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// `data` is valid for `len` bytes; `out` and `err` are NULL or writable.
+// `data` is NULL or readable for `len` bytes; `out` and `err` are NULL or
+// writable.
 clangoffload_status clangoffload_fatbin_wrapper_get(const uint8_t *data,
                                                     size_t len,
                                                     uint32_t section_index,
@@ -1283,19 +1559,28 @@ clangoffload_status clangoffload_fatbin_wrapper_get(const uint8_t *data,
                                                     struct clangoffload_fatbin_wrapper_record *out,
                                                     struct clangoffload_error *err);
 
-// Every record of the wrapper section `section_index` of the ELF file, as
-// `clangoffload_fatbin_wrapper_get` gives each, into the caller's array
-// `out` of `capacity` records; their number goes to `*count`. Reads the
-// relocations once, so it stays linear in the file for any number of
-// records (one `_get` per record would not). Too small an array:
-// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` and nothing written (NULL and 0
-// ask for the number).
+// Every record of the wrapper section `section_index` of the ELF file in `len`
+// bytes at `data`, as `clangoffload_fatbin_wrapper_get` gives each, into the
+// caller's array `out` of `capacity` records; their number goes to `*count`.
+// Reads the relocations once, so it stays linear in the file for any number of
+// records. Too small an array: `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`, nothing
+// written to `out`, and the number needed in `*count` (NULL and 0 ask for the
+// number).
 //
-// Ownership: the views borrow `data`. Allocates only while it runs.
+// Ownership: the records are copied into the caller's array; nothing to free.
+// Working memory is freed before returning. On failure `*err` (if not NULL)
+// says what and where.
+//
+// Lifetime: each record's `target` borrows `data`: valid while `data` stays
+// alive and unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` may be NULL only when
+// `capacity` is 0; `count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
 //
 // # Safety
-// `data` is valid for `len` bytes; `out` is NULL (with `capacity` 0) or
-// writable for `capacity` records; `count` and `err` are NULL or writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+// `capacity` records; `count` and `err` are NULL or writable.
 clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
                                                  size_t len,
                                                  uint32_t section_index,
@@ -1304,18 +1589,31 @@ clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
                                                  size_t *count,
                                                  struct clangoffload_error *err);
 
-// Finds the next bundle, compressed bundle or OffloadBinary at or after
-// offset `*cursor` of the `len` bytes at `data` (an in-memory image, a core
-// dump, any file), validated before it is reported, stores it in `*out` and
-// moves `*cursor` on: past a compressed bundle (its compressed bytes are not
+// Finds the next bundle, compressed bundle or OffloadBinary at or after offset
+// `*cursor` of the `len` bytes at `data` (an in-memory image, a core dump, any
+// file), validated before it is reported, stores it in `*out` and moves
+// `*cursor` on: past a compressed bundle (its compressed bytes are not
 // searched), one byte past anything else (so containers inside payloads are
 // found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
-// Runs at near memory speed.
+// With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
+// container are reported too (`out->status` says why); any other flag bit, or
+// a cursor past `len`, gives `INVALID_ARGUMENT`. Runs at near memory speed.
 //
-// Ownership: the view borrows `data`. Nothing is allocated.
+// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+// `*cursor` is also written on `END` (moved to `len`).
+//
+// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+// unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// Thread safety: the cursor is the whole state of the scan; give each thread
+// its own (several threads may scan disjoint ranges of one buffer).
 //
 // # Safety
-// `data` is valid for `len` bytes; `cursor` and `out` are writable.
+// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+// writable; `out` is NULL or writable.
 clangoffload_status clangoffload_scan_next(const uint8_t *data,
                                            size_t len,
                                            uint32_t flags,
@@ -1324,14 +1622,20 @@ clangoffload_status clangoffload_scan_next(const uint8_t *data,
 
 // The extent of the container (bundle, compressed bundle or OffloadBinary)
 // starting at `data`, for an image given by pointer alone (as
-// `hipModuleLoadData` receives one): the header is read first, a few bytes
-// at a time, never more than `max` bytes and never past the container. The
-// extent is stored in `*extent`; parse `*extent` bytes at `data` next.
-// A version 1 compressed bundle does not record its size:
-// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max`:
-// `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent still stored.
+// `hipModuleLoadData` receives one): the header is read first, a few bytes at
+// a time, never more than `max` bytes and never past the container. The extent
+// is stored in `*extent`; parse `*extent` bytes at `data` next. A version 1
+// compressed bundle does not record its size:
+// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max` (or a header
+// longer than `max`): `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent (or the
+// bytes needed) still stored in `*extent`.
 //
-// Ownership: nothing is kept or allocated.
+// Ownership: nothing is kept or allocated; nothing to free. On failure `*err`
+// (if not NULL) says what and where.
+//
+// NULL: `data` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` unless `max` is
+// 0; `extent` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
 //
 // # Safety
 // `data` is readable up to the container's end or `max` bytes, whichever is
@@ -1341,15 +1645,25 @@ clangoffload_status clangoffload_container_extent(const uint8_t *data,
                                                   uint64_t *extent,
                                                   struct clangoffload_error *err);
 
-// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6)
-// was built for, from its header (`e_flags`), as a NUL-terminated string
-// into `buf` (e.g. `gfx90a:sramecc+:xnack-`), and its length without the NUL
-// into `*len_out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other file;
-// `BUFFER_TOO_SMALL` (with the length needed) if `cap` is too small.
+// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6) in
+// `len` bytes at `data` was built for, from its header (`e_flags`), e.g.
+// `gfx90a:sramecc+:xnack-`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other ELF
+// file; a file that is not ELF is an error reported in `*err`.
+//
+// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+// success `buf` holds the text and a NUL, and `*len_out` its length without
+// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+// `*len_out` gets the length needed and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*len_out + 1` bytes and
+// call again.
+//
+// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
+// length; `len_out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+// be NULL (no details).
 //
 // # Safety
-// `data` is valid for `len` bytes; `buf` is NULL or writable for `cap`
-// bytes; `len_out` and `err` are NULL or writable.
+// `data` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+// `cap` bytes; `len_out` and `err` are NULL or writable.
 clangoffload_status clangoffload_amdgpu_target_id(const uint8_t *data,
                                                   size_t len,
                                                   char *buf,
@@ -1360,37 +1674,67 @@ clangoffload_status clangoffload_amdgpu_target_id(const uint8_t *data,
 // Parses the ELF object in `len` bytes at `data` and stores a handle in
 // `*out`. Every section is checked unless `flags` has
 // `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
-// and the first fault (`clangoffload_object_bundle_fault`). An object with no
-// bundle section has no entries.
+// and the first fault (`clangoffload_object_bundle_fault`); any other flag bit
+// gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`. An object with no bundle
+// section has no entries.
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_object_bundle_free`; it borrows `data`, which must stay alive
-// and unchanged until then. On failure `*out` is untouched and `*err` (if not
-// NULL) says what and where.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_object_bundle_free` (exactly once). On failure `*out` is
+// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+// and where.
+//
+// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+// at `data`: they must stay alive and unchanged until the handle is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer; `err` is NULL or writable.
 clangoffload_status clangoffload_object_bundle_parse(const uint8_t *data,
                                                      size_t len,
                                                      uint32_t flags,
                                                      struct clangoffload_object_bundle **out,
                                                      struct clangoffload_error *err);
 
-// Releases a handle from `clangoffload_object_bundle_parse`. NULL is allowed.
+// Releases a handle from `clangoffload_object_bundle_parse`, with everything
+// it owns; views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `bundle` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `bundle` is NULL or a live handle not yet freed.
+// `bundle` is NULL or a live handle from `clangoffload_object_bundle_parse`
+// not yet freed.
 void clangoffload_object_bundle_free(struct clangoffload_object_bundle *bundle);
 
-// Number of entries (in section order); 0 for NULL.
+// Number of entries (in section order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `bundle` gives 0.
 //
 // # Safety
 // `bundle` is NULL or a live handle.
 size_t clangoffload_object_bundle_entry_count(const struct clangoffload_object_bundle *bundle);
 
-// Stores entry `index` (section order) in `*out`; the views borrow the
-// parsed buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+// Stores entry `index` (section order) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+// the handle is freed.
+//
+// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
 // `bundle` is NULL or a live handle; `out` is NULL or writable.
@@ -1399,18 +1743,31 @@ clangoffload_status clangoffload_object_bundle_get_entry(const struct clangofflo
                                                          struct clangoffload_object_bundle_entry *out);
 
 // For a leniently parsed object: the status of the first bad section, with
-// details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if none.
+// details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
 //
 // # Safety
 // `bundle` is NULL or a live handle; `err` is NULL or writable.
 clangoffload_status clangoffload_object_bundle_fault(const struct clangoffload_object_bundle *bundle,
                                                      struct clangoffload_error *err);
 
-// Writes into `*out` the object without its bundle sections: what
-// extracting the host entry gives, laid out as llvm-objcopy lays it out.
+// Writes into `*out` the object without its bundle sections: what extracting
+// the host entry gives, laid out as llvm-objcopy lays it out.
 //
-// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
-// it does not borrow the parsed buffer. Written only on success.
+// Ownership: on success `*out` is a new buffer owned by the caller, released
+// with `clangoffload_buffer_free`. On failure `*out` is untouched and `*err`
+// (if not NULL) says what and where.
+//
+// Lifetime: `out->ptr` borrows neither the handle nor the parsed buffer: it
+// stays valid until `clangoffload_buffer_free`, even after the handle is
+// freed.
+//
+// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
 //
 // # Safety
 // `bundle` is NULL or a live handle; `out` and `err` are NULL or writable.
@@ -1423,12 +1780,22 @@ clangoffload_status clangoffload_object_bundle_host_object(const struct clangoff
 // as clang-offload-bundler flags them. The output is byte-identical to
 // `clang-offload-bundler -type=o` (which runs llvm-objcopy).
 //
-// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-// The inputs are only read during the call. Written only on success.
+// Ownership: on success `*out` is a new buffer owned by the caller, released
+// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+// only read during the call. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+//
+// NULL: `host` may be NULL only when `host_len` is 0 (not an ELF file: an
+// error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
+// only when its `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `host` is NULL or readable for `host_len` bytes; `entries` is NULL or
+// readable for `count` records whose views are readable; `out` is NULL or
+// writable; `err` is NULL or writable.
 clangoffload_status clangoffload_object_bundle_write(const uint8_t *host,
                                                      size_t host_len,
                                                      const struct clangoffload_entry_input *entries,
@@ -1436,31 +1803,49 @@ clangoffload_status clangoffload_object_bundle_write(const uint8_t *host,
                                                      struct clangoffload_buffer *out,
                                                      struct clangoffload_error *err);
 
-// Releases a buffer the library allocated and sets it to `{NULL, 0}`. NULL
-// and an empty buffer are allowed.
+// Releases a buffer the library allocated (`ptr` and `len` as the library set
+// them) and sets it to `{NULL, 0}`.
+//
+// Ownership: the bytes at `buffer->ptr` are released; the
+// `clangoffload_buffer` record itself is the caller's (it is not freed).
+//
+// Lifetime: any pointer into the buffer becomes invalid.
+//
+// NULL: a NULL `buffer`, and a buffer whose `ptr` is NULL (empty, already
+// freed through this record, or zero-initialised), do nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// buffer.
 //
 // # Safety
-// `buffer` is NULL or points to a buffer filled by this library and not yet
-// freed.
+// `buffer` is NULL or points to a record filled by this library (or `{NULL,
+// 0}`) whose bytes were not yet freed.
 void clangoffload_buffer_free(struct clangoffload_buffer *buffer);
 
 // Parses every OffloadBinary in `len` bytes at `data` (back to back, zero
-// padding between and after them skipped) and stores a handle in `*out`.
-// Every field of every binary is checked. Compressed binaries are
-// decompressed, refusing a declared size over `max_size`
-// (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB). With `CLANGOFFLOAD_PARSE_LENIENT`,
-// the binaries before a damaged one are kept and the fault is available from
-// `clangoffload_offload_binaries_fault`; otherwise it is the status.
+// padding between and after them skipped) and stores a handle in `*out`. Every
+// field of every binary is checked. Compressed binaries are decompressed,
+// refusing a declared size over `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1
+// GiB). With `CLANGOFFLOAD_PARSE_LENIENT`, the binaries before a damaged one
+// are kept and the fault is available from
+// `clangoffload_offload_binaries_fault`; otherwise it is the status. Any other
+// flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_offload_binaries_free`; it borrows `data`, which must stay
-// alive and unchanged until then. On failure `*out` is untouched and `*err`
-// (if not NULL) says what and where. Thread safety: a handle may be read from
-// several threads at once.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_offload_binaries_free` (exactly once); it owns the
+// decompressed bytes of compressed binaries. On failure `*out` is untouched,
+// nothing is kept, and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: they must stay alive
+// and unchanged until the handle is freed. Views taken from it borrow `data`
+// or (entries of compressed binaries) the handle.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer; `err` is NULL or writable.
 clangoffload_status clangoffload_offload_binaries_parse(const uint8_t *data,
                                                         size_t len,
                                                         uint64_t max_size,
@@ -1468,21 +1853,44 @@ clangoffload_status clangoffload_offload_binaries_parse(const uint8_t *data,
                                                         struct clangoffload_offload_binaries **out,
                                                         struct clangoffload_error *err);
 
-// Releases a handle from `clangoffload_offload_binaries_parse`. NULL is
-// allowed.
+// Releases a handle from `clangoffload_offload_binaries_parse`, with
+// everything it owns; views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `binaries` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `binaries` is NULL or a live handle not yet freed.
+// `binaries` is NULL or a live handle from
+// `clangoffload_offload_binaries_parse` not yet freed.
 void clangoffload_offload_binaries_free(struct clangoffload_offload_binaries *binaries);
 
-// Number of entries over all binaries (file order); 0 for NULL.
+// Number of entries over all binaries (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `binaries` gives 0.
 //
 // # Safety
 // `binaries` is NULL or a live handle.
 size_t clangoffload_offload_binaries_entry_count(const struct clangoffload_offload_binaries *binaries);
 
-// Stores entry `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
-// past the last.
+// Stores entry `index` (file order over all binaries) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->image`, `out->triple` and `out->arch` borrow `data`, or, for
+// an entry of a compressed binary, the handle (`compressed` is 1): they stay
+// valid until the handle is freed, while `data` stays alive and unchanged.
+//
+// NULL: `binaries` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
 // `binaries` is NULL or a live handle; `out` is NULL or writable.
@@ -1491,6 +1899,17 @@ clangoffload_status clangoffload_offload_binaries_get_entry(const struct clangof
                                                             struct clangoffload_offload_entry *out);
 
 // Stores string `string` (table order) of entry `entry` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` when either index is past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->key` and `out->value` borrow `data`, or, for an entry of a
+// compressed binary, the handle (`compressed` is 1): they stay valid until the
+// handle is freed, while `data` stays alive and unchanged.
+//
+// NULL: `binaries` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
 // `binaries` is NULL or a live handle; `out` is NULL or writable.
@@ -1500,11 +1919,21 @@ clangoffload_status clangoffload_offload_binaries_get_string(const struct clango
                                                              struct clangoffload_string_pair *out);
 
 // Stores in `*value` the value of the first string of entry `entry` whose key
-// is the `key_len` bytes at `key`; `CLANGOFFLOAD_STATUS_NOT_FOUND` if none.
+// is the `key_len` bytes at `key`; `CLANGOFFLOAD_STATUS_NOT_FOUND` if none,
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+//
+// Ownership: nothing to free; `*value` is a plain view the caller owns.
+//
+// Lifetime: `*value` borrows `data`, or, for an entry of a compressed binary,
+// the handle (`compressed` is 1): they stay valid until the handle is freed,
+// while `data` stays alive and unchanged. It does not borrow `key`.
+//
+// NULL: `binaries` or `value` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`
+// (`NOT_FOUND` is reported first); `key` may be NULL only when `key_len` is 0.
 //
 // # Safety
-// `binaries` is NULL or a live handle; `key` is valid for `key_len` bytes;
-// `value` is NULL or writable.
+// `binaries` is NULL or a live handle; `key` is NULL or readable for `key_len`
+// bytes; `value` is NULL or writable.
 clangoffload_status clangoffload_offload_binaries_find_string(const struct clangoffload_offload_binaries *binaries,
                                                               size_t entry,
                                                               const uint8_t *key,
@@ -1512,27 +1941,42 @@ clangoffload_status clangoffload_offload_binaries_find_string(const struct clang
                                                               struct clangoffload_bytes *value);
 
 // For a leniently parsed buffer: the status of the damaged binary that ended
-// the walk, with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if
-// none.
+// the walk, with details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `binaries` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+// be NULL (no details).
 //
 // # Safety
 // `binaries` is NULL or a live handle; `err` is NULL or writable.
 clangoffload_status clangoffload_offload_binaries_fault(const struct clangoffload_offload_binaries *binaries,
                                                         struct clangoffload_error *err);
 
-// Writes `count` images as OffloadBinaries into `*out`. Version 1: one
-// binary per image, back to back, byte-identical to llvm-offload-binary 22
-// given the strings in the order `clangoffload_image_arguments_parse` gives.
-// Versions 2 and 3: one binary holding every image, as upstream LLVM writes
-// it; version 3 may be compressed (`CLANGOFFLOAD_COMPRESSION_ZLIB`/`_ZSTD`)
-// at `level` (`CLANGOFFLOAD_DEFAULT_LEVEL`: zlib 6, zstd 5).
+// Writes `count` images as OffloadBinaries into `*out`. Version 1: one binary
+// per image, back to back, byte-identical to llvm-offload-binary 22 given the
+// strings in the order `clangoffload_image_arguments_parse` gives. Versions 2
+// and 3: one binary holding every image, as upstream LLVM writes it; version 3
+// may be compressed (`CLANGOFFLOAD_COMPRESSION_ZLIB`/`_ZSTD`) at `level`
+// (`CLANGOFFLOAD_DEFAULT_LEVEL`: zlib 6, zstd 5). An unknown `compression`, or
+// compression with another version, gives
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 //
-// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
-// written only on success.
+// Ownership: on success `*out` is a new buffer owned by the caller, released
+// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+// only read during the call. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+//
+// NULL: `images` may be NULL only when `count` is 0, an image's `strings` only
+// when its `string_count` is 0, and a view's `ptr` only when its `len` is 0;
+// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no
+// details).
 //
 // # Safety
-// `images` is valid for `count` records whose views are valid; `out` and
-// `err` are NULL or writable.
+// `images` is NULL or readable for `count` records whose arrays and views are
+// readable; `out` is NULL or writable; `err` is NULL or writable.
 clangoffload_status clangoffload_offload_binary_write(const struct clangoffload_image_input *images,
                                                       size_t count,
                                                       uint32_t version,
@@ -1545,24 +1989,44 @@ clangoffload_status clangoffload_offload_binary_write(const struct clangoffload_
 // clang-offload-packager 22 does and stores a handle in `*out`. `file` and
 // `kind` are among the pairs; the caller decides what they mean.
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_image_arguments_free`; it borrows `argument`, which must stay
-// alive until then.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_image_arguments_free` (exactly once); it owns the joined
+// values of repeated keys. On failure `*out` is untouched.
+//
+// Lifetime: the handle borrows `argument`, which must stay alive and unchanged
+// until the handle is freed.
+//
+// NULL: `argument` may be NULL only when `len` is 0 (no pairs); `out` NULL
+// gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
-// `argument` is valid for `len` bytes; `out` is NULL or writable.
+// `argument` is NULL or readable for `len` bytes; `out` is NULL or writable.
 clangoffload_status clangoffload_image_arguments_parse(const uint8_t *argument,
                                                        size_t len,
                                                        struct clangoffload_image_arguments **out);
 
-// Number of pairs; 0 for NULL.
+// Number of pairs.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `arguments` gives 0.
 //
 // # Safety
 // `arguments` is NULL or a live handle.
 size_t clangoffload_image_arguments_count(const struct clangoffload_image_arguments *arguments);
 
-// Stores pair `index` in `*out`; the views borrow the handle and the
-// argument.
+// Stores pair `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past
+// the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->key` borrows the argument; `out->value` borrows the argument
+// or (a repeated key's joined values) the handle: both valid until the handle
+// is freed, while the argument stays alive and unchanged.
+//
+// NULL: `arguments` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`
+// (an index out of range is reported first).
 //
 // # Safety
 // `arguments` is NULL or a live handle; `out` is NULL or writable.
@@ -1570,64 +2034,115 @@ clangoffload_status clangoffload_image_arguments_get(const struct clangoffload_i
                                                      size_t index,
                                                      struct clangoffload_string_pair *out);
 
-// Releases a handle from `clangoffload_image_arguments_parse`; NULL allowed.
+// Releases a handle from `clangoffload_image_arguments_parse`, with everything
+// it owns; views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `arguments` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `arguments` is NULL or a live handle not yet freed.
+// `arguments` is NULL or a live handle from
+// `clangoffload_image_arguments_parse` not yet freed.
 void clangoffload_image_arguments_free(struct clangoffload_image_arguments *arguments);
 
-// The image kind LLVM 22 gives a file extension (`o`, `bc`, `cubin`,
-// `fatbin`, `s`; anything else is 0).
+// The image kind LLVM 22 gives a file extension (`o`, `bc`, `cubin`, `fatbin`,
+// `s`; anything else is 0). Returns the kind itself, not a status.
+//
+// Ownership: nothing to free; returns a plain value. Pure.
+//
+// NULL: `extension` may be NULL only when `len` is 0; NULL with a non-zero
+// `len` gives 0.
 //
 // # Safety
-// `extension` is valid for `len` bytes.
+// `extension` is NULL or readable for `len` bytes.
 uint16_t clangoffload_image_kind_from_extension(const uint8_t *extension, size_t len);
 
 // The offload kind a `kind=` value names (`openmp`, `cuda`, `hip`, `sycl`;
-// anything else is 0).
+// anything else is 0). Returns the kind itself, not a status.
+//
+// Ownership: nothing to free; returns a plain value. Pure.
+//
+// NULL: `name` may be NULL only when `len` is 0; NULL with a non-zero `len`
+// gives 0.
 //
 // # Safety
-// `name` is valid for `len` bytes.
+// `name` is NULL or readable for `len` bytes.
 uint16_t clangoffload_offload_kind_from_name(const uint8_t *name, size_t len);
 
 // Names of an image kind: the extension LLVM 22 gives extracted images
-// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what
-// `llvm-objdump --offloading` prints (`style` 1: "elf", "llvm ir", ...,
-// "<none>"). A static NUL-terminated string; never NULL.
+// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what `llvm-objdump
+// --offloading` prints (`style` 1, and any other non-zero value: "elf", "llvm
+// ir", ..., "<none>").
+//
+// Ownership: returns static storage; never free it.
+//
+// Lifetime: the string lives as long as the library is loaded.
+//
+// NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_image_kind_name(uint16_t kind, uint32_t style);
 
 // The name of an offload kind as `llvm-objdump --offloading` prints it
-// ("openmp", "cuda", "hip", "sycl", "none"). A static NUL-terminated string.
+// ("openmp", "cuda", "hip", "sycl", "none").
+//
+// Ownership: returns static storage; never free it.
+//
+// Lifetime: the NUL-terminated string lives as long as the library is loaded.
+//
+// NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_offload_kind_name(uint16_t kind);
 
-// A static, NUL-terminated English message for any status value (unknown
-// values get "unknown status"). Never NULL; do not free.
+// An English message for any status value (unknown values get "unknown
+// status").
+//
+// Ownership: returns static storage; never free it.
+//
+// Lifetime: the NUL-terminated string lives as long as the library is loaded.
+//
+// NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_status_message(uint32_t status);
 
 // The comment (`CLANGOFFLOAD_COMMENT_*`) the bundler uses for `-type`
 // `type_name` (`len` bytes, e.g. "ll"), in `*out`;
 // `CLANGOFFLOAD_STATUS_NOT_FOUND` if that type is not a text type.
 //
+// Ownership: nothing to free; `*out` is a plain value. Pure.
+//
+// NULL: `type_name` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first).
+//
 // # Safety
-// `type_name` is valid for `len` bytes; `out` is NULL or writable.
+// `type_name` is NULL or readable for `len` bytes; `out` is NULL or writable.
 clangoffload_status clangoffload_text_comment_for_type(const uint8_t *type_name,
                                                        size_t len,
                                                        uint32_t *out);
 
 // Parses the text bundle in `len` bytes at `data`, whose markers use
-// `comment`, and stores a handle in `*out`. The whole file is checked unless
-// `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries before
-// the first fault (`clangoffload_text_bundle_fault`). A file with no marker
-// has no entries (the bundler takes it for the host's own file).
+// `comment_kind` (`CLANGOFFLOAD_COMMENT_*`; any other value gives
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`), and stores a handle in `*out`. The
+// whole file is checked unless `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which
+// keeps the entries before the first fault (`clangoffload_text_bundle_fault`).
+// A file with no marker has no entries (the bundler takes it for the host's
+// own file).
 //
-// Ownership: the handle is the caller's, released with
-// `clangoffload_text_bundle_free`; it borrows `data`, which must stay alive and
-// unchanged until then. On failure `*out` is untouched and `*err` (if not
-// NULL) says what and where.
+// Ownership: on success `*out` is a new handle owned by the caller, released
+// with `clangoffload_text_bundle_free` (exactly once). On failure `*out` is
+// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+// and where.
+//
+// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+// at `data`: they must stay alive and unchanged until the handle is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer; `err` is NULL or writable.
 clangoffload_status clangoffload_text_bundle_parse(const uint8_t *data,
                                                    size_t len,
                                                    uint32_t comment_kind,
@@ -1635,20 +2150,43 @@ clangoffload_status clangoffload_text_bundle_parse(const uint8_t *data,
                                                    struct clangoffload_text_bundle **out,
                                                    struct clangoffload_error *err);
 
-// Releases a handle from `clangoffload_text_bundle_parse`. NULL is allowed.
+// Releases a handle from `clangoffload_text_bundle_parse`, with everything it
+// owns; views taken from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `bundle` does nothing.
+//
+// Thread safety: must not run concurrently with any other use of the same
+// handle; the handle must not be used afterwards.
 //
 // # Safety
-// `bundle` is NULL or a live handle not yet freed.
+// `bundle` is NULL or a live handle from `clangoffload_text_bundle_parse` not
+// yet freed.
 void clangoffload_text_bundle_free(struct clangoffload_text_bundle *bundle);
 
-// Number of entries (file order); 0 for NULL.
+// Number of entries (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `bundle` gives 0.
 //
 // # Safety
 // `bundle` is NULL or a live handle.
 size_t clangoffload_text_bundle_entry_count(const struct clangoffload_text_bundle *bundle);
 
-// Stores entry `index` (file order) in `*out`; the views borrow the parsed
-// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+// Stores entry `index` (file order) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+// the handle is freed.
+//
+// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
 //
 // # Safety
 // `bundle` is NULL or a live handle; `out` is NULL or writable.
@@ -1657,24 +2195,37 @@ clangoffload_status clangoffload_text_bundle_get_entry(const struct clangoffload
                                                        struct clangoffload_text_bundle_entry *out);
 
 // For a leniently parsed bundle: the status of the first fault, with details
-// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+// in `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
 //
 // # Safety
 // `bundle` is NULL or a live handle; `err` is NULL or writable.
 clangoffload_status clangoffload_text_bundle_fault(const struct clangoffload_text_bundle *bundle,
                                                    struct clangoffload_error *err);
 
-// Writes a text bundle of `count` entries, in order, with `comment`'s
-// markers, into `*out`: byte-identical to clang-offload-bundler 22. An
-// entry that could not be read back as itself (an empty ID, a newline in
-// the ID, a marker line in the payload) is an error.
+// Writes a text bundle of `count` entries, in order, with the markers of
+// `comment_kind` (`CLANGOFFLOAD_COMMENT_*`), into `*out`: byte-identical to
+// clang-offload-bundler 22. An entry that could not be read back as itself (an
+// empty ID, a newline in the ID, a marker line in the payload) is an error.
 //
-// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-// The inputs are only read during the call. Written only on success.
+// Ownership: on success `*out` is a new buffer owned by the caller, released
+// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+// only read during the call. On failure `*out` is untouched and `*err` (if not
+// NULL) says what and where.
+//
+// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+//
+// NULL: `entries` may be NULL only when `count` is 0, and a view's `ptr` only
+// when its `len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
 //
 // # Safety
-// Every pointer is NULL (reported, not dereferenced) or valid for the length
-// given with it; out-parameters are writable.
+// `entries` is NULL or readable for `count` records whose views are readable;
+// `out` is NULL or writable; `err` is NULL or writable.
 clangoffload_status clangoffload_text_bundle_write(uint32_t comment_kind,
                                                    const struct clangoffload_entry_input *entries,
                                                    size_t count,
@@ -1687,28 +2238,37 @@ clangoffload_status clangoffload_text_bundle_write(uint32_t comment_kind,
 // llvm-offload-wrapper does for one: `ImageStart`/`ImageEnd` bound the image
 // inside `data` (zero-copy), `EntriesBegin`/`EntriesEnd` are
 // `entries_begin`/`entries_end` as given (usually
-// `__start_llvm_offload_entries`/`__stop_llvm_offload_entries`; may be NULL).
-// Stores the number of records in `*count`.
+// `__start_llvm_offload_entries`/`__stop_llvm_offload_entries`). Stores the
+// number of records in `*count`.
 //
 // Not images, so left out: metadata-only entries (version 2 flag
 // `OIF_Metadata`), magics that start no valid OffloadBinary, and compressed
 // (version 3) binaries, whose images exist only once decompressed. The number
-// of compressed binaries left out is stored in `*skipped_compressed` unless
-// it is NULL (also on `BUFFER_TOO_SMALL`).
+// of compressed binaries left out is stored in `*skipped_compressed` unless it
+// is NULL (also on `BUFFER_TOO_SMALL`).
 //
 // When more than `capacity` records would be written, nothing is written to
 // `out`, the number needed is stored in `*count` and the status is
 // `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: call with `out` NULL and `capacity`
 // 0 to ask for the count first.
 //
-// Ownership and lifetime: the records point into `data`, which must stay
-// alive and unchanged while they are used (for a runtime: for as long as the
-// images are registered). Nothing is allocated. Thread-safe.
+// Ownership: the records are written into the caller's array; nothing is
+// allocated and nothing to free. The entry pointers are copied, never
+// dereferenced.
+//
+// Lifetime: `ImageStart`/`ImageEnd` point into `data`, which must stay alive
+// and unchanged while the records are used (for a runtime: for as long as the
+// images are registered).
+//
+// NULL: `data` may be NULL only when `len` is 0; `entries_begin` and
+// `entries_end` may be NULL (stored as given); `out` may be NULL only when
+// `capacity` is 0; `count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `skipped_compressed` may be NULL.
 //
 // # Safety
 // `data` is NULL (only with `len` 0) or readable for `len` bytes; `out` is
-// NULL (only with `capacity` 0) or writable for `capacity` records; `count`
-// is writable; `skipped_compressed` is NULL or writable.
+// NULL (only with `capacity` 0) or writable for `capacity` records; `count` is
+// NULL or writable; `skipped_compressed` is NULL or writable.
 clangoffload_status clangoffload_device_images_fill(const uint8_t *data,
                                                     size_t len,
                                                     struct __tgt_offload_entry *entries_begin,
@@ -1720,11 +2280,16 @@ clangoffload_status clangoffload_device_images_fill(const uint8_t *data,
 
 // Checks a HIP/CUDA fat-binary wrapper record as a runtime receives it in
 // `__hipRegisterFatBinary` / `__cudaRegisterFatBinary`: a known magic
-// (`CLANGOFFLOAD_FATBIN_MAGIC_*`), version 1 and a non-NULL binary. Stores
-// the magic in `*magic` (may be NULL) on success. A NULL `wrapper` gives
-// `NULL_ARGUMENT`, anything else wrong `INVALID_ARGUMENT`.
+// (`CLANGOFFLOAD_FATBIN_MAGIC_*`), version 1 and a non-NULL binary. Stores the
+// magic in `*magic` on success. Anything wrong (a misaligned `wrapper`
+// included) gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`. Reads only the
+// 24-byte record, not the binary.
 //
-// Reads only the 24-byte record, not the binary. Thread-safe.
+// Ownership: nothing is allocated and nothing to free; `*magic` is a plain
+// value.
+//
+// NULL: a NULL `wrapper` gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `magic`
+// may be NULL (not stored); the record's `binary` NULL is `INVALID_ARGUMENT`.
 //
 // # Safety
 // `wrapper` is NULL or points to a readable record; `magic` is NULL or

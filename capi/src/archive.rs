@@ -36,20 +36,25 @@ pub struct clangoffload_archive_member {
     pub data_offset: u64,
 }
 
-/// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a
-/// handle in `*out`. Members are read up to the first damaged header; its
-/// fault is kept (`clangoffload_archive_fault`) and the members before it are
-/// still available. A thin archive and a file that is not an archive are
-/// errors.
+/// Parses the archive (GNU or BSD) in `len` bytes at `data` and stores a handle
+/// in `*out`. Members are read up to the first damaged header; its fault is
+/// kept (`clangoffload_archive_fault`) and the members before it are still
+/// available. A thin archive and a file that is not an archive are errors.
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_archive_free`; it borrows `data`, which must stay alive and
-/// unchanged until then. On failure `*out` is untouched and `*err` (if not
-/// NULL) says what and where.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_archive_free` (exactly once). On failure `*out` is
+/// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+/// and where.
+///
+/// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+/// at `data`: they must stay alive and unchanged until the handle is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+/// handle pointer; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_archive_parse(
     data: *const u8,
@@ -71,17 +76,31 @@ pub unsafe extern "C" fn clangoffload_archive_parse(
     })
 }
 
-/// Releases a handle from `clangoffload_archive_parse`. NULL is allowed.
+/// Releases a handle from `clangoffload_archive_parse`, with everything it
+/// owns; views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `archive` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `archive` is NULL or a live handle not yet freed.
+/// `archive` is NULL or a live handle from `clangoffload_archive_parse` not yet
+/// freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_archive_free(archive: *mut clangoffload_archive) {
     // SAFETY: NULL or a handle from parse released once, as the caller promises.
     unsafe { free_handle(archive) }
 }
 
-/// Number of members read (file order); 0 for NULL.
+/// Number of members read (file order).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `archive` gives 0.
 ///
 /// # Safety
 /// `archive` is NULL or a live handle.
@@ -93,8 +112,18 @@ pub unsafe extern "C" fn clangoffload_archive_member_count(
     unsafe { handle_arg(archive) }.map_or(0, |a| a.members.len())
 }
 
-/// Stores member `index` (file order) in `*out`; the views borrow the parsed
-/// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+/// Stores member `index` (file order) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->name` and `out->data` borrow the parsed buffer, valid until
+/// the handle is freed. The name is bytes from the file: never use it as a
+/// path.
+///
+/// NULL: `archive` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
 /// `archive` is NULL or a live handle; `out` is NULL or writable.
@@ -122,8 +151,13 @@ pub unsafe extern "C" fn clangoffload_archive_get_member(
     })
 }
 
-/// The status of the damaged member header that ended the walk, with details
-/// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+/// The status of the damaged member header that ended the walk, with details in
+/// `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `archive` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
 ///
 /// # Safety
 /// `archive` is NULL or a live handle; `err` is NULL or writable.
@@ -141,17 +175,25 @@ pub unsafe extern "C" fn clangoffload_archive_fault(
 }
 
 /// Writes a GNU archive of `count` members (`id` = member name, `payload` =
-/// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0,
-/// mode 644, `//` long-name table). Members that are ELF files get their
-/// defined global symbols in the archive's symbol table; other members
-/// (bitcode included: this library cannot read its symbols) get none.
+/// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0, mode
+/// 644, `//` long-name table). Members that are ELF files get their defined
+/// global symbols in the archive's symbol table; other members (bitcode
+/// included: this library cannot read its symbols) get none.
 ///
-/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-/// The inputs are only read during the call. Written only on success.
+/// Ownership: on success `*out` is a new buffer owned by the caller, released
+/// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+/// only read during the call. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+///
+/// NULL: `members` may be NULL only when `count` is 0, and a view's `ptr` only
+/// when its `len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `members` is NULL or readable for `count` records whose views are readable;
+/// `out` is NULL or writable; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_archive_write(
     members: *const clangoffload_entry_input,
@@ -191,14 +233,24 @@ pub unsafe extern "C" fn clangoffload_archive_write(
 /// The name clang-offload-bundler 22 gives, in the per-target archive of
 /// `-type=a -unbundle`, to bundle entry `entry_id` (`entry_id_len` bytes of
 /// UTF-8) of member `member_name` (`name_len` bytes): `<stem>-<entry id><stem>
-/// <ext>` with `:` replaced by `_`. Copies it with a NUL after it into `buf`
-/// (`cap` bytes) and stores its length in `*out_len`; when it does not fit,
-/// stores the length needed and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
-/// The result is a member name, never a path.
+/// <ext>` with `:` replaced by `_`. The result is a member name, never a path.
+///
+/// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+/// success `buf` holds the text and a NUL, and `*out_len` its length without
+/// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+/// `*out_len` gets the length needed and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+/// call again.
+///
+/// NULL: `member_name` and `entry_id` may be NULL only when their length is 0;
+/// `buf` NULL asks for the length (`BUFFER_TOO_SMALL`); `out_len` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// Pure: depends only on its arguments.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `member_name` and `entry_id` are NULL or readable for their lengths; `buf`
+/// is NULL or writable for `cap` bytes; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_device_member_name(
     member_name: *const u8,

@@ -40,18 +40,26 @@ pub struct clangoffload_bundle_entry {
     pub descriptor_offset: u64,
 }
 
-/// Parses a binary bundle from `len` bytes at `data` and stores a new handle
-/// in `*out`. Every descriptor is checked unless `flags` has
-/// `CLANGOFFLOAD_PARSE_LENIENT`. Payload bytes are not read.
+/// Parses a binary bundle from `len` bytes at `data` and stores a new handle in
+/// `*out`. Every descriptor is checked unless `flags` has
+/// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries in front of the first
+/// bad descriptor (`clangoffload_bundle_fault`). Payload bytes are not read.
+/// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_bundle_free`. It borrows `data`, which must stay alive and
-/// unchanged until then. On failure `*out` is untouched and, if `err` is not
-/// NULL, `*err` says what is wrong and where.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_bundle_free` (exactly once). On failure `*out` is
+/// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+/// and where.
+///
+/// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+/// at `data`: they must stay alive and unchanged until the handle is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+/// handle pointer; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_parse(
     data: *const u8,
@@ -87,21 +95,34 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
     })
 }
 
-/// Releases a handle from `clangoffload_bundle_parse`. NULL is allowed.
+/// Releases a handle from `clangoffload_bundle_parse`, with everything it owns;
+/// views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `bundle` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `bundle` is NULL or a handle from `clangoffload_bundle_parse` not yet freed.
+/// `bundle` is NULL or a live handle from `clangoffload_bundle_parse` not yet
+/// freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_free(bundle: *mut clangoffload_bundle) {
     // SAFETY: NULL or a handle from parse released once, as the caller promises.
     unsafe { free_handle(bundle) }
 }
 
-/// Number of (good) entries; 0 for NULL.
+/// Number of (good) entries, in file order.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `bundle` gives 0.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     bundle: *const clangoffload_bundle,
@@ -110,24 +131,35 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
-/// Size of the bundle header (magic, count, descriptors) for a strictly
-/// parsed bundle, or 0 for a lenient one or NULL.
+/// Size of the bundle header (magic, count, descriptors) for a strictly parsed
+/// bundle, or 0 for a lenient one.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `bundle` gives 0.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffload_bundle) -> u64 {
     // SAFETY: NULL or a live handle, as the caller promises.
     unsafe { handle_arg(bundle) }.map_or(0, |b| b.bundle.header_len().unwrap_or(0))
 }
 
-/// Stores entry `index` (file order) in `*out`. The views borrow the parsed
-/// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+/// Stores entry `index` (file order) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+/// the handle is freed.
+///
+/// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_get_entry(
     bundle: *const clangoffload_bundle,
@@ -152,13 +184,16 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
     })
 }
 
-/// For a leniently parsed bundle: the status of the first bad descriptor,
-/// with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there
-/// was none.
+/// For a leniently parsed bundle: the status of the first bad descriptor, with
+/// details in `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_fault(
     bundle: *const clangoffload_bundle,
@@ -172,14 +207,21 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
     })
 }
 
-/// Index of the first entry (file order) whose code object is compatible
-/// with the bundle entry ID `target` (`target_len` bytes of UTF-8), by the
-/// bundler's rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
-/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is.
+/// Index of the first entry (file order) whose code object is compatible with
+/// the bundle entry ID `target` (`target_len` bytes of UTF-8), by the bundler's
+/// rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is. Entries whose ID does not parse
+/// never match.
+///
+/// Ownership: nothing to free; `*out_index` is a plain number.
+///
+/// NULL: `bundle` or `out_index` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `target` may be NULL only when
+/// `target_len` is 0 (an empty ID, which does not parse).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle; `target` is NULL or readable for
+/// `target_len` bytes; `out_index` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
     bundle: *const clangoffload_bundle,
@@ -222,13 +264,20 @@ pub enum clangoffload_device_match {
 }
 
 /// The entry the HIP runtime would load on a device with AMDGPU target ID
-/// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then
-/// SPIR-V; first compatible in file order within each. Stores its index and
-/// how it matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+/// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
+/// first compatible in file order within each. Stores its index and how it
+/// matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+///
+/// Ownership: nothing to free; the outputs are plain values.
+///
+/// NULL: `bundle`, `out_index` or `out_match` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first);
+/// `device` may be NULL only when `device_len` is 0.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle; `device` is NULL or readable for
+/// `device_len` bytes; `out_index` and `out_match` are NULL or writable (in C,
+/// `out_match` points to a `uint32_t`).
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
     bundle: *const clangoffload_bundle,
@@ -306,12 +355,19 @@ impl From<BundleDiagnostic> for clangoffload_bundle_diagnostic {
 }
 
 /// Checks the bundle for duplicate IDs, overlapping payloads, payloads inside
-/// the header and trailing bytes. Stores up to `cap` findings in `out` (may be
-/// NULL when `cap` is 0) and their total number in `*out_count`.
+/// the header and trailing bytes. Stores the first `cap` findings (at most) in
+/// `out` and their total number in `*out_count`; unlike the other array
+/// outputs, a short array is not an error: compare `*out_count` with `cap`.
+///
+/// Ownership: the findings are copied into the caller's array; nothing to free.
+///
+/// NULL: `out` may be NULL only when `cap` is 0 (a NULL or misaligned `out`
+/// with `cap` > 0 gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`); `bundle` or
+/// `out_count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `bundle` is NULL or a live handle; `out` is NULL or writable for `cap`
+/// records; `out_count` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_validate(
     bundle: *const clangoffload_bundle,
@@ -345,13 +401,26 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
 /// two), exactly as clang-offload-bundler does. Writes the header (magic,
 /// count, descriptors) into `header` (`header_cap` bytes) and its length into
 /// `*header_len`; each payload's offset into `offsets[i]` (room for `count`),
-/// and the bundle's total size into `*total_size`. The caller then writes
-/// each payload at its offset, zeros in the gaps. If the header does not fit,
-/// returns `BUFFER_TOO_SMALL` with the needed length in `*header_len`.
+/// and the bundle's total size into `*total_size`. The caller then writes each
+/// payload at its offset, zeros in the gaps.
+///
+/// Ownership: everything is written into the caller's memory; nothing to free.
+/// If the header does not fit (or `header` is NULL), only `*header_len` is
+/// written, with the length needed, and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+///
+/// NULL: `ids`, `sizes` and `offsets` may be NULL only when `count` is 0, and
+/// an ID view's `ptr` only when its `len` is 0; `header` NULL asks for the
+/// length; `header_len` or `total_size` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// Pure: depends only on its arguments.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `ids` and `sizes` are NULL or readable for `count` records (each ID view
+/// readable); `header` is NULL or writable for `header_cap` bytes; `offsets` is
+/// NULL or writable for `count` values; `header_len` and `total_size` are NULL
+/// or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_layout(
     ids: *const clangoffload_bytes,

@@ -97,13 +97,21 @@ pub struct clangoffload_container {
 }
 
 /// Reads the header of the compressed bundle in `len` bytes at `data` into
-/// `*out`. Reads nothing past the header; never allocates.
+/// `*out`. Reads nothing past the header.
 ///
-/// Ownership: the views in `*out` borrow `data`.
+/// Ownership: nothing is allocated and nothing to free; `*out` is a plain
+/// record the caller owns. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// Lifetime: `out->container` and `out->compressed` borrow `data`: valid while
+/// `data` stays alive and unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` and `err` are NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compressed_parse(
     data: *const u8,
@@ -134,12 +142,19 @@ pub(crate) fn limits(max_size: u64) -> Limits {
 }
 
 /// Runs every check that needs no decoding (method, size against `max_size`,
-/// zstd frame header and extent) and stores the size the bundle decompresses
-/// to in `*out_size`: the buffer to give `clangoffload_compressed_decompress`.
+/// zstd frame header and extent) and stores the size the bundle decompresses to
+/// in `*out_size`: the buffer to give `clangoffload_compressed_decompress`.
 /// `max_size` is `CLANGOFFLOAD_DEFAULT_LIMIT` or a limit in bytes.
 ///
+/// Ownership: nothing is allocated and nothing to free; `*out_size` is a plain
+/// number. On failure `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out_size` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+///
 /// # Safety
-/// As `clangoffload_compressed_parse`.
+/// `data` is NULL or readable for `len` bytes; `out_size` and `err` are NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compressed_decompressed_size(
     data: *const u8,
@@ -162,22 +177,28 @@ pub unsafe extern "C" fn clangoffload_compressed_decompressed_size(
     })
 }
 
-/// Decompresses the compressed bundle in `len` bytes at `data` into `out`
-/// (room for `out_cap` bytes) and stores the decompressed size in
-/// `*out_len`. The output is exactly the declared size (else an error), is
-/// never a compressed bundle itself, and its truncated MD5 must match the
-/// stored one unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. A declared
-/// size over `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) is refused before
-/// anything is decoded. `out` too small: `BUFFER_TOO_SMALL` with the needed
-/// size in `*out_len`.
+/// Decompresses the compressed bundle in `len` bytes at `data` into `out` (room
+/// for `out_cap` bytes) and stores the decompressed size in `*out_len`. The
+/// output is exactly the declared size (else an error), is never a compressed
+/// bundle itself, and its truncated MD5 must match the stored one unless
+/// `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK` (any other flag bit:
+/// `INVALID_ARGUMENT`). A declared size over `max_size`
+/// (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) is refused before anything is decoded.
+/// `out` too small: `BUFFER_TOO_SMALL` with the needed size in `*out_len`.
 ///
-/// Ownership: `out` is the caller's; the library allocates nothing for zlib and
-/// only its bounded decoder state for zstd. On failure, `out` may hold partial
-/// output.
+/// Ownership: the output goes into the caller's `out`; nothing to free. The
+/// library allocates nothing for zlib and only its bounded decoder state for
+/// zstd, freed before returning. On failure `out` may hold partial output and
+/// `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL is taken as no
+/// room (`BUFFER_TOO_SMALL` with the size needed); `out_len` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// As `clangoffload_compressed_parse`; `out` is NULL or writable for `out_cap`
-/// bytes and does not overlap `data`.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+/// `out_cap` bytes and does not overlap `data`; `out_len` and `err` are NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compressed_decompress(
     data: *const u8,
@@ -234,8 +255,13 @@ pub unsafe extern "C" fn clangoffload_compressed_decompress(
 /// Stores in `*out_hash` the truncated MD5 compressed bundles carry: the first
 /// 8 bytes of the MD5 of `len` bytes at `data`, as a little-endian integer.
 ///
+/// Ownership: nothing to free; `*out_hash` is a plain number. Pure.
+///
+/// NULL: `data` may be NULL only when `len` is 0 (the hash of nothing);
+/// `out_hash` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
 /// # Safety
-/// As `clangoffload_compressed_parse`.
+/// `data` is NULL or readable for `len` bytes; `out_hash` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_truncated_md5(
     data: *const u8,
@@ -251,11 +277,15 @@ pub unsafe extern "C" fn clangoffload_truncated_md5(
     })
 }
 
-/// An upper bound on what `clangoffload_compress` writes for `len` input
-/// bytes, stored in `*out_bound`.
+/// An upper bound on what `clangoffload_compress` writes for `len` input bytes,
+/// stored in `*out_bound`. `INVALID_ARGUMENT` if it would overflow.
+///
+/// Ownership: nothing to free; `*out_bound` is a plain number. Pure.
+///
+/// NULL: `out_bound` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
-/// `out_bound` is writable.
+/// `out_bound` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compress_bound(
     len: usize,
@@ -277,19 +307,26 @@ pub unsafe extern "C" fn clangoffload_compress_bound(
 }
 
 /// Compresses the (uncompressed) bundle in `len` bytes at `data` into a
-/// compressed bundle that clang-offload-bundler reads: header `version` 2 or
-/// 3, `method` `CLANGOFFLOAD_METHOD_ZSTD` (LLVM's choice; level 3 with
+/// compressed bundle that clang-offload-bundler reads: header `version` 2 or 3,
+/// `method` `CLANGOFFLOAD_METHOD_ZSTD` (LLVM's choice; level 3 with
 /// long-distance matching by default) or `CLANGOFFLOAD_METHOD_ZLIB` (level 6),
 /// at `level` or `CLANGOFFLOAD_DEFAULT_LEVEL`. Writes into `out` (room for
-/// `out_cap` bytes; `clangoffload_compress_bound` gives enough) and stores
-/// the length in `*out_len`; when it does not fit, `BUFFER_TOO_SMALL` with
-/// the length needed.
+/// `out_cap` bytes; `clangoffload_compress_bound` gives enough) and stores the
+/// length in `*out_len`; when it does not fit, `BUFFER_TOO_SMALL` with the
+/// length needed.
 ///
-/// Ownership: `out` is the caller's; the library's working memory is freed
-/// before returning.
+/// Ownership: the output goes into the caller's `out`; nothing to free. The
+/// library's working memory (including a full-size copy of the output) is freed
+/// before returning. On failure `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL asks for the
+/// length (`BUFFER_TOO_SMALL`, after compressing); `out_len` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// As `clangoffload_compressed_decompress`.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+/// `out_cap` bytes and does not overlap `data`; `out_len` and `err` are NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compress(
     data: *const u8,
@@ -326,18 +363,30 @@ pub unsafe extern "C" fn clangoffload_compress(
     })
 }
 
-/// Walks containers laid back to back (a linked `.hip_fatbin`: bundles and
-/// compressed bundles, with zero padding between them). Start with
-/// `*cursor = 0`; each call stores the next container at or after `*cursor`
-/// in `*out` and moves `*cursor` past it. Returns `CLANGOFFLOAD_STATUS_END`
-/// when only zero bytes are left. Containers are delimited by their own
-/// sizes, never by searching for a magic. After an error (with its absolute
-/// offset in `*err`) the walk cannot continue: the cursor is moved to the end.
+/// Walks containers laid back to back (a linked `.hip_fatbin`: bundles,
+/// compressed bundles and OffloadBinaries, with zero padding between them).
+/// Start with `*cursor = 0`; each call stores the next container at or after
+/// `*cursor` in `*out` and moves `*cursor` past it. Returns
+/// `CLANGOFFLOAD_STATUS_END` when only zero bytes are left. Containers are
+/// delimited by their own sizes, never by searching for a magic. After an error
+/// (with its absolute offset in `*err`) the walk cannot continue. A cursor past
+/// `len` gives `INVALID_ARGUMENT`.
 ///
-/// Ownership: `out->data` borrows `data`.
+/// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+/// `*cursor` is also written on `END` and on errors (moved to `len`).
+///
+/// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+/// unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+///
+/// Thread safety: the cursor is the whole state of the walk; give each thread
+/// its own.
 ///
 /// # Safety
-/// As `clangoffload_compressed_parse`; `cursor` is readable and writable.
+/// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+/// writable; `out` and `err` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_containers_next(
     data: *const u8,

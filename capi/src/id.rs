@@ -32,11 +32,19 @@ pub struct clangoffload_entry_id {
 }
 
 /// Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
-/// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`. Views borrow `text`.
+/// `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.
+///
+/// Ownership: nothing is allocated and nothing to free; `*out` is a plain
+/// record of views the caller owns.
+///
+/// Lifetime: every view in `*out` borrows `text`: valid while `text` stays
+/// alive and unchanged.
+///
+/// NULL: `text` may be NULL only when `len` is 0 (an empty ID, which does not
+/// parse); `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `text` is NULL or readable for `len` bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_parse(
     text: *const c_char,
@@ -64,14 +72,22 @@ pub unsafe extern "C" fn clangoffload_entry_id_parse(
 }
 
 /// Writes the ID clang-offload-bundler 22 stores for the `-targets` entry
-/// `text`: triple normalised (amdhsa: empty environment), target ID dropped
-/// unless clang knows its processor. Output as `write_text`: NUL-terminated
-/// into `buf` (`cap` bytes), length without the NUL in `*out_len`;
-/// `BUFFER_TOO_SMALL` stores the length needed.
+/// `text` (`len` bytes of UTF-8): triple normalised (amdhsa: empty
+/// environment), target ID dropped unless clang knows its processor.
+///
+/// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+/// success `buf` holds the text and a NUL, and `*out_len` its length without
+/// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+/// `*out_len` gets the length needed and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+/// call again.
+///
+/// NULL: `text` may be NULL only when `len` is 0; `buf` NULL asks for the
+/// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `text` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+/// `cap` bytes; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_normalize(
     text: *const c_char,
@@ -88,13 +104,19 @@ pub unsafe extern "C" fn clangoffload_entry_id_normalize(
     })
 }
 
-/// Whether a code object stored under entry ID `code_object` may be given to
-/// a request for entry ID `requested`, by the bundler's rules (see the
-/// README); `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+/// Whether a code object stored under entry ID `code_object` may be given to a
+/// request for entry ID `requested`, by the bundler's rules (see the README);
+/// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Either ID failing to
+/// parse is an error.
+///
+/// Ownership: nothing to free; `*out` is a plain value. Pure.
+///
+/// NULL: `code_object` and `requested` may be NULL only when their length is 0;
+/// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `code_object` and `requested` are NULL or readable for their lengths; `out`
+/// is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
     code_object: *const c_char,
@@ -120,14 +142,21 @@ pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
     })
 }
 
-/// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot
-/// be bundled together (same kind, triple and processor; a feature set in one
-/// and "any" in the other) and stores their indices, lower-sorting ID first.
-/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if there is none.
+/// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot be
+/// bundled together (same kind, triple and processor; a feature set in one and
+/// "any" in the other) and stores their indices into `ids`, lower-sorting ID
+/// first. IDs that do not parse take no part. `CLANGOFFLOAD_STATUS_NOT_FOUND`
+/// if there is none.
+///
+/// Ownership: nothing to free; the outputs are plain numbers. Pure.
+///
+/// NULL: `ids` may be NULL only when `count` is 0, and an ID view's `ptr` only
+/// when its `len` is 0; `out_first` or `out_second` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `ids` is NULL or readable for `count` records whose views are readable;
+/// `out_first` and `out_second` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
     ids: *const clangoffload_bytes,
@@ -196,13 +225,20 @@ pub struct clangoffload_target_id {
     pub sramecc: clangoffload_feature,
 }
 
-/// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor
-/// or alias, each feature at most once with a sign, only features the
-/// processor supports.
+/// Parses an AMDGPU target ID (`gfx90a:sramecc+:xnack-`): a known processor or
+/// alias, each feature at most once with a sign, only features the processor
+/// supports.
+///
+/// Ownership: nothing to free; `*out` is a plain record the caller owns.
+///
+/// Lifetime: `out->processor` is static storage (the canonical name, not a view
+/// of `text`): valid for as long as the library is loaded.
+///
+/// NULL: `text` may be NULL only when `len` is 0 (an empty ID, which does not
+/// parse); `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `text` is NULL or readable for `len` bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_parse(
     text: *const c_char,
@@ -222,12 +258,22 @@ pub unsafe extern "C" fn clangoffload_target_id_parse(
     })
 }
 
-/// Writes the canonical form of an AMDGPU target ID (canonical processor,
-/// features sorted: `gfx90a:sramecc+:xnack-`), as `write_text` does.
+/// Writes the canonical form of the AMDGPU target ID `text` (`len` bytes;
+/// canonical processor, features sorted: `gfx90a:sramecc+:xnack-`).
+///
+/// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+/// success `buf` holds the text and a NUL, and `*out_len` its length without
+/// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+/// `*out_len` gets the length needed and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
+/// call again.
+///
+/// NULL: `text` may be NULL only when `len` is 0; `buf` NULL asks for the
+/// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`. Pure.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `text` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+/// `cap` bytes; `out_len` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
     text: *const c_char,
@@ -246,12 +292,18 @@ pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
 }
 
 /// Whether code built for AMDGPU target ID `code_object` may run where
-/// `requested` is asked for: same processor, and every feature the code
-/// object sets is set the same way in the request ("any" accepts on and off).
+/// `requested` is asked for: same processor, and every feature the code object
+/// sets is set the same way in the request ("any" accepts on and off). Either
+/// ID failing to parse is an error.
+///
+/// Ownership: nothing to free; `*out` is a plain value. Pure.
+///
+/// NULL: `code_object` and `requested` may be NULL only when their length is 0;
+/// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; handles are live; out-parameters are writable.
+/// `code_object` and `requested` are NULL or readable for their lengths; `out`
+/// is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_target_id_is_compatible(
     code_object: *const c_char,

@@ -39,8 +39,14 @@ pub const CLANGOFFLOAD_VERSION_MINOR: u32 = 1;
 /// Patch version of the library.
 pub const CLANGOFFLOAD_VERSION_PATCH: u32 = 0;
 
-/// The library version as a static NUL-terminated string, e.g. `"0.1.0"`.
-/// Never NULL; do not free.
+/// The library version as a NUL-terminated string, e.g. `"0.1.0"`; its numbers
+/// equal `CLANGOFFLOAD_VERSION_MAJOR`, `_MINOR` and `_PATCH`.
+///
+/// Ownership: returns static storage; never free it.
+///
+/// Lifetime: the string lives as long as the library is loaded.
+///
+/// NULL: never returns NULL. Pure; takes no pointer.
 #[no_mangle]
 pub extern "C" fn clangoffload_version() -> *const std::ffi::c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()

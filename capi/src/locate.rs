@@ -62,16 +62,24 @@ pub struct clangoffload_offload_section {
 }
 
 /// Finds the next section holding offload data in the ELF file (relocatable
-/// object, executable or shared library) in `len` bytes at `data`, starting
-/// at section index `*index` (start with 0), stores it in `*out` and sets
-/// `*index` past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A
-/// damaged section header is reported (status, `*err`) with `*index` set past
-/// it, so the caller can go on with the next.
+/// object, executable or shared library) in `len` bytes at `data`, starting at
+/// section index `*index` (start with 0), stores it in `*out` and sets `*index`
+/// past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
+/// header is reported (status, `*err`) with `*index` set past it, so the caller
+/// can go on with the next.
 ///
-/// Ownership: the views borrow `data`. Nothing is allocated.
+/// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+/// `*index` is also written on `END` and on errors.
+///
+/// Lifetime: `out->name` and `out->data` borrow `data`: valid while `data`
+/// stays alive and unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `index` or `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// `data` is valid for `len` bytes; the other pointers are NULL or writable.
+/// `data` is NULL or readable for `len` bytes; `index` is NULL or readable and
+/// writable; `out` and `err` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
     data: *const u8,
@@ -131,14 +139,24 @@ pub struct clangoffload_fatbin_wrapper_record {
 }
 
 /// Stores record `record` of the wrapper section `section_index`
-/// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `*out`,
-/// following its pointer (or the relocation that fills it) to the fat binary.
-/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last record.
+/// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `len` bytes at
+/// `data` in `*out`, following its pointer (or the relocation that fills it) to
+/// the fat binary. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last
+/// record. To read every record, `clangoffload_fatbin_wrappers` is linear where
+/// calling this for each record is not.
 ///
-/// Ownership: the views borrow `data`. Nothing is allocated.
+/// Ownership: nothing to free; `*out` is a plain record the caller owns. On
+/// failure `*err` (if not NULL) says what and where.
+///
+/// Lifetime: `out->target` borrows `data`: valid while `data` stays alive and
+/// unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// `data` is valid for `len` bytes; `out` and `err` are NULL or writable.
+/// `data` is NULL or readable for `len` bytes; `out` and `err` are NULL or
+/// writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
     data: *const u8,
@@ -165,19 +183,28 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
     })
 }
 
-/// Every record of the wrapper section `section_index` of the ELF file, as
-/// `clangoffload_fatbin_wrapper_get` gives each, into the caller's array
-/// `out` of `capacity` records; their number goes to `*count`. Reads the
-/// relocations once, so it stays linear in the file for any number of
-/// records (one `_get` per record would not). Too small an array:
-/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` and nothing written (NULL and 0
-/// ask for the number).
+/// Every record of the wrapper section `section_index` of the ELF file in `len`
+/// bytes at `data`, as `clangoffload_fatbin_wrapper_get` gives each, into the
+/// caller's array `out` of `capacity` records; their number goes to `*count`.
+/// Reads the relocations once, so it stays linear in the file for any number of
+/// records. Too small an array: `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`, nothing
+/// written to `out`, and the number needed in `*count` (NULL and 0 ask for the
+/// number).
 ///
-/// Ownership: the views borrow `data`. Allocates only while it runs.
+/// Ownership: the records are copied into the caller's array; nothing to free.
+/// Working memory is freed before returning. On failure `*err` (if not NULL)
+/// says what and where.
+///
+/// Lifetime: each record's `target` borrows `data`: valid while `data` stays
+/// alive and unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` may be NULL only when
+/// `capacity` is 0; `count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL (no details).
 ///
 /// # Safety
-/// `data` is valid for `len` bytes; `out` is NULL (with `capacity` 0) or
-/// writable for `capacity` records; `count` and `err` are NULL or writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
+/// `capacity` records; `count` and `err` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_fatbin_wrappers(
     data: *const u8,
@@ -251,18 +278,31 @@ pub struct clangoffload_scan_hit {
     pub data: clangoffload_bytes,
 }
 
-/// Finds the next bundle, compressed bundle or OffloadBinary at or after
-/// offset `*cursor` of the `len` bytes at `data` (an in-memory image, a core
-/// dump, any file), validated before it is reported, stores it in `*out` and
-/// moves `*cursor` on: past a compressed bundle (its compressed bytes are not
+/// Finds the next bundle, compressed bundle or OffloadBinary at or after offset
+/// `*cursor` of the `len` bytes at `data` (an in-memory image, a core dump, any
+/// file), validated before it is reported, stores it in `*out` and moves
+/// `*cursor` on: past a compressed bundle (its compressed bytes are not
 /// searched), one byte past anything else (so containers inside payloads are
 /// found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
-/// Runs at near memory speed.
+/// With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
+/// container are reported too (`out->status` says why); any other flag bit, or
+/// a cursor past `len`, gives `INVALID_ARGUMENT`. Runs at near memory speed.
 ///
-/// Ownership: the view borrows `data`. Nothing is allocated.
+/// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+/// `*cursor` is also written on `END` (moved to `len`).
+///
+/// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+/// unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// Thread safety: the cursor is the whole state of the scan; give each thread
+/// its own (several threads may scan disjoint ranges of one buffer).
 ///
 /// # Safety
-/// `data` is valid for `len` bytes; `cursor` and `out` are writable.
+/// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+/// writable; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_scan_next(
     data: *const u8,
@@ -345,14 +385,20 @@ fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
 
 /// The extent of the container (bundle, compressed bundle or OffloadBinary)
 /// starting at `data`, for an image given by pointer alone (as
-/// `hipModuleLoadData` receives one): the header is read first, a few bytes
-/// at a time, never more than `max` bytes and never past the container. The
-/// extent is stored in `*extent`; parse `*extent` bytes at `data` next.
-/// A version 1 compressed bundle does not record its size:
-/// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max`:
-/// `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent still stored.
+/// `hipModuleLoadData` receives one): the header is read first, a few bytes at
+/// a time, never more than `max` bytes and never past the container. The extent
+/// is stored in `*extent`; parse `*extent` bytes at `data` next. A version 1
+/// compressed bundle does not record its size:
+/// `CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT`. An extent over `max` (or a header
+/// longer than `max`): `CLANGOFFLOAD_STATUS_TRUNCATED`, with the extent (or the
+/// bytes needed) still stored in `*extent`.
 ///
-/// Ownership: nothing is kept or allocated.
+/// Ownership: nothing is kept or allocated; nothing to free. On failure `*err`
+/// (if not NULL) says what and where.
+///
+/// NULL: `data` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` unless `max` is
+/// 0; `extent` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
 ///
 /// # Safety
 /// `data` is readable up to the container's end or `max` bytes, whichever is
@@ -401,15 +447,25 @@ pub unsafe extern "C" fn clangoffload_container_extent(
     })
 }
 
-/// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6)
-/// was built for, from its header (`e_flags`), as a NUL-terminated string
-/// into `buf` (e.g. `gfx90a:sramecc+:xnack-`), and its length without the NUL
-/// into `*len_out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other file;
-/// `BUFFER_TOO_SMALL` (with the length needed) if `cap` is too small.
+/// Writes the target ID an AMDGPU code object (ELF, code object v4 to v6) in
+/// `len` bytes at `data` was built for, from its header (`e_flags`), e.g.
+/// `gfx90a:sramecc+:xnack-`. `CLANGOFFLOAD_STATUS_NOT_FOUND` for any other ELF
+/// file; a file that is not ELF is an error reported in `*err`.
+///
+/// Ownership: the text is copied into the caller's `buf`; nothing to free. On
+/// success `buf` holds the text and a NUL, and `*len_out` its length without
+/// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
+/// `*len_out` gets the length needed and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*len_out + 1` bytes and
+/// call again.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
+/// length; `len_out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+/// be NULL (no details).
 ///
 /// # Safety
-/// `data` is valid for `len` bytes; `buf` is NULL or writable for `cap`
-/// bytes; `len_out` and `err` are NULL or writable.
+/// `data` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+/// `cap` bytes; `len_out` and `err` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
     data: *const u8,

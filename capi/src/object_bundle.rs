@@ -62,17 +62,24 @@ pub struct clangoffload_entry_input {
 /// Parses the ELF object in `len` bytes at `data` and stores a handle in
 /// `*out`. Every section is checked unless `flags` has
 /// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
-/// and the first fault (`clangoffload_object_bundle_fault`). An object with no
-/// bundle section has no entries.
+/// and the first fault (`clangoffload_object_bundle_fault`); any other flag bit
+/// gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`. An object with no bundle
+/// section has no entries.
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_object_bundle_free`; it borrows `data`, which must stay alive
-/// and unchanged until then. On failure `*out` is untouched and `*err` (if not
-/// NULL) says what and where.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_object_bundle_free` (exactly once). On failure `*out` is
+/// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+/// and where.
+///
+/// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+/// at `data`: they must stay alive and unchanged until the handle is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+/// handle pointer; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_object_bundle_parse(
     data: *const u8,
@@ -103,17 +110,31 @@ pub unsafe extern "C" fn clangoffload_object_bundle_parse(
     })
 }
 
-/// Releases a handle from `clangoffload_object_bundle_parse`. NULL is allowed.
+/// Releases a handle from `clangoffload_object_bundle_parse`, with everything
+/// it owns; views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `bundle` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `bundle` is NULL or a live handle not yet freed.
+/// `bundle` is NULL or a live handle from `clangoffload_object_bundle_parse`
+/// not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_object_bundle_free(bundle: *mut clangoffload_object_bundle) {
     // SAFETY: NULL or a handle from parse released once, as the caller promises.
     unsafe { free_handle(bundle) }
 }
 
-/// Number of entries (in section order); 0 for NULL.
+/// Number of entries (in section order).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `bundle` gives 0.
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle.
@@ -125,8 +146,17 @@ pub unsafe extern "C" fn clangoffload_object_bundle_entry_count(
     unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
-/// Stores entry `index` (section order) in `*out`; the views borrow the
-/// parsed buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+/// Stores entry `index` (section order) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+/// the handle is freed.
+///
+/// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `out` is NULL or writable.
@@ -156,7 +186,12 @@ pub unsafe extern "C" fn clangoffload_object_bundle_get_entry(
 }
 
 /// For a leniently parsed object: the status of the first bad section, with
-/// details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if none.
+/// details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `err` is NULL or writable.
@@ -173,11 +208,19 @@ pub unsafe extern "C" fn clangoffload_object_bundle_fault(
     })
 }
 
-/// Writes into `*out` the object without its bundle sections: what
-/// extracting the host entry gives, laid out as llvm-objcopy lays it out.
+/// Writes into `*out` the object without its bundle sections: what extracting
+/// the host entry gives, laid out as llvm-objcopy lays it out.
 ///
-/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
-/// it does not borrow the parsed buffer. Written only on success.
+/// Ownership: on success `*out` is a new buffer owned by the caller, released
+/// with `clangoffload_buffer_free`. On failure `*out` is untouched and `*err`
+/// (if not NULL) says what and where.
+///
+/// Lifetime: `out->ptr` borrows neither the handle nor the parsed buffer: it
+/// stays valid until `clangoffload_buffer_free`, even after the handle is
+/// freed.
+///
+/// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL (no details).
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `out` and `err` are NULL or writable.
@@ -204,12 +247,22 @@ pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
 /// as clang-offload-bundler flags them. The output is byte-identical to
 /// `clang-offload-bundler -type=o` (which runs llvm-objcopy).
 ///
-/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-/// The inputs are only read during the call. Written only on success.
+/// Ownership: on success `*out` is a new buffer owned by the caller, released
+/// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+/// only read during the call. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+///
+/// NULL: `host` may be NULL only when `host_len` is 0 (not an ELF file: an
+/// error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
+/// only when its `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `host` is NULL or readable for `host_len` bytes; `entries` is NULL or
+/// readable for `count` records whose views are readable; `out` is NULL or
+/// writable; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_object_bundle_write(
     host: *const u8,
@@ -256,12 +309,23 @@ impl clangoffload_buffer {
     }
 }
 
-/// Releases a buffer the library allocated and sets it to `{NULL, 0}`. NULL
-/// and an empty buffer are allowed.
+/// Releases a buffer the library allocated (`ptr` and `len` as the library set
+/// them) and sets it to `{NULL, 0}`.
+///
+/// Ownership: the bytes at `buffer->ptr` are released; the
+/// `clangoffload_buffer` record itself is the caller's (it is not freed).
+///
+/// Lifetime: any pointer into the buffer becomes invalid.
+///
+/// NULL: a NULL `buffer`, and a buffer whose `ptr` is NULL (empty, already
+/// freed through this record, or zero-initialised), do nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// buffer.
 ///
 /// # Safety
-/// `buffer` is NULL or points to a buffer filled by this library and not yet
-/// freed.
+/// `buffer` is NULL or points to a record filled by this library (or `{NULL,
+/// 0}`) whose bytes were not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_buffer_free(buffer: *mut clangoffload_buffer) {
     // SAFETY: NULL or a live buffer record, as the caller promises.

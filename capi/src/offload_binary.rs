@@ -88,22 +88,29 @@ pub struct clangoffload_string_pair {
 }
 
 /// Parses every OffloadBinary in `len` bytes at `data` (back to back, zero
-/// padding between and after them skipped) and stores a handle in `*out`.
-/// Every field of every binary is checked. Compressed binaries are
-/// decompressed, refusing a declared size over `max_size`
-/// (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB). With `CLANGOFFLOAD_PARSE_LENIENT`,
-/// the binaries before a damaged one are kept and the fault is available from
-/// `clangoffload_offload_binaries_fault`; otherwise it is the status.
+/// padding between and after them skipped) and stores a handle in `*out`. Every
+/// field of every binary is checked. Compressed binaries are decompressed,
+/// refusing a declared size over `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1
+/// GiB). With `CLANGOFFLOAD_PARSE_LENIENT`, the binaries before a damaged one
+/// are kept and the fault is available from
+/// `clangoffload_offload_binaries_fault`; otherwise it is the status. Any other
+/// flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_offload_binaries_free`; it borrows `data`, which must stay
-/// alive and unchanged until then. On failure `*out` is untouched and `*err`
-/// (if not NULL) says what and where. Thread safety: a handle may be read from
-/// several threads at once.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_offload_binaries_free` (exactly once); it owns the
+/// decompressed bytes of compressed binaries. On failure `*out` is untouched,
+/// nothing is kept, and `*err` (if not NULL) says what and where.
+///
+/// Lifetime: the handle borrows the `len` bytes at `data`: they must stay alive
+/// and unchanged until the handle is freed. Views taken from it borrow `data`
+/// or (entries of compressed binaries) the handle.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+/// handle pointer; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_offload_binaries_parse(
     data: *const u8,
@@ -193,11 +200,20 @@ impl clangoffload_offload_binaries {
     }
 }
 
-/// Releases a handle from `clangoffload_offload_binaries_parse`. NULL is
-/// allowed.
+/// Releases a handle from `clangoffload_offload_binaries_parse`, with
+/// everything it owns; views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `binaries` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `binaries` is NULL or a live handle not yet freed.
+/// `binaries` is NULL or a live handle from
+/// `clangoffload_offload_binaries_parse` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_offload_binaries_free(
     binaries: *mut clangoffload_offload_binaries,
@@ -206,7 +222,11 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_free(
     unsafe { free_handle(binaries) }
 }
 
-/// Number of entries over all binaries (file order); 0 for NULL.
+/// Number of entries over all binaries (file order).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `binaries` gives 0.
 ///
 /// # Safety
 /// `binaries` is NULL or a live handle.
@@ -218,8 +238,18 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_entry_count(
     unsafe { handle_arg(binaries) }.map_or(0, |b| b.entries.len())
 }
 
-/// Stores entry `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
-/// past the last.
+/// Stores entry `index` (file order over all binaries) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->image`, `out->triple` and `out->arch` borrow `data`, or, for
+/// an entry of a compressed binary, the handle (`compressed` is 1): they stay
+/// valid until the handle is freed, while `data` stays alive and unchanged.
+///
+/// NULL: `binaries` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
 /// `binaries` is NULL or a live handle; `out` is NULL or writable.
@@ -266,6 +296,17 @@ unsafe fn entry_arg<'a>(
 }
 
 /// Stores string `string` (table order) of entry `entry` in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` when either index is past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->key` and `out->value` borrow `data`, or, for an entry of a
+/// compressed binary, the handle (`compressed` is 1): they stay valid until the
+/// handle is freed, while `data` stays alive and unchanged.
+///
+/// NULL: `binaries` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
 /// `binaries` is NULL or a live handle; `out` is NULL or writable.
@@ -293,11 +334,21 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_get_string(
 }
 
 /// Stores in `*value` the value of the first string of entry `entry` whose key
-/// is the `key_len` bytes at `key`; `CLANGOFFLOAD_STATUS_NOT_FOUND` if none.
+/// is the `key_len` bytes at `key`; `CLANGOFFLOAD_STATUS_NOT_FOUND` if none,
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last entry.
+///
+/// Ownership: nothing to free; `*value` is a plain view the caller owns.
+///
+/// Lifetime: `*value` borrows `data`, or, for an entry of a compressed binary,
+/// the handle (`compressed` is 1): they stay valid until the handle is freed,
+/// while `data` stays alive and unchanged. It does not borrow `key`.
+///
+/// NULL: `binaries` or `value` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`
+/// (`NOT_FOUND` is reported first); `key` may be NULL only when `key_len` is 0.
 ///
 /// # Safety
-/// `binaries` is NULL or a live handle; `key` is valid for `key_len` bytes;
-/// `value` is NULL or writable.
+/// `binaries` is NULL or a live handle; `key` is NULL or readable for `key_len`
+/// bytes; `value` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_offload_binaries_find_string(
     binaries: *const clangoffload_offload_binaries,
@@ -322,8 +373,12 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_find_string(
 }
 
 /// For a leniently parsed buffer: the status of the damaged binary that ended
-/// the walk, with details in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if
-/// none.
+/// the walk, with details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `binaries` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+/// be NULL (no details).
 ///
 /// # Safety
 /// `binaries` is NULL or a live handle; `err` is NULL or writable.
@@ -360,19 +415,30 @@ pub struct clangoffload_image_input {
     pub image: clangoffload_bytes,
 }
 
-/// Writes `count` images as OffloadBinaries into `*out`. Version 1: one
-/// binary per image, back to back, byte-identical to llvm-offload-binary 22
-/// given the strings in the order `clangoffload_image_arguments_parse` gives.
-/// Versions 2 and 3: one binary holding every image, as upstream LLVM writes
-/// it; version 3 may be compressed (`CLANGOFFLOAD_COMPRESSION_ZLIB`/`_ZSTD`)
-/// at `level` (`CLANGOFFLOAD_DEFAULT_LEVEL`: zlib 6, zstd 5).
+/// Writes `count` images as OffloadBinaries into `*out`. Version 1: one binary
+/// per image, back to back, byte-identical to llvm-offload-binary 22 given the
+/// strings in the order `clangoffload_image_arguments_parse` gives. Versions 2
+/// and 3: one binary holding every image, as upstream LLVM writes it; version 3
+/// may be compressed (`CLANGOFFLOAD_COMPRESSION_ZLIB`/`_ZSTD`) at `level`
+/// (`CLANGOFFLOAD_DEFAULT_LEVEL`: zlib 6, zstd 5). An unknown `compression`, or
+/// compression with another version, gives
+/// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 ///
-/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`;
-/// written only on success.
+/// Ownership: on success `*out` is a new buffer owned by the caller, released
+/// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+/// only read during the call. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+///
+/// NULL: `images` may be NULL only when `count` is 0, an image's `strings` only
+/// when its `string_count` is 0, and a view's `ptr` only when its `len` is 0;
+/// `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no
+/// details).
 ///
 /// # Safety
-/// `images` is valid for `count` records whose views are valid; `out` and
-/// `err` are NULL or writable.
+/// `images` is NULL or readable for `count` records whose arrays and views are
+/// readable; `out` is NULL or writable; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_offload_binary_write(
     images: *const clangoffload_image_input,
@@ -443,12 +509,18 @@ pub struct clangoffload_image_arguments {
 /// clang-offload-packager 22 does and stores a handle in `*out`. `file` and
 /// `kind` are among the pairs; the caller decides what they mean.
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_image_arguments_free`; it borrows `argument`, which must stay
-/// alive until then.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_image_arguments_free` (exactly once); it owns the joined
+/// values of repeated keys. On failure `*out` is untouched.
+///
+/// Lifetime: the handle borrows `argument`, which must stay alive and unchanged
+/// until the handle is freed.
+///
+/// NULL: `argument` may be NULL only when `len` is 0 (no pairs); `out` NULL
+/// gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
-/// `argument` is valid for `len` bytes; `out` is NULL or writable.
+/// `argument` is NULL or readable for `len` bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_image_arguments_parse(
     argument: *const u8,
@@ -468,7 +540,11 @@ pub unsafe extern "C" fn clangoffload_image_arguments_parse(
     })
 }
 
-/// Number of pairs; 0 for NULL.
+/// Number of pairs.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `arguments` gives 0.
 ///
 /// # Safety
 /// `arguments` is NULL or a live handle.
@@ -480,8 +556,18 @@ pub unsafe extern "C" fn clangoffload_image_arguments_count(
     unsafe { handle_arg(arguments) }.map_or(0, |a| a.pairs.len())
 }
 
-/// Stores pair `index` in `*out`; the views borrow the handle and the
-/// argument.
+/// Stores pair `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past
+/// the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->key` borrows the argument; `out->value` borrows the argument
+/// or (a repeated key's joined values) the handle: both valid until the handle
+/// is freed, while the argument stays alive and unchanged.
+///
+/// NULL: `arguments` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`
+/// (an index out of range is reported first).
 ///
 /// # Safety
 /// `arguments` is NULL or a live handle; `out` is NULL or writable.
@@ -507,10 +593,20 @@ pub unsafe extern "C" fn clangoffload_image_arguments_get(
     })
 }
 
-/// Releases a handle from `clangoffload_image_arguments_parse`; NULL allowed.
+/// Releases a handle from `clangoffload_image_arguments_parse`, with everything
+/// it owns; views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `arguments` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `arguments` is NULL or a live handle not yet freed.
+/// `arguments` is NULL or a live handle from
+/// `clangoffload_image_arguments_parse` not yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_image_arguments_free(
     arguments: *mut clangoffload_image_arguments,
@@ -519,11 +615,16 @@ pub unsafe extern "C" fn clangoffload_image_arguments_free(
     unsafe { free_handle(arguments) }
 }
 
-/// The image kind LLVM 22 gives a file extension (`o`, `bc`, `cubin`,
-/// `fatbin`, `s`; anything else is 0).
+/// The image kind LLVM 22 gives a file extension (`o`, `bc`, `cubin`, `fatbin`,
+/// `s`; anything else is 0). Returns the kind itself, not a status.
+///
+/// Ownership: nothing to free; returns a plain value. Pure.
+///
+/// NULL: `extension` may be NULL only when `len` is 0; NULL with a non-zero
+/// `len` gives 0.
 ///
 /// # Safety
-/// `extension` is valid for `len` bytes.
+/// `extension` is NULL or readable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_image_kind_from_extension(
     extension: *const u8,
@@ -534,10 +635,15 @@ pub unsafe extern "C" fn clangoffload_image_kind_from_extension(
 }
 
 /// The offload kind a `kind=` value names (`openmp`, `cuda`, `hip`, `sycl`;
-/// anything else is 0).
+/// anything else is 0). Returns the kind itself, not a status.
+///
+/// Ownership: nothing to free; returns a plain value. Pure.
+///
+/// NULL: `name` may be NULL only when `len` is 0; NULL with a non-zero `len`
+/// gives 0.
 ///
 /// # Safety
-/// `name` is valid for `len` bytes.
+/// `name` is NULL or readable for `len` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_offload_kind_from_name(name: *const u8, len: usize) -> u16 {
     // SAFETY: readable for len bytes, as the caller promises.
@@ -545,9 +651,15 @@ pub unsafe extern "C" fn clangoffload_offload_kind_from_name(name: *const u8, le
 }
 
 /// Names of an image kind: the extension LLVM 22 gives extracted images
-/// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what
-/// `llvm-objdump --offloading` prints (`style` 1: "elf", "llvm ir", ...,
-/// "<none>"). A static NUL-terminated string; never NULL.
+/// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what `llvm-objdump
+/// --offloading` prints (`style` 1, and any other non-zero value: "elf", "llvm
+/// ir", ..., "<none>").
+///
+/// Ownership: returns static storage; never free it.
+///
+/// Lifetime: the string lives as long as the library is loaded.
+///
+/// NULL: never returns NULL. Pure; takes no pointer.
 #[no_mangle]
 pub extern "C" fn clangoffload_image_kind_name(kind: u16, style: u32) -> *const c_char {
     let kind = ImageKind::from_raw(kind);
@@ -560,7 +672,13 @@ pub extern "C" fn clangoffload_image_kind_name(kind: u16, style: u32) -> *const 
 }
 
 /// The name of an offload kind as `llvm-objdump --offloading` prints it
-/// ("openmp", "cuda", "hip", "sycl", "none"). A static NUL-terminated string.
+/// ("openmp", "cuda", "hip", "sycl", "none").
+///
+/// Ownership: returns static storage; never free it.
+///
+/// Lifetime: the NUL-terminated string lives as long as the library is loaded.
+///
+/// NULL: never returns NULL. Pure; takes no pointer.
 #[no_mangle]
 pub extern "C" fn clangoffload_offload_kind_name(kind: u16) -> *const c_char {
     static_name(OffloadKind::from_raw(kind).name())

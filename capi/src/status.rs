@@ -103,31 +103,31 @@ pub enum clangoffload_status {
     NewlineInId = 74,
     /// A payload to be written holds a marker line.
     MarkerInPayload = 75,
-    /// not an ar archive.
+    /// The input is not an `ar` archive.
     NotAnArchive = 80,
-    /// thin archives are not supported.
+    /// A thin archive (not supported).
     ThinArchive = 81,
-    /// archive member header does not end with `\\n.
+    /// An archive member header does not end with a backquote and a newline.
     BadMemberTerminator = 82,
-    /// archive member header field is not a decimal number.
+    /// An archive member header field is not a decimal number.
     BadDecimal = 83,
-    /// archive member runs past the end of the archive.
+    /// An archive member runs past the end of the archive.
     MemberOutOfBounds = 84,
-    /// archive member names a long name but there is no // table.
+    /// An archive member names a long name but there is no `//` table.
     MissingLongNameTable = 85,
-    /// archive long name offset outside the // table.
+    /// An archive long name offset lies outside the `//` table.
     LongNameOutOfBounds = 86,
-    /// archive long name is not terminated.
+    /// An archive long name is not terminated.
     UnterminatedLongName = 87,
-    /// BSD archive member name runs past its data.
+    /// A BSD archive member name runs past its data.
     BsdNameOutOfBounds = 88,
-    /// archive symbol count cannot fit in the symbol table.
+    /// An archive symbol count cannot fit in the symbol table.
     SymbolCountTooLarge = 89,
-    /// archive symbol name outside the symbol table.
+    /// An archive symbol name lies outside the symbol table.
     SymbolNameOutOfBounds = 90,
-    /// archive member name cannot be written.
+    /// An archive member name cannot be written.
     InvalidMemberName = 91,
-    /// archive symbol name cannot be written.
+    /// An archive symbol name cannot be written.
     InvalidSymbolName = 92,
     /// The input is not an OffloadBinary (no magic 10 FF 10 AD).
     NotOffloadBinary = 100,
@@ -442,8 +442,14 @@ impl From<IdError> for clangoffload_status {
     }
 }
 
-/// A static, NUL-terminated English message for any status value (unknown
-/// values get "unknown status"). Never NULL; do not free.
+/// An English message for any status value (unknown values get "unknown
+/// status").
+///
+/// Ownership: returns static storage; never free it.
+///
+/// Lifetime: the NUL-terminated string lives as long as the library is loaded.
+///
+/// NULL: never returns NULL. Pure; takes no pointer.
 #[no_mangle]
 pub extern "C" fn clangoffload_status_message(status: u32) -> *const c_char {
     clangoffload_status::from_u32(status)

@@ -54,8 +54,13 @@ pub struct clangoffload_text_bundle_entry {
 /// `type_name` (`len` bytes, e.g. "ll"), in `*out`;
 /// `CLANGOFFLOAD_STATUS_NOT_FOUND` if that type is not a text type.
 ///
+/// Ownership: nothing to free; `*out` is a plain value. Pure.
+///
+/// NULL: `type_name` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (`NOT_FOUND` is reported first).
+///
 /// # Safety
-/// `type_name` is valid for `len` bytes; `out` is NULL or writable.
+/// `type_name` is NULL or readable for `len` bytes; `out` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_text_comment_for_type(
     type_name: *const u8,
@@ -78,19 +83,27 @@ pub unsafe extern "C" fn clangoffload_text_comment_for_type(
 }
 
 /// Parses the text bundle in `len` bytes at `data`, whose markers use
-/// `comment`, and stores a handle in `*out`. The whole file is checked unless
-/// `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries before
-/// the first fault (`clangoffload_text_bundle_fault`). A file with no marker
-/// has no entries (the bundler takes it for the host's own file).
+/// `comment_kind` (`CLANGOFFLOAD_COMMENT_*`; any other value gives
+/// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`), and stores a handle in `*out`. The
+/// whole file is checked unless `flags` has `CLANGOFFLOAD_PARSE_LENIENT`, which
+/// keeps the entries before the first fault (`clangoffload_text_bundle_fault`).
+/// A file with no marker has no entries (the bundler takes it for the host's
+/// own file).
 ///
-/// Ownership: the handle is the caller's, released with
-/// `clangoffload_text_bundle_free`; it borrows `data`, which must stay alive and
-/// unchanged until then. On failure `*out` is untouched and `*err` (if not
-/// NULL) says what and where.
+/// Ownership: on success `*out` is a new handle owned by the caller, released
+/// with `clangoffload_text_bundle_free` (exactly once). On failure `*out` is
+/// untouched, nothing is allocated, and `*err` (if not NULL) says what is wrong
+/// and where.
+///
+/// Lifetime: the handle, and every view taken from it, borrows the `len` bytes
+/// at `data`: they must stay alive and unchanged until the handle is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+/// handle pointer; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_text_bundle_parse(
     data: *const u8,
@@ -118,17 +131,31 @@ pub unsafe extern "C" fn clangoffload_text_bundle_parse(
     })
 }
 
-/// Releases a handle from `clangoffload_text_bundle_parse`. NULL is allowed.
+/// Releases a handle from `clangoffload_text_bundle_parse`, with everything it
+/// owns; views taken from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `bundle` does nothing.
+///
+/// Thread safety: must not run concurrently with any other use of the same
+/// handle; the handle must not be used afterwards.
 ///
 /// # Safety
-/// `bundle` is NULL or a live handle not yet freed.
+/// `bundle` is NULL or a live handle from `clangoffload_text_bundle_parse` not
+/// yet freed.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_text_bundle_free(bundle: *mut clangoffload_text_bundle) {
     // SAFETY: NULL or a handle from parse released once, as the caller promises.
     unsafe { free_handle(bundle) }
 }
 
-/// Number of entries (file order); 0 for NULL.
+/// Number of entries (file order).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `bundle` gives 0.
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle.
@@ -140,8 +167,17 @@ pub unsafe extern "C" fn clangoffload_text_bundle_entry_count(
     unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
 }
 
-/// Stores entry `index` (file order) in `*out`; the views borrow the parsed
-/// buffer. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+/// Stores entry `index` (file order) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `out->id` and `out->payload` borrow the parsed buffer, valid until
+/// the handle is freed.
+///
+/// NULL: `bundle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `out` is NULL or writable.
@@ -171,7 +207,12 @@ pub unsafe extern "C" fn clangoffload_text_bundle_get_entry(
 }
 
 /// For a leniently parsed bundle: the status of the first fault, with details
-/// in `*err` (may be NULL); `CLANGOFFLOAD_STATUS_OK` if there was none.
+/// in `*err`; `CLANGOFFLOAD_STATUS_OK` if there was none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `bundle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `err` is NULL or writable.
@@ -188,17 +229,25 @@ pub unsafe extern "C" fn clangoffload_text_bundle_fault(
     })
 }
 
-/// Writes a text bundle of `count` entries, in order, with `comment`'s
-/// markers, into `*out`: byte-identical to clang-offload-bundler 22. An
-/// entry that could not be read back as itself (an empty ID, a newline in
-/// the ID, a marker line in the payload) is an error.
+/// Writes a text bundle of `count` entries, in order, with the markers of
+/// `comment_kind` (`CLANGOFFLOAD_COMMENT_*`), into `*out`: byte-identical to
+/// clang-offload-bundler 22. An entry that could not be read back as itself (an
+/// empty ID, a newline in the ID, a marker line in the payload) is an error.
 ///
-/// Ownership: `*out` is the caller's, released with `clangoffload_buffer_free`.
-/// The inputs are only read during the call. Written only on success.
+/// Ownership: on success `*out` is a new buffer owned by the caller, released
+/// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
+/// only read during the call. On failure `*out` is untouched and `*err` (if not
+/// NULL) says what and where.
+///
+/// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
+///
+/// NULL: `entries` may be NULL only when `count` is 0, and a view's `ptr` only
+/// when its `len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL (no details).
 ///
 /// # Safety
-/// Every pointer is NULL (reported, not dereferenced) or valid for the length
-/// given with it; out-parameters are writable.
+/// `entries` is NULL or readable for `count` records whose views are readable;
+/// `out` is NULL or writable; `err` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_text_bundle_write(
     comment_kind: u32,

@@ -233,28 +233,37 @@ pub const CLANGOFFLOAD_FATBIN_WRAPPER_VERSION: u32 = 1;
 /// llvm-offload-wrapper does for one: `ImageStart`/`ImageEnd` bound the image
 /// inside `data` (zero-copy), `EntriesBegin`/`EntriesEnd` are
 /// `entries_begin`/`entries_end` as given (usually
-/// `__start_llvm_offload_entries`/`__stop_llvm_offload_entries`; may be NULL).
-/// Stores the number of records in `*count`.
+/// `__start_llvm_offload_entries`/`__stop_llvm_offload_entries`). Stores the
+/// number of records in `*count`.
 ///
 /// Not images, so left out: metadata-only entries (version 2 flag
 /// `OIF_Metadata`), magics that start no valid OffloadBinary, and compressed
 /// (version 3) binaries, whose images exist only once decompressed. The number
-/// of compressed binaries left out is stored in `*skipped_compressed` unless
-/// it is NULL (also on `BUFFER_TOO_SMALL`).
+/// of compressed binaries left out is stored in `*skipped_compressed` unless it
+/// is NULL (also on `BUFFER_TOO_SMALL`).
 ///
 /// When more than `capacity` records would be written, nothing is written to
 /// `out`, the number needed is stored in `*count` and the status is
 /// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: call with `out` NULL and `capacity`
 /// 0 to ask for the count first.
 ///
-/// Ownership and lifetime: the records point into `data`, which must stay
-/// alive and unchanged while they are used (for a runtime: for as long as the
-/// images are registered). Nothing is allocated. Thread-safe.
+/// Ownership: the records are written into the caller's array; nothing is
+/// allocated and nothing to free. The entry pointers are copied, never
+/// dereferenced.
+///
+/// Lifetime: `ImageStart`/`ImageEnd` point into `data`, which must stay alive
+/// and unchanged while the records are used (for a runtime: for as long as the
+/// images are registered).
+///
+/// NULL: `data` may be NULL only when `len` is 0; `entries_begin` and
+/// `entries_end` may be NULL (stored as given); `out` may be NULL only when
+/// `capacity` is 0; `count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `skipped_compressed` may be NULL.
 ///
 /// # Safety
 /// `data` is NULL (only with `len` 0) or readable for `len` bytes; `out` is
-/// NULL (only with `capacity` 0) or writable for `capacity` records; `count`
-/// is writable; `skipped_compressed` is NULL or writable.
+/// NULL (only with `capacity` 0) or writable for `capacity` records; `count` is
+/// NULL or writable; `skipped_compressed` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_device_images_fill(
     data: *const u8,
@@ -329,11 +338,16 @@ fn device_images(data: &[u8], mut each: impl FnMut(usize, &[u8])) -> (usize, usi
 
 /// Checks a HIP/CUDA fat-binary wrapper record as a runtime receives it in
 /// `__hipRegisterFatBinary` / `__cudaRegisterFatBinary`: a known magic
-/// (`CLANGOFFLOAD_FATBIN_MAGIC_*`), version 1 and a non-NULL binary. Stores
-/// the magic in `*magic` (may be NULL) on success. A NULL `wrapper` gives
-/// `NULL_ARGUMENT`, anything else wrong `INVALID_ARGUMENT`.
+/// (`CLANGOFFLOAD_FATBIN_MAGIC_*`), version 1 and a non-NULL binary. Stores the
+/// magic in `*magic` on success. Anything wrong (a misaligned `wrapper`
+/// included) gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`. Reads only the
+/// 24-byte record, not the binary.
 ///
-/// Reads only the 24-byte record, not the binary. Thread-safe.
+/// Ownership: nothing is allocated and nothing to free; `*magic` is a plain
+/// value.
+///
+/// NULL: a NULL `wrapper` gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `magic`
+/// may be NULL (not stored); the record's `binary` NULL is `INVALID_ARGUMENT`.
 ///
 /// # Safety
 /// `wrapper` is NULL or points to a readable record; `magic` is NULL or
