@@ -49,7 +49,7 @@ pub mod offload_binary;
 pub mod scan;
 pub mod text_bundle;
 
-pub use bundle::{Bundle, BundleEntry, BundleEntryIter};
+pub use bundle::{Bundle, BundleEntry, BundleEntryIter, EntryPosition};
 pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
 pub use container::{Container, Containers};
 pub use error::{Error, ErrorKind, Field};

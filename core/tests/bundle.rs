@@ -269,3 +269,43 @@ fn writer_alignment_rules() {
         ErrorKind::LayoutOverflow
     );
 }
+
+#[test]
+fn a_walk_resumed_from_each_position_equals_the_walk() {
+    // Three good entries, then a descriptor whose payload lies past the end.
+    let mut data = raw(
+        4,
+        &[
+            (200, 1, HOST),
+            (201, 2, DEV),
+            (203, 0, b"openmp-x86_64"),
+            (9000, 1, b"bad"),
+        ],
+        b"",
+    );
+    data.resize(204, 7);
+    let bundle = Bundle::parse_lenient(&data).unwrap();
+    let whole: Vec<_> = bundle.entries().collect();
+    assert_eq!(whole.len(), 4);
+    let (mut position, mut resumed) = (clangoffload::EntryPosition::default(), Vec::new());
+    loop {
+        let mut walk = bundle.entries_from(position);
+        let Some(item) = walk.next() else { break };
+        resumed.push(item);
+        position = walk.position();
+    }
+    assert_eq!(resumed, whole);
+    assert!(resumed[3].is_err());
+    // After the error the position is at the end: nothing more.
+    assert_eq!(bundle.entries_from(position).next(), None);
+    // A position past the count or the buffer yields nothing, never a panic.
+    for (index, descriptor_offset) in [(9, 32), (1, u64::MAX), (0, 203)] {
+        let position = clangoffload::EntryPosition {
+            index,
+            descriptor_offset,
+        };
+        for item in bundle.entries_from(position) {
+            assert!(item.is_err() || index == 0);
+        }
+    }
+}

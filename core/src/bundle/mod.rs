@@ -85,16 +85,7 @@ impl<'data> Bundle<'data> {
     /// input, every ID and payload must lie inside it. Payload bytes are not read.
     pub fn parse(data: &'data [u8]) -> Result<Self> {
         let mut bundle = Self::parse_lenient(data)?;
-        let max = to_u64(data.len()).saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE;
-        if bundle.entry_count > max {
-            return Err(Error::new(
-                ErrorKind::CountTooLarge {
-                    count: bundle.entry_count,
-                    max,
-                },
-                24,
-            ));
-        }
+        bundle.check_entry_count()?;
         let mut entries = bundle.entries();
         for entry in &mut entries {
             entry?;
@@ -130,6 +121,22 @@ impl<'data> Bundle<'data> {
         })
     }
 
+    /// Checks that the entry count can fit in the input: each descriptor
+    /// takes at least 24 bytes. [`Bundle::parse`] starts with this check.
+    pub fn check_entry_count(&self) -> Result<()> {
+        let max = to_u64(self.data.len()).saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE;
+        if self.entry_count > max {
+            return Err(Error::new(
+                ErrorKind::CountTooLarge {
+                    count: self.entry_count,
+                    max,
+                },
+                24,
+            ));
+        }
+        Ok(())
+    }
+
     /// The whole input buffer the bundle was parsed from.
     pub fn data(&self) -> &'data [u8] {
         self.data
@@ -161,10 +168,19 @@ impl<'data> Bundle<'data> {
     /// The entries in file order. Each descriptor is read when it is reached;
     /// after an error the iterator ends.
     pub fn entries(&self) -> BundleEntryIter<'data> {
+        self.entries_from(EntryPosition::START)
+    }
+
+    /// The entries from `position` on, as [`BundleEntryIter::position`] gave
+    /// it: a walk resumed in constant time by a caller that keeps no iterator
+    /// (the C ABI's cursor). A position from elsewhere reads descriptors at
+    /// the wrong place, each still checked against the buffer.
+    pub fn entries_from(&self, position: EntryPosition) -> BundleEntryIter<'data> {
+        let offset = position.descriptor_offset.max(HEADER_SIZE);
         BundleEntryIter {
             data: self.data,
-            cursor: Cursor::at(self.data, 32),
-            next_index: 0,
+            cursor: Cursor::at(self.data, usize::try_from(offset).unwrap_or(usize::MAX)),
+            next_index: position.index,
             entry_count: self.entry_count,
         }
     }
@@ -215,6 +231,24 @@ impl<'data> BundleEntry<'data> {
     }
 }
 
+/// Where a walk over a bundle's entries stands: the index and descriptor
+/// offset of the next entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EntryPosition {
+    /// Index of the next entry.
+    pub index: u64,
+    /// Offset of its descriptor (0 is read as the first descriptor's).
+    pub descriptor_offset: u64,
+}
+
+impl EntryPosition {
+    /// Before the first entry.
+    pub const START: EntryPosition = EntryPosition {
+        index: 0,
+        descriptor_offset: HEADER_SIZE,
+    };
+}
+
 /// Iterator over a bundle's entries in file order; see [`Bundle::entries`].
 #[derive(Debug, Clone)]
 pub struct BundleEntryIter<'data> {
@@ -225,6 +259,14 @@ pub struct BundleEntryIter<'data> {
 }
 
 impl<'data> BundleEntryIter<'data> {
+    /// Where the walk stands, to resume it with [`Bundle::entries_from`].
+    pub fn position(&self) -> EntryPosition {
+        EntryPosition {
+            index: self.next_index,
+            descriptor_offset: self.cursor.offset(),
+        }
+    }
+
     fn read_entry(&mut self, index: u64) -> Result<BundleEntry<'data>> {
         let descriptor_offset = self.cursor.offset();
         let at = |kind, offset| Error::new(kind, offset).in_entry(index);

@@ -14,6 +14,7 @@ pub use select::{first_compatible, select_for_device, DeviceMatch};
 pub use target_id::{CanonicalTargetId, FeatureSetting, TargetId};
 pub use triple::Triple;
 
+mod arch;
 #[cfg(feature = "alloc")]
 mod conflict;
 #[cfg(feature = "alloc")]

@@ -33,9 +33,8 @@ impl<'a> Triple<'a> {
 
     /// Whether the architecture is one LLVM 22's triple parser knows (exact
     /// and case-sensitive): the bundler rejects targets whose arch it does not.
-    #[cfg(feature = "alloc")]
     pub fn has_known_arch(&self) -> bool {
-        super::triple_normalize::is_known_arch(self.arch)
+        super::arch::is_known_arch(self.arch)
     }
 }
 

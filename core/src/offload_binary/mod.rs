@@ -34,7 +34,9 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::bytes::{range, to_u64, Cursor};
 use crate::compressed::decompress::Stream;
-use crate::compressed::{CompressionMethod, DecompressOptions};
+use crate::compressed::CompressionMethod;
+#[cfg(feature = "alloc")]
+use crate::compressed::DecompressOptions;
 use crate::{Error, ErrorKind, Field, Result};
 
 #[cfg(feature = "alloc")]
