@@ -547,6 +547,16 @@ typedef struct clangoffload_buffer {
   size_t len;
 } clangoffload_buffer;
 
+// Where a walk with `clangoffload_bundle_next_entry` stands. Zero it to
+// start; each call moves it on. It is plain data: a copy resumes the walk
+// from the same place.
+typedef struct clangoffload_bundle_cursor {
+  // Index of the next entry.
+  uint64_t index;
+  // Offset of the next entry's descriptor (0 before the first).
+  uint64_t offset;
+} clangoffload_bundle_cursor;
+
 // One bundle entry. `id` and `payload` borrow the parsed buffer.
 typedef struct clangoffload_bundle_entry {
   // The entry ID bytes as stored (not NUL-terminated, not necessarily UTF-8).
@@ -1021,6 +1031,94 @@ clangoffload_status clangoffload_device_member_name(const uint8_t *member_name,
                                                     char *buf,
                                                     size_t cap,
                                                     size_t *out_len);
+
+// Walks the entries of the binary bundle in `len` bytes at `data` with no
+// handle and no allocation (this function, `_find_compatible_entry` and
+// `_select_entry_for_device` are the bundle API of the allocator-free
+// embedded build). Start with a zeroed `*cursor`; each call stores the next
+// entry in file order in `*out` and moves `*cursor` past it, and
+// `CLANGOFFLOAD_STATUS_END` follows the last. Every call checks the magic and
+// that the entry count fits in the input (constant time), then the entry's
+// descriptor as `clangoffload_bundle_parse` does; payload bytes are not read.
+// A bad header is reported by every call. The entries in front of a bad
+// descriptor are walked before its error is returned (with details in
+// `*err`), after which `*cursor` is at the end.
+//
+// Ownership: nothing to free; `*out` and `*cursor` are plain records the
+// caller owns.
+//
+// Lifetime: `out->id` and `out->payload` borrow `data`.
+//
+// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+//
+// Thread safety: reentrant; a cursor must not be shared between threads
+// without synchronisation.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable
+// and writable; `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_bundle_next_entry(const uint8_t *data,
+                                                   size_t len,
+                                                   struct clangoffload_bundle_cursor *cursor,
+                                                   struct clangoffload_bundle_entry *out,
+                                                   struct clangoffload_error *err);
+
+// The first entry (file order) of the binary bundle in `len` bytes at `data`
+// whose code object is compatible with the bundle entry ID `target`
+// (`target_len` bytes of UTF-8), by the bundler's rules; `flags` may hold
+// `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Like
+// `clangoffload_bundle_find_compatible`, but with no handle and no
+// allocation: the bundle is checked as `clangoffload_bundle_parse` checks it
+// (an error is returned with details in `*err`), then the entry is stored in
+// `*out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is compatible.
+//
+// Ownership: nothing to free; `*out` is a plain record the caller owns.
+//
+// Lifetime: `out->id` and `out->payload` borrow `data`.
+//
+// NULL: `data` may be NULL only when `len` is 0, `target` only when
+// `target_len` is 0 (an empty ID, which does not parse); `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `target` is NULL or readable for
+// `target_len` bytes; `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_bundle_find_compatible_entry(const uint8_t *data,
+                                                              size_t len,
+                                                              const char *target,
+                                                              size_t target_len,
+                                                              uint32_t flags,
+                                                              struct clangoffload_bundle_entry *out,
+                                                              struct clangoffload_error *err);
+
+// The entry the HIP runtime would load on a device with AMDGPU target ID
+// `device`, as `clangoffload_bundle_select_for_device` chooses it, from the
+// binary bundle in `len` bytes at `data` with no handle and no allocation:
+// the bundle is checked as `clangoffload_bundle_parse` checks it (an error is
+// returned with details in `*err`), then the entry is stored in `*out` and
+// how it matched in `*out_match`. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing
+// fits.
+//
+// Ownership: nothing to free; the outputs are plain values.
+//
+// Lifetime: `out->id` and `out->payload` borrow `data`.
+//
+// NULL: `data` may be NULL only when `len` is 0, `device` only when
+// `device_len` is 0; `out` or `out_match` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `device` is NULL or readable for
+// `device_len` bytes; `out`, `out_match` (in C, a `uint32_t`) and `err` are
+// NULL or writable.
+clangoffload_status clangoffload_bundle_select_entry_for_device(const uint8_t *data,
+                                                                size_t len,
+                                                                const char *device,
+                                                                size_t device_len,
+                                                                struct clangoffload_bundle_entry *out,
+                                                                clangoffload_device_match *out_match,
+                                                                struct clangoffload_error *err);
 
 // Parses a binary bundle from `len` bytes at `data` and stores a new handle in
 // `*out`. Every descriptor is checked unless `flags` has

@@ -1,11 +1,12 @@
 //! `ar` archives: iterate members, write GNU archives as LLVM writes them,
 //! and name the members of heterogeneous device archives.
 
+use alloc::vec::Vec;
 use core_lib::archive::{device_member_name, write_archive, Archive, Member, NewMember};
 use core_lib::elf::ElfFile;
 use core_lib::Error;
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use crate::ffi::{
     array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,

@@ -1,15 +1,19 @@
 //! Binary bundles: parse, list, select, validate, write.
 
-use std::ffi::c_char;
+#[cfg(feature = "alloc")]
+use alloc::vec::Vec;
+use core::ffi::c_char;
 
+#[cfg(feature = "alloc")]
 use core_lib::bundle::{BundleDiagnostic, BundleLayout};
 use core_lib::id::{self, BundleEntryId, DeviceMatch, TargetId};
-use core_lib::{Bundle, BundleEntry, Error};
+#[cfg(feature = "alloc")]
+use core_lib::Error;
+use core_lib::{Bundle, BundleEntry, EntryPosition};
 
-use crate::ffi::{
-    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
-    report_fault, slice_arg, str_arg,
-};
+#[cfg(feature = "alloc")]
+use crate::ffi::{array_arg, collect_checked, free_handle, handle_arg, into_handle, report_fault};
+use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, str_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// Flag for `clangoffload_bundle_parse`: keep the entries in front of the first
@@ -20,6 +24,7 @@ pub const CLANGOFFLOAD_PARSE_LENIENT: u32 = 1;
 pub const CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE: u32 = 1;
 
 /// A parsed binary bundle. Borrows the buffer it was parsed from.
+#[cfg(feature = "alloc")]
 pub struct clangoffload_bundle {
     bundle: Bundle<'static>,
     entries: Vec<BundleEntry<'static>>,
@@ -38,6 +43,184 @@ pub struct clangoffload_bundle_entry {
     pub offset: u64,
     /// Offset of the entry's descriptor in the bundle header.
     pub descriptor_offset: u64,
+}
+
+impl From<&BundleEntry<'_>> for clangoffload_bundle_entry {
+    fn from(entry: &BundleEntry<'_>) -> Self {
+        clangoffload_bundle_entry {
+            id: clangoffload_bytes::of(entry.id()),
+            payload: clangoffload_bytes::of(entry.payload()),
+            offset: entry.offset(),
+            descriptor_offset: entry.descriptor_offset(),
+        }
+    }
+}
+
+/// Where a walk with `clangoffload_bundle_next_entry` stands. Zero it to
+/// start; each call moves it on. It is plain data: a copy resumes the walk
+/// from the same place.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct clangoffload_bundle_cursor {
+    /// Index of the next entry.
+    pub index: u64,
+    /// Offset of the next entry's descriptor (0 before the first).
+    pub offset: u64,
+}
+
+/// Walks the entries of the binary bundle in `len` bytes at `data` with no
+/// handle and no allocation (this function, `_find_compatible_entry` and
+/// `_select_entry_for_device` are the bundle API of the allocator-free
+/// embedded build). Start with a zeroed `*cursor`; each call stores the next
+/// entry in file order in `*out` and moves `*cursor` past it, and
+/// `CLANGOFFLOAD_STATUS_END` follows the last. Every call checks the magic and
+/// that the entry count fits in the input (constant time), then the entry's
+/// descriptor as `clangoffload_bundle_parse` does; payload bytes are not read.
+/// A bad header is reported by every call. The entries in front of a bad
+/// descriptor are walked before its error is returned (with details in
+/// `*err`), after which `*cursor` is at the end.
+///
+/// Ownership: nothing to free; `*out` and `*cursor` are plain records the
+/// caller owns.
+///
+/// Lifetime: `out->id` and `out->payload` borrow `data`.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+///
+/// Thread safety: reentrant; a cursor must not be shared between threads
+/// without synchronisation.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable
+/// and writable; `out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundle_next_entry(
+    data: *const u8,
+    len: usize,
+    cursor: *mut clangoffload_bundle_cursor,
+    out: *mut clangoffload_bundle_entry,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises writable records.
+        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let fail = |e| unsafe { report(&e, err) };
+        let bundle = Bundle::parse_lenient(data)
+            .and_then(|b| b.check_entry_count().map(|()| b))
+            .map_err(fail)?;
+        let mut walk = bundle.entries_from(EntryPosition {
+            index: cursor.index,
+            descriptor_offset: cursor.offset,
+        });
+        let next = walk.next();
+        let position = walk.position();
+        (cursor.index, cursor.offset) = (position.index, position.descriptor_offset);
+        match next {
+            None => Err(clangoffload_status::End),
+            Some(entry) => {
+                *out = (&entry.map_err(fail)?).into();
+                Ok(())
+            }
+        }
+    })
+}
+
+/// The first entry (file order) of the binary bundle in `len` bytes at `data`
+/// whose code object is compatible with the bundle entry ID `target`
+/// (`target_len` bytes of UTF-8), by the bundler's rules; `flags` may hold
+/// `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Like
+/// `clangoffload_bundle_find_compatible`, but with no handle and no
+/// allocation: the bundle is checked as `clangoffload_bundle_parse` checks it
+/// (an error is returned with details in `*err`), then the entry is stored in
+/// `*out`. `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is compatible.
+///
+/// Ownership: nothing to free; `*out` is a plain record the caller owns.
+///
+/// Lifetime: `out->id` and `out->payload` borrow `data`.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `target` only when
+/// `target_len` is 0 (an empty ID, which does not parse); `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `target` is NULL or readable for
+/// `target_len` bytes; `out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundle_find_compatible_entry(
+    data: *const u8,
+    len: usize,
+    target: *const c_char,
+    target_len: usize,
+    flags: u32,
+    out: *mut clangoffload_bundle_entry,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable for target_len bytes, as the caller promises.
+        let requested = BundleEntryId::parse(unsafe { str_arg(target, target_len) }?)?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bundle = Bundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
+        let entry = id::first_compatible(&bundle, &requested, hip_openmp)
+            .ok_or(clangoffload_status::NotFound)?;
+        *out = (&entry).into();
+        Ok(())
+    })
+}
+
+/// The entry the HIP runtime would load on a device with AMDGPU target ID
+/// `device`, as `clangoffload_bundle_select_for_device` chooses it, from the
+/// binary bundle in `len` bytes at `data` with no handle and no allocation:
+/// the bundle is checked as `clangoffload_bundle_parse` checks it (an error is
+/// returned with details in `*err`), then the entry is stored in `*out` and
+/// how it matched in `*out_match`. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing
+/// fits.
+///
+/// Ownership: nothing to free; the outputs are plain values.
+///
+/// Lifetime: `out->id` and `out->payload` borrow `data`.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `device` only when
+/// `device_len` is 0; `out` or `out_match` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `device` is NULL or readable for
+/// `device_len` bytes; `out`, `out_match` (in C, a `uint32_t`) and `err` are
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundle_select_entry_for_device(
+    data: *const u8,
+    len: usize,
+    device: *const c_char,
+    device_len: usize,
+    out: *mut clangoffload_bundle_entry,
+    out_match: *mut clangoffload_device_match,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable for device_len bytes, as the caller promises.
+        let device = TargetId::parse(unsafe { str_arg(device, device_len) }?)?;
+        // SAFETY: writable, as the caller promises.
+        let (out, out_match) = unsafe { (out_arg(out)?, out_arg(out_match)?) };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bundle = Bundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let (how, entry) =
+            id::select_for_device(&bundle, &device).ok_or(clangoffload_status::NotFound)?;
+        *out = (&entry).into();
+        *out_match = how.into();
+        Ok(())
+    })
 }
 
 /// Parses a binary bundle from `len` bytes at `data` and stores a new handle in
@@ -60,6 +243,7 @@ pub struct clangoffload_bundle_entry {
 /// # Safety
 /// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
 /// handle pointer; `err` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_parse(
     data: *const u8,
@@ -109,6 +293,7 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
 /// # Safety
 /// `bundle` is NULL or a live handle from `clangoffload_bundle_parse` not yet
 /// freed.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_free(bundle: *mut clangoffload_bundle) {
     // SAFETY: NULL or a handle from parse released once, as the caller promises.
@@ -123,6 +308,7 @@ pub unsafe extern "C" fn clangoffload_bundle_free(bundle: *mut clangoffload_bund
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     bundle: *const clangoffload_bundle,
@@ -140,6 +326,7 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffload_bundle) -> u64 {
     // SAFETY: NULL or a live handle, as the caller promises.
@@ -160,6 +347,7 @@ pub unsafe extern "C" fn clangoffload_bundle_header_len(bundle: *const clangoffl
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `out` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_get_entry(
     bundle: *const clangoffload_bundle,
@@ -174,12 +362,7 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
             .get(index)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
         // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = clangoffload_bundle_entry {
-            id: clangoffload_bytes::of(entry.id()),
-            payload: clangoffload_bytes::of(entry.payload()),
-            offset: entry.offset(),
-            descriptor_offset: entry.descriptor_offset(),
-        };
+        *unsafe { out_arg(out) }? = entry.into();
         Ok(())
     })
 }
@@ -194,6 +377,7 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
 ///
 /// # Safety
 /// `bundle` is NULL or a live handle; `err` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_fault(
     bundle: *const clangoffload_bundle,
@@ -222,6 +406,7 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
 /// # Safety
 /// `bundle` is NULL or a live handle; `target` is NULL or readable for
 /// `target_len` bytes; `out_index` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
     bundle: *const clangoffload_bundle,
@@ -263,6 +448,16 @@ pub enum clangoffload_device_match {
     Spirv = 3,
 }
 
+impl From<DeviceMatch> for clangoffload_device_match {
+    fn from(how: DeviceMatch) -> Self {
+        match how {
+            DeviceMatch::Native => clangoffload_device_match::Native,
+            DeviceMatch::Generic => clangoffload_device_match::Generic,
+            DeviceMatch::SpirV => clangoffload_device_match::Spirv,
+        }
+    }
+}
+
 /// The entry the HIP runtime would load on a device with AMDGPU target ID
 /// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
 /// first compatible in file order within each. Stores its index and how it
@@ -278,6 +473,7 @@ pub enum clangoffload_device_match {
 /// `bundle` is NULL or a live handle; `device` is NULL or readable for
 /// `device_len` bytes; `out_index` and `out_match` are NULL or writable (in C,
 /// `out_match` points to a `uint32_t`).
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
     bundle: *const clangoffload_bundle,
@@ -301,11 +497,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
         // SAFETY: writable, as the caller promises.
         let (out_index, out_match) = unsafe { (out_arg(out_index)?, out_arg(out_match)?) };
         *out_index = index;
-        *out_match = match how {
-            DeviceMatch::Native => clangoffload_device_match::Native,
-            DeviceMatch::Generic => clangoffload_device_match::Generic,
-            DeviceMatch::SpirV => clangoffload_device_match::Spirv,
-        };
+        *out_match = how.into();
         Ok(())
     })
 }
@@ -336,6 +528,7 @@ pub struct clangoffload_bundle_diagnostic {
     pub b: u64,
 }
 
+#[cfg(feature = "alloc")]
 impl From<BundleDiagnostic> for clangoffload_bundle_diagnostic {
     fn from(d: BundleDiagnostic) -> Self {
         use clangoffload_diagnostic_kind as K;
@@ -368,6 +561,7 @@ impl From<BundleDiagnostic> for clangoffload_bundle_diagnostic {
 /// # Safety
 /// `bundle` is NULL or a live handle; `out` is NULL or writable for `cap`
 /// records; `out_count` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_validate(
     bundle: *const clangoffload_bundle,
@@ -386,7 +580,7 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
                 return Err(clangoffload_status::NullArgument);
             }
             // SAFETY: non-NULL, aligned, writable for cap records as promised.
-            let slots = unsafe { std::slice::from_raw_parts_mut(out, cap) };
+            let slots = unsafe { core::slice::from_raw_parts_mut(out, cap) };
             for (slot, d) in slots.iter_mut().zip(&found) {
                 *slot = (*d).into();
             }
@@ -421,6 +615,7 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
 /// readable); `header` is NULL or writable for `header_cap` bytes; `offsets` is
 /// NULL or writable for `count` values; `header_len` and `total_size` are NULL
 /// or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_bundle_layout(
     ids: *const clangoffload_bytes,
@@ -456,10 +651,10 @@ pub unsafe extern "C" fn clangoffload_bundle_layout(
         // SAFETY: writable, as the caller promises.
         let total_size = unsafe { out_arg(total_size) }?;
         // SAFETY: header is writable for header_cap >= bytes.len() bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), header, bytes.len()) };
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), header, bytes.len()) };
         if count > 0 {
             // SAFETY: offsets is non-NULL, aligned and writable for count values.
-            let slots = unsafe { std::slice::from_raw_parts_mut(offsets, count) };
+            let slots = unsafe { core::slice::from_raw_parts_mut(offsets, count) };
             slots.copy_from_slice(layout.offsets());
         }
         *header_len = bytes.len();

@@ -2,11 +2,12 @@
 //! back. Nothing here allocates the output: decompression and compression
 //! write into the caller's buffer.
 
-use core_lib::compressed::{compress, truncated_md5, CompressOptions};
-use core_lib::{
-    CompressedBundle, CompressionMethod, Container, Containers, DecompressOptions, ErrorKind,
-    Limits,
-};
+use core_lib::compressed::truncated_md5;
+#[cfg(feature = "alloc")]
+use core_lib::compressed::{compress, CompressOptions};
+#[cfg(feature = "alloc")]
+use core_lib::CompressionMethod;
+use core_lib::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
 
 use crate::ffi::{clangoffload_bytes, out_arg, slice_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
@@ -234,7 +235,7 @@ pub unsafe extern "C" fn clangoffload_compressed_decompress(
         } else {
             // SAFETY: non-NULL, writable for out_cap bytes and not aliasing
             // `data`, as the caller promises.
-            unsafe { std::slice::from_raw_parts_mut(out, out_cap) }
+            unsafe { core::slice::from_raw_parts_mut(out, out_cap) }
         };
         match c.decompress_into(dest, &options) {
             Ok(size) => *out_len = size,
@@ -286,6 +287,7 @@ pub unsafe extern "C" fn clangoffload_truncated_md5(
 ///
 /// # Safety
 /// `out_bound` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compress_bound(
     len: usize,
@@ -327,6 +329,7 @@ pub unsafe extern "C" fn clangoffload_compress_bound(
 /// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
 /// `out_cap` bytes and does not overlap `data`; `out_len` and `err` are NULL or
 /// writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_compress(
     data: *const u8,
@@ -357,7 +360,7 @@ pub unsafe extern "C" fn clangoffload_compress(
         }
         // SAFETY: out is writable for out_cap >= bytes.len() bytes, as the
         // caller promises, and does not overlap our fresh buffer.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
         *out_len = bytes.len();
         Ok(())
     })

@@ -1,14 +1,18 @@
 //! The panic boundary and the pointer checks every exported function uses.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
+#[cfg(feature = "alloc")]
 use core_lib::Error;
 
-use crate::status::{clangoffload_error, clangoffload_status, report};
+use crate::status::clangoffload_status;
+#[cfg(feature = "alloc")]
+use crate::status::{clangoffload_error, report};
 
 /// Runs an exported function's body, turning a panic into
 /// `CLANGOFFLOAD_STATUS_PANIC` so that none crosses into C. The body returns
 /// `Result<(), clangoffload_status>`; `?` on a failed check returns its status.
+#[cfg(feature = "std")]
 macro_rules! ffi_guard {
     ($body:block) => {{
         let run = || -> Result<(), $crate::status::clangoffload_status> { $body };
@@ -16,6 +20,19 @@ macro_rules! ffi_guard {
             Ok(Ok(())) => $crate::status::clangoffload_status::Ok,
             Ok(Err(status)) => status,
             Err(_) => $crate::status::clangoffload_status::Panic,
+        }
+    }};
+}
+
+/// The embedded build is compiled with `panic = "abort"`: nothing can unwind
+/// into C, and a panic (never expected) ends in the panic handler.
+#[cfg(not(feature = "std"))]
+macro_rules! ffi_guard {
+    ($body:block) => {{
+        let run = || -> Result<(), $crate::status::clangoffload_status> { $body };
+        match run() {
+            Ok(()) => $crate::status::clangoffload_status::Ok,
+            Err(status) => status,
         }
     }};
 }
@@ -39,6 +56,7 @@ impl clangoffload_bytes {
         }
     }
 
+    #[cfg(feature = "alloc")]
     /// # Safety
     /// `self` must describe readable memory that outlives `'a`, as the caller
     /// of the exported function promised.
@@ -65,7 +83,7 @@ pub(crate) unsafe fn slice_arg<'a>(
         return Err(clangoffload_status::InvalidArgument);
     }
     // SAFETY: non-NULL, length fits isize, readability promised by the caller.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
 /// # Safety
@@ -76,9 +94,10 @@ pub(crate) unsafe fn str_arg<'a>(
 ) -> Result<&'a str, clangoffload_status> {
     // SAFETY: forwarded to the caller.
     let bytes = unsafe { slice_arg(ptr.cast(), len) }?;
-    std::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)
+    core::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)
 }
 
+#[cfg(feature = "alloc")]
 /// # Safety
 /// If `ptr` is not NULL it must point to `n` readable values of `T` for `'a`.
 pub(crate) unsafe fn array_arg<'a, T>(
@@ -96,7 +115,7 @@ pub(crate) unsafe fn array_arg<'a, T>(
         return Err(clangoffload_status::InvalidArgument);
     }
     // SAFETY: non-NULL and aligned; readability of n values promised by the caller.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, n) })
+    Ok(unsafe { core::slice::from_raw_parts(ptr, n) })
 }
 
 /// # Safety
@@ -109,6 +128,7 @@ pub(crate) unsafe fn out_arg<'a, T>(ptr: *mut T) -> Result<&'a mut T, clangofflo
     unsafe { ptr.as_mut() }.ok_or(clangoffload_status::NullArgument)
 }
 
+#[cfg(feature = "alloc")]
 /// Copies `text` into the caller's buffer `buf` of `cap` bytes with a NUL
 /// after it and stores its length (without the NUL) in `*out_len`. When it
 /// does not fit, stores the length needed and fails with `BUFFER_TOO_SMALL`.
@@ -128,7 +148,7 @@ pub(crate) unsafe fn write_text(
         return Err(clangoffload_status::BufferTooSmall);
     }
     // SAFETY: buf is writable for cap > text.len() bytes.
-    let dest = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+    let dest = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
     let (body, rest) = dest.split_at_mut(text.len());
     body.copy_from_slice(text);
     if let Some(nul) = rest.first_mut() {
@@ -138,6 +158,59 @@ pub(crate) unsafe fn write_text(
     Ok(())
 }
 
+/// [`write_text`] of `value`'s `Display` text, formatted straight into the
+/// caller's buffer (no allocation): measured first, then written.
+///
+/// # Safety
+/// As [`write_text`].
+pub(crate) unsafe fn write_display(
+    value: &dyn core::fmt::Display,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> Result<(), clangoffload_status> {
+    use core::fmt::Write;
+
+    /// Counts the bytes and copies those that fit into `dest`.
+    struct Sink<'a> {
+        dest: &'a mut [u8],
+        len: usize,
+    }
+    impl Write for Sink<'_> {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            if let Some(room) = self.dest.get_mut(self.len..) {
+                for (d, b) in room.iter_mut().zip(s.bytes()) {
+                    *d = b;
+                }
+            }
+            self.len = self.len.saturating_add(s.len());
+            Ok(())
+        }
+    }
+
+    // SAFETY: forwarded to the caller.
+    let out_len = unsafe { out_arg(out_len) }?;
+    let mut measure = Sink {
+        dest: &mut [],
+        len: 0,
+    };
+    write!(measure, "{value}").map_err(|_| clangoffload_status::InvalidArgument)?;
+    let len = measure.len;
+    *out_len = len;
+    if len >= cap || buf.is_null() {
+        return Err(clangoffload_status::BufferTooSmall);
+    }
+    // SAFETY: buf is writable for cap > len bytes.
+    let dest = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+    let mut sink = Sink { dest, len: 0 };
+    write!(sink, "{value}").map_err(|_| clangoffload_status::InvalidArgument)?;
+    if let Some(nul) = sink.dest.get_mut(len) {
+        *nul = 0;
+    }
+    Ok(())
+}
+
+#[cfg(feature = "alloc")]
 /// Copies `items` into the caller's array `out` of `capacity` records and
 /// stores their number in `*count`. When they do not fit, nothing is copied
 /// and the status is `BUFFER_TOO_SMALL` (call with `out` NULL and `capacity`
@@ -168,11 +241,12 @@ pub(crate) unsafe fn fill_array<T: Copy>(
     if !items.is_empty() {
         // SAFETY: `out` is writable for `capacity` >= items.len() aligned
         // records, as the caller promises, and does not overlap `items`.
-        unsafe { std::ptr::copy_nonoverlapping(items.as_ptr(), out, items.len()) };
+        unsafe { core::ptr::copy_nonoverlapping(items.as_ptr(), out, items.len()) };
     }
     Ok(())
 }
 
+#[cfg(feature = "alloc")]
 /// # Safety
 /// `ptr` must be NULL or point to a live handle of type `T`.
 pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffload_status> {
@@ -181,19 +255,21 @@ pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffl
 }
 
 /// Moves a new handle to the caller.
+#[cfg(feature = "alloc")]
 pub(crate) fn into_handle<T>(value: T) -> *mut T {
-    Box::into_raw(Box::new(value))
+    alloc::boxed::Box::into_raw(alloc::boxed::Box::new(value))
 }
 
 /// Releases a handle made by [`into_handle`]; NULL is allowed.
 ///
 /// # Safety
 /// `ptr` is NULL or came from [`into_handle`] and is released once.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn free_handle<T>(ptr: *mut T) {
     if !ptr.is_null() {
         // SAFETY: from Box::into_raw in into_handle, released once, as the
         // caller promises.
-        drop(unsafe { Box::from_raw(ptr) });
+        drop(unsafe { alloc::boxed::Box::from_raw(ptr) });
     }
 }
 
@@ -203,12 +279,13 @@ pub(crate) unsafe fn free_handle<T>(ptr: *mut T) {
 ///
 /// # Safety
 /// `err` must be NULL or writable.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn collect_checked<T>(
     items: impl IntoIterator<Item = Result<T, Error>>,
     lenient: bool,
     err: *mut clangoffload_error,
-) -> Result<(Vec<T>, Option<Error>), clangoffload_status> {
-    let mut good = Vec::new();
+) -> Result<(alloc::vec::Vec<T>, Option<Error>), clangoffload_status> {
+    let mut good = alloc::vec::Vec::new();
     let mut fault = None;
     for item in items {
         match item {
@@ -227,6 +304,7 @@ pub(crate) unsafe fn collect_checked<T>(
     Ok((good, fault))
 }
 
+#[cfg(feature = "alloc")]
 /// A handle's kept fault as a status, with details in `*err` (may be NULL).
 ///
 /// # Safety

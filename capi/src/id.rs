@@ -1,11 +1,15 @@
 //! Bundle entry IDs and target IDs.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
-use core_lib::id::{self, BundleEntryId, FeatureSetting, TargetId};
+#[cfg(feature = "alloc")]
+use core_lib::id;
+use core_lib::id::{BundleEntryId, FeatureSetting, TargetId};
 
 use crate::bundle::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE;
-use crate::ffi::{array_arg, clangoffload_bytes, out_arg, str_arg, write_text};
+#[cfg(feature = "alloc")]
+use crate::ffi::{array_arg, write_text};
+use crate::ffi::{clangoffload_bytes, out_arg, str_arg, write_display};
 use crate::status::clangoffload_status;
 
 /// A bundle entry ID split into its parts; every view borrows the string
@@ -88,6 +92,7 @@ pub unsafe extern "C" fn clangoffload_entry_id_parse(
 /// # Safety
 /// `text` is NULL or readable for `len` bytes; `buf` is NULL or writable for
 /// `cap` bytes; `out_len` is NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_id_normalize(
     text: *const c_char,
@@ -157,6 +162,7 @@ pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
 /// # Safety
 /// `ids` is NULL or readable for `count` records whose views are readable;
 /// `out_first` and `out_second` are NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
     ids: *const clangoffload_bytes,
@@ -167,12 +173,12 @@ pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
     ffi_guard!({
         // SAFETY: count readable views, as the caller promises.
         let views = unsafe { array_arg(ids, count) }?;
-        let mut parsed = Vec::new();
-        let mut index = Vec::new();
+        let mut parsed = alloc::vec::Vec::new();
+        let mut index = alloc::vec::Vec::new();
         for (i, view) in views.iter().enumerate() {
             // SAFETY: each view readable, as the caller promises.
             let bytes = unsafe { view.as_slice() }?;
-            let text = std::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)?;
+            let text = core::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)?;
             if let Ok(id) = BundleEntryId::parse(text) {
                 parsed.push(id);
                 index.push(i);
@@ -285,9 +291,8 @@ pub unsafe extern "C" fn clangoffload_target_id_canonicalize(
     ffi_guard!({
         // SAFETY: readable for len bytes, as the caller promises.
         let id = TargetId::parse(unsafe { str_arg(text, len) }?)?;
-        let canonical = id.canonical().to_string();
         // SAFETY: buf writable for cap bytes, out_len writable, as promised.
-        unsafe { write_text(canonical.as_bytes(), buf, cap, out_len) }
+        unsafe { write_display(&id.canonical(), buf, cap, out_len) }
     })
 }
 

@@ -5,30 +5,49 @@
 //! Conventions (also in `include/clangoffload.h`): statuses are returned as
 //! [`clangoffload_status`]; out-parameters are written only on success; views
 //! borrow the caller's buffer.
+//!
+//! Without the `std` feature this is the embedded build (`make embedded`):
+//! `no_std`, built with `panic = "abort"`, and with `alloc` the handles and
+//! writers allocate through [`embedded`]'s hooks. Without `alloc` only the
+//! functions that need no allocator exist (README.md lists them).
+#![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
 
 #[macro_use]
 mod ffi;
+#[cfg(feature = "alloc")]
 pub mod archive;
 pub mod bundle;
 pub mod compressed;
+#[cfg(not(feature = "std"))]
+pub mod embedded;
 pub mod id;
 pub mod locate;
+#[cfg(feature = "alloc")]
 pub mod object_bundle;
+#[cfg(feature = "alloc")]
 pub mod offload_binary;
 pub mod status;
+#[cfg(feature = "alloc")]
 pub mod text_bundle;
 pub mod wrapper;
 
+#[cfg(feature = "alloc")]
 pub use archive::*;
 pub use bundle::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
 pub use locate::*;
+#[cfg(feature = "alloc")]
 pub use object_bundle::*;
+#[cfg(feature = "alloc")]
 pub use offload_binary::*;
 pub use status::*;
+#[cfg(feature = "alloc")]
 pub use text_bundle::*;
 pub use wrapper::*;
 
@@ -48,7 +67,7 @@ pub const CLANGOFFLOAD_VERSION_PATCH: u32 = 0;
 ///
 /// NULL: never returns NULL. Pure; takes no pointer.
 #[no_mangle]
-pub extern "C" fn clangoffload_version() -> *const std::ffi::c_char {
+pub extern "C" fn clangoffload_version() -> *const core::ffi::c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
 }
 

@@ -3,15 +3,19 @@
 //! (scan), the extent of a container known only by its start, and the target
 //! ID an AMDGPU code object was built for.
 
-use std::ffi::c_char;
+use core::ffi::c_char;
 
 use core_lib::container::{declared_extent, parse_container, Container, Extent};
 use core_lib::elf::{AmdgpuTarget, ElfFile, Section};
-use core_lib::locate::{wrapper_at, wrapper_target, wrapper_targets, SectionKind, Wrapper};
+#[cfg(feature = "alloc")]
+use core_lib::locate::wrapper_targets;
+use core_lib::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
 use core_lib::scan::{scan, Found};
 
 use crate::compressed::clangoffload_container_kind;
-use crate::ffi::{clangoffload_bytes, fill_array, out_arg, slice_arg, write_text};
+#[cfg(feature = "alloc")]
+use crate::ffi::fill_array;
+use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, write_display};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// What an offload section of an ELF file holds.
@@ -205,6 +209,7 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
 /// # Safety
 /// `data` is NULL or readable for `len` bytes; `out` is NULL or writable for
 /// `capacity` records; `count` and `err` are NULL or writable.
+#[cfg(feature = "alloc")]
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_fatbin_wrappers(
     data: *const u8,
@@ -222,10 +227,11 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrappers(
         let fail = |e| unsafe { report(&e, err) };
         let elf = ElfFile::parse(data).map_err(fail)?;
         let segment = elf.section(section_index).map_err(fail)?;
-        let records: Vec<clangoffload_fatbin_wrapper_record> = wrapper_targets(&elf, &segment)
-            .iter()
-            .map(|(wrapper, target)| record_of(wrapper, *target))
-            .collect();
+        let records: alloc::vec::Vec<clangoffload_fatbin_wrapper_record> =
+            wrapper_targets(&elf, &segment)
+                .iter()
+                .map(|(wrapper, target)| record_of(wrapper, *target))
+                .collect();
         // SAFETY: `out` and `count` are as the caller promises.
         unsafe { fill_array(&records, out, capacity, count) }
     })
@@ -484,7 +490,7 @@ pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
             AmdgpuTarget::from_header(elf.header()).ok_or(clangoffload_status::NotFound)?;
         // SAFETY: `buf` is writable for `cap` bytes and `len_out` writable,
         // as the caller promises.
-        unsafe { write_text(target.to_string().as_bytes(), buf, cap, len_out) }
+        unsafe { write_display(&target, buf, cap, len_out) }
     })
 }
 

@@ -1,6 +1,7 @@
 //! Object-flavour bundles: list the bundle sections of a host ELF object,
 //! extract the host object without them, and add them to a host object.
 
+use alloc::{boxed::Box, vec::Vec};
 use core_lib::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEntry};
 use core_lib::Error;
 
@@ -301,7 +302,7 @@ impl clangoffload_buffer {
     pub(crate) fn from_vec(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
         let ptr = if len == 0 {
-            std::ptr::null_mut()
+            core::ptr::null_mut()
         } else {
             Box::into_raw(bytes.into_boxed_slice()).cast::<u8>()
         };
@@ -333,11 +334,11 @@ pub unsafe extern "C" fn clangoffload_buffer_free(buffer: *mut clangoffload_buff
         return;
     };
     if !buffer.ptr.is_null() {
-        let slice = std::ptr::slice_from_raw_parts_mut(buffer.ptr, buffer.len);
+        let slice = core::ptr::slice_from_raw_parts_mut(buffer.ptr, buffer.len);
         // SAFETY: ptr/len came from Box::into_raw of a boxed slice of exactly
         // this length in from_vec, and are released once.
         drop(unsafe { Box::from_raw(slice) });
     }
-    buffer.ptr = std::ptr::null_mut();
+    buffer.ptr = core::ptr::null_mut();
     buffer.len = 0;
 }

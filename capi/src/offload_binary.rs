@@ -2,7 +2,8 @@
 //! sections): read every binary in a buffer, their entries and strings;
 //! write them; and split `--image` arguments the way LLVM's packager does.
 
-use std::ffi::c_char;
+use alloc::{boxed::Box, vec::Vec};
+use core::ffi::c_char;
 
 use core_lib::offload_binary::image_args::{image_arguments, ImageArgument};
 use core_lib::offload_binary::{
@@ -171,7 +172,7 @@ impl clangoffload_offload_binaries {
                 // the handle lives and is never moved out or changed, so the
                 // bytes it points to outlive every view taken from them.
                 let bytes: &'static [u8] =
-                    unsafe { std::slice::from_raw_parts(inflated.as_ptr(), inflated.len()) };
+                    unsafe { core::slice::from_raw_parts(inflated.as_ptr(), inflated.len()) };
                 self.inflated
                     .try_reserve(1)
                     .map_err(|_| clangoffload_status::OutOfMemory)?;

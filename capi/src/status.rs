@@ -1,7 +1,7 @@
 //! Status codes, their messages, and the detailed error record.
 
-use std::ffi::c_char;
-use std::io::Write;
+use core::ffi::c_char;
+use core::fmt::Write;
 
 use core_lib::id::IdError;
 use core_lib::{Error, ErrorKind};
@@ -484,15 +484,33 @@ impl clangoffload_error {
             entry: e.entry().unwrap_or(CLANGOFFLOAD_NO_ENTRY),
             message: [0; 256],
         };
-        let mut buf = [0u8; 255];
-        let mut cursor = std::io::Cursor::new(&mut buf[..]);
-        // Truncation of an over-long message is fine: the cursor stops at 255 bytes.
-        let _ = write!(cursor, "{e}");
-        let n = usize::try_from(cursor.position()).unwrap_or(0);
-        for (dst, src) in err.message.iter_mut().zip(&buf[..n]) {
-            *dst = c_char::from_ne_bytes([*src]);
-        }
+        // Truncation of an over-long message is fine: the last byte stays NUL.
+        let mut message = Message {
+            buf: err
+                .message
+                .split_last_mut()
+                .map_or(&mut [][..], |(_, text)| text),
+            len: 0,
+        };
+        let _ = write!(message, "{e}");
         err
+    }
+}
+
+/// A `fmt::Write` into a fixed buffer that keeps what fits.
+struct Message<'a> {
+    buf: &'a mut [c_char],
+    len: usize,
+}
+
+impl Write for Message<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let rest = self.buf.get_mut(self.len..).unwrap_or_default();
+        for (dst, src) in rest.iter_mut().zip(s.bytes()) {
+            *dst = c_char::from_ne_bytes([src]);
+        }
+        self.len = self.len.saturating_add(s.len()).min(self.buf.len());
+        Ok(())
     }
 }
 

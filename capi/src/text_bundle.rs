@@ -1,6 +1,7 @@
 //! Text bundles (`-type` i, ii, cui, hipi, d, ll, s): read entries between
 //! comment markers, write them.
 
+use alloc::vec::Vec;
 use core_lib::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
 use core_lib::Error;
 
@@ -70,7 +71,7 @@ pub unsafe extern "C" fn clangoffload_text_comment_for_type(
     ffi_guard!({
         // SAFETY: readable for the call, as the caller promises.
         let name = unsafe { slice_arg(type_name, len) }?;
-        let name = std::str::from_utf8(name).map_err(|_| clangoffload_status::InvalidUtf8)?;
+        let name = core::str::from_utf8(name).map_err(|_| clangoffload_status::InvalidUtf8)?;
         let found = Comment::for_file_type(name).ok_or(clangoffload_status::NotFound)?;
         // SAFETY: writable, as the caller promises.
         *unsafe { out_arg(out) }? = match found {

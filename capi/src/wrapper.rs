@@ -25,7 +25,7 @@
 //! the linker-made symbols `__start_llvm_offload_entries` and
 //! `__stop_llvm_offload_entries` (section `llvm_offload_entries`).
 
-use std::ffi::{c_char, c_void};
+use core::ffi::{c_char, c_void};
 
 use core_lib::container::Container;
 use core_lib::locate::WrapperKind;
@@ -153,7 +153,7 @@ pub struct clangoffload_fatbin_wrapper {
 
 #[cfg(target_pointer_width = "64")]
 const _: () = {
-    use std::mem::{offset_of, size_of};
+    use core::mem::{offset_of, size_of};
     assert!(size_of::<__tgt_offload_entry>() == 56);
     assert!(offset_of!(__tgt_offload_entry, aux_addr) == 48);
     assert!(size_of::<__tgt_offload_entry_legacy>() == 32);

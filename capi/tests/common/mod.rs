@@ -84,3 +84,81 @@ pub fn assert_success(run: &Output, what: &str) {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// Runs `cmd`, failing the test with its output unless it succeeds.
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert_success(&out, &format!("{cmd:?}"));
+    out
+}
+
+/// The target directory of this test binary: `make` builds there too, so a
+/// test run reuses what an earlier one built.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// Runs `make -C <root> args` with `env`, building in [`target_dir`].
+pub fn make(args: &[&str], env: &[(&str, &Path)]) {
+    let mut cmd = Command::new("make");
+    cmd.arg("-s")
+        .arg("-C")
+        .arg(root())
+        .args(args)
+        .env("CARGO_TARGET_DIR", target_dir());
+    if let Some(cargo) = std::env::var_os("CARGO") {
+        cmd.env("CARGO", cargo);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run(&mut cmd);
+}
+
+/// `readelf --wide` symbol rows of `file`: (binding, section index, name).
+pub fn symbols(args: &[&str], file: &Path) -> Vec<(String, String, String)> {
+    let out = run(Command::new("readelf").arg("--wide").args(args).arg(file));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let row = f.first()?.strip_suffix(':')?.parse::<u64>().is_ok();
+            (row && f.len() >= 8).then(|| (f[4].into(), f[6].into(), f[7].into()))
+        })
+        .collect()
+}
+
+/// The names an archive or object defines globally.
+pub fn defined_globals(file: &Path) -> std::collections::BTreeSet<String> {
+    symbols(&["-s"], file)
+        .into_iter()
+        .filter(|(bind, ndx, _)| ndx != "UND" && (bind == "GLOBAL" || bind == "WEAK"))
+        .map(|(_, _, name)| name)
+        .collect()
+}
+
+/// The names an archive or object needs from elsewhere.
+pub fn undefined(file: &Path) -> std::collections::BTreeSet<String> {
+    symbols(&["-s"], file)
+        .into_iter()
+        .filter(|(_, ndx, name)| ndx == "UND" && !name.is_empty())
+        .map(|(_, _, name)| name)
+        .collect()
+}
+
+/// The functions `include/clangoffload.h` declares.
+pub fn header_functions() -> std::collections::BTreeSet<String> {
+    let header = std::fs::read_to_string(root().join("include/clangoffload.h")).unwrap();
+    header
+        .lines()
+        .filter(|l| !l.starts_with("//") && !l.starts_with(' '))
+        .filter_map(|l| {
+            // `<return type> <name>(...`: the identifier right before the `(`.
+            let head = &l[..l.find('(')?];
+            let name = head.rsplit([' ', '*']).next()?;
+            name.starts_with("clangoffload_").then(|| name.to_string())
+        })
+        .collect()
+}

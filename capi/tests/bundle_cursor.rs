@@ -1,0 +1,246 @@
+//! The allocator-free bundle functions against the handle-based ones: same
+//! entries, same choices, same errors at the same place.
+
+use std::ptr::{null, null_mut};
+
+use clangoffload::*;
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../tests/fixtures/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn empty_entry() -> clangoffload_bundle_entry {
+    let none = clangoffload_bytes {
+        ptr: null(),
+        len: 0,
+    };
+    clangoffload_bundle_entry {
+        id: none,
+        payload: none,
+        offset: 0,
+        descriptor_offset: 0,
+    }
+}
+
+fn empty_error() -> clangoffload_error {
+    clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    }
+}
+
+/// Every entry by the cursor, then the final status and error, and what a
+/// call after that returns.
+fn walk(
+    data: &[u8],
+) -> (
+    Vec<(u64, u64, usize)>,
+    clangoffload_status,
+    clangoffload_error,
+    clangoffload_status,
+) {
+    let mut cursor = clangoffload_bundle_cursor::default();
+    let (mut entry, mut err, mut seen) = (empty_entry(), empty_error(), Vec::new());
+    loop {
+        let s = unsafe {
+            clangoffload_bundle_next_entry(
+                data.as_ptr(),
+                data.len(),
+                &mut cursor,
+                &mut entry,
+                &mut err,
+            )
+        };
+        if s != clangoffload_status::Ok {
+            let again = unsafe {
+                clangoffload_bundle_next_entry(
+                    data.as_ptr(),
+                    data.len(),
+                    &mut cursor,
+                    &mut entry,
+                    null_mut(),
+                )
+            };
+            return (seen, s, err, again);
+        }
+        seen.push((entry.descriptor_offset, entry.offset, entry.payload.len));
+    }
+}
+
+fn handle_entries(data: &[u8], flags: u32) -> Vec<(u64, u64, usize)> {
+    let mut bundle = null_mut();
+    let s = unsafe {
+        clangoffload_bundle_parse(data.as_ptr(), data.len(), flags, &mut bundle, null_mut())
+    };
+    assert_eq!(s, clangoffload_status::Ok);
+    let mut out = Vec::new();
+    for i in 0..unsafe { clangoffload_bundle_entry_count(bundle) } {
+        let mut e = empty_entry();
+        assert_eq!(
+            unsafe { clangoffload_bundle_get_entry(bundle, i, &mut e) },
+            clangoffload_status::Ok
+        );
+        out.push((e.descriptor_offset, e.offset, e.payload.len));
+    }
+    unsafe { clangoffload_bundle_free(bundle) };
+    out
+}
+
+#[test]
+fn the_cursor_walks_what_the_handle_holds() {
+    for name in [
+        "llvm22/hip-4096.bundle",
+        "llvm22/openmp.bundle",
+        "llvm16/align3.bundle",
+    ] {
+        let data = fixture(name);
+        let (seen, status, _, again) = walk(&data);
+        assert_eq!(
+            (status, again),
+            (clangoffload_status::End, clangoffload_status::End),
+            "{name}"
+        );
+        assert_eq!(seen, handle_entries(&data, 0), "{name}");
+    }
+}
+
+#[test]
+fn a_damaged_bundle_gives_its_good_entries_then_the_handles_fault() {
+    let mut data = fixture("llvm22/hip-4096.bundle");
+    // The third descriptor's payload offset now points past the end.
+    let good = handle_entries(&data, 0);
+    let third = usize::try_from(good[2].0).unwrap();
+    data[third..third + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    let (seen, status, err, again) = walk(&data);
+    assert_eq!(seen, good[..2]);
+    // After a bad descriptor the walk is over.
+    assert_eq!(again, clangoffload_status::End);
+    let mut bundle = null_mut();
+    let mut expected = empty_error();
+    let strict = unsafe {
+        clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut bundle, &mut expected)
+    };
+    assert_eq!(status, strict);
+    assert_eq!((err.offset, err.entry), (expected.offset, expected.entry));
+    assert_eq!(err.entry, 2);
+
+    // A count that cannot fit is refused by every call, before any entry.
+    let mut data = fixture("llvm22/hip-4096.bundle");
+    data[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    let (seen, status, err, again) = walk(&data);
+    assert!(seen.is_empty());
+    assert_eq!(status, clangoffload_status::CountTooLarge);
+    assert_eq!(again, clangoffload_status::CountTooLarge);
+    assert_eq!(err.offset, 24);
+}
+
+#[test]
+fn finding_without_a_handle_agrees_with_the_handle() {
+    let data = fixture("llvm22/hip-4096.bundle");
+    let mut bundle = null_mut();
+    unsafe { clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut bundle, null_mut()) };
+    for target in [
+        "hipv4-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "openmp-amdgcn-amd-amdhsa--gfx906",
+        "hipv4-amdgcn-amd-amdhsa--gfx1100",
+    ] {
+        for flags in [0, CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE] {
+            let mut index = 0usize;
+            let by_handle = unsafe {
+                clangoffload_bundle_find_compatible(
+                    bundle,
+                    target.as_ptr().cast(),
+                    target.len(),
+                    flags,
+                    &mut index,
+                )
+            };
+            let mut entry = empty_entry();
+            let direct = unsafe {
+                clangoffload_bundle_find_compatible_entry(
+                    data.as_ptr(),
+                    data.len(),
+                    target.as_ptr().cast(),
+                    target.len(),
+                    flags,
+                    &mut entry,
+                    null_mut(),
+                )
+            };
+            assert_eq!(direct, by_handle, "{target} {flags}");
+            if direct == clangoffload_status::Ok {
+                let mut e = empty_entry();
+                unsafe { clangoffload_bundle_get_entry(bundle, index, &mut e) };
+                assert_eq!(entry.descriptor_offset, e.descriptor_offset);
+            }
+        }
+    }
+    for device in [
+        "gfx906",
+        "gfx90a:xnack+",
+        "gfx90a:xnack-",
+        "gfx1100",
+        "gfx9-generic",
+    ] {
+        let (mut index, mut how) = (0usize, clangoffload_device_match::Native);
+        let by_handle = unsafe {
+            clangoffload_bundle_select_for_device(
+                bundle,
+                device.as_ptr().cast(),
+                device.len(),
+                &mut index,
+                &mut how,
+            )
+        };
+        let (mut entry, mut how2) = (empty_entry(), clangoffload_device_match::Spirv);
+        let direct = unsafe {
+            clangoffload_bundle_select_entry_for_device(
+                data.as_ptr(),
+                data.len(),
+                device.as_ptr().cast(),
+                device.len(),
+                &mut entry,
+                &mut how2,
+                null_mut(),
+            )
+        };
+        assert_eq!(direct, by_handle, "{device}");
+        if direct == clangoffload_status::Ok {
+            assert_eq!(how2, how);
+        }
+    }
+    unsafe { clangoffload_bundle_free(bundle) };
+
+    // NULL pointers are reported, never followed.
+    let mut entry = empty_entry();
+    let t = "hipv4-amdgcn-amd-amdhsa--gfx906";
+    let s = unsafe {
+        clangoffload_bundle_find_compatible_entry(
+            null(),
+            5,
+            t.as_ptr().cast(),
+            t.len(),
+            0,
+            &mut entry,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, clangoffload_status::NullArgument);
+    let s = unsafe {
+        clangoffload_bundle_next_entry(
+            data.as_ptr(),
+            data.len(),
+            null_mut(),
+            &mut entry,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, clangoffload_status::NullArgument);
+}
