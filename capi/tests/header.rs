@@ -25,8 +25,13 @@
 //! Thread safety is stated once, in the preamble (its `Thread safety:`
 //! paragraph, checked here too), and per function only where one deviates.
 
+#[path = "../abi/header_model.rs"]
+mod header_model;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use header_model::{Function, Header};
 
 fn header_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../include/clangoffload.h")
@@ -61,103 +66,21 @@ fn committed_header_is_current() {
     );
 }
 
-/// A function prototype and the comment lines right above it (without `//`).
-struct Prototype {
-    name: String,
-    returns: String,
-    params: Vec<String>,
-    doc: Vec<String>,
-}
-
-/// Every prototype of the header, in order. cbindgen writes each as one
-/// statement ending in `);`, possibly over several lines, after `//` comment
-/// lines, inside `extern "C"`.
-fn prototypes(header: &str) -> Vec<Prototype> {
-    let mut found = Vec::new();
-    let mut doc: Vec<String> = Vec::new();
-    let mut statement = String::new();
-    let mut in_functions = false;
-    for line in header.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with("extern \"C\"") {
-            in_functions = true;
-            continue;
-        }
-        if !in_functions {
-            continue;
-        }
-        if statement.is_empty() {
-            if let Some(text) = trimmed.strip_prefix("//") {
-                doc.push(text.strip_prefix(' ').unwrap_or(text).to_string());
-                continue;
-            }
-            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('}') {
-                doc.clear();
-                continue;
-            }
-        }
-        statement.push_str(trimmed);
-        statement.push(' ');
-        if trimmed.ends_with(';') {
-            found.push(split_prototype(&statement, std::mem::take(&mut doc)));
-            statement.clear();
-        }
-    }
-    found
-}
-
-fn split_prototype(statement: &str, doc: Vec<String>) -> Prototype {
-    let open = statement.find('(').expect("a prototype has parameters");
-    let close = statement.rfind(')').expect("a prototype has parameters");
-    let head = statement[..open].trim();
-    let name_at = head
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
-    let params = statement[open + 1..close]
-        .split(',')
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty() && p != "void")
-        .collect();
-    Prototype {
-        name: head[name_at..].to_string(),
-        returns: head[..name_at].trim().to_string(),
-        params,
-        doc,
-    }
-}
-
-/// Names of the structs (and opaque or scalar typedefs) that hold a pointer,
-/// directly or through a field of another such struct.
-fn structs_holding_pointers(header: &str) -> BTreeSet<String> {
-    let mut bodies: Vec<(String, String)> = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for line in header.lines() {
-        let trimmed = line.trim();
-        if let Some((_, body)) = current.as_mut() {
-            if let Some(rest) = trimmed.strip_prefix('}') {
-                let name = rest.trim().trim_end_matches(';').trim().to_string();
-                let (_, body) = current.take().unwrap();
-                bodies.push((name, body));
-            } else if !trimmed.starts_with("//") {
-                body.push_str(trimmed);
-                body.push('\n');
-            }
-        } else if let Some(rest) = trimmed.strip_prefix("typedef struct ") {
-            if rest.ends_with('{') {
-                current = Some((String::new(), String::new()));
-            }
-        }
-    }
+/// Names of the structs that hold a pointer, directly or through a field of
+/// another such struct.
+fn structs_holding_pointers(header: &Header) -> BTreeSet<String> {
     let mut holding = BTreeSet::new();
     loop {
         let before = holding.len();
-        for (name, body) in &bodies {
-            let has = body.contains('*')
-                || body
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|word| holding.contains(word));
+        for s in &header.structs {
+            let has = s.fields.iter().any(|f| {
+                f.ty.contains('*')
+                    || f.ty
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .any(|word| holding.contains(word))
+            });
             if has {
-                holding.insert(name.clone());
+                holding.insert(s.name.clone());
             }
         }
         if holding.len() == before {
@@ -167,7 +90,7 @@ fn structs_holding_pointers(header: &str) -> BTreeSet<String> {
 }
 
 /// What the rule finds missing in one prototype's comment.
-fn missing_parts(p: &Prototype, holding: &BTreeSet<String>) -> Vec<&'static str> {
+fn missing_parts(p: &Function, holding: &BTreeSet<String>) -> Vec<&'static str> {
     let para = |label: &str| p.doc.iter().any(|l| l.starts_with(label));
     let text = p.doc.join(" ");
     let mut missing = Vec::new();
@@ -202,14 +125,11 @@ fn missing_parts(p: &Prototype, holding: &BTreeSet<String>) -> Vec<&'static str>
 
 #[test]
 fn every_function_is_documented() {
-    let header = std::fs::read_to_string(header_path()).expect("read include/clangoffload.h");
-    let preamble_end = header
-        .find("*/")
-        .expect("the header starts with its preamble");
-    let preamble = &header[..preamble_end];
+    let text = std::fs::read_to_string(header_path()).expect("read include/clangoffload.h");
+    let header = header_model::parse(&text);
     for label in ["Ownership:", "Lifetime:", "NULL:", "Thread safety:"] {
         assert!(
-            preamble.contains(label),
+            header.preamble.contains(label),
             "the header preamble (cbindgen.toml `header`) lacks its `{label}` paragraph"
         );
     }
@@ -218,7 +138,7 @@ fn every_function_is_documented() {
         holding.contains("clangoffload_bytes") && holding.contains("clangoffload_bundle_entry"),
         "the struct parser found no view structs: {holding:?}"
     );
-    let found = prototypes(&header);
+    let found = &header.functions;
     assert!(
         found.len() > 50 && found.iter().any(|p| p.name == "clangoffload_version"),
         "the prototype parser found only {} functions",
@@ -249,9 +169,10 @@ fn the_doc_rule_catches_what_it_should() {
         // Ownership: static storage.\n// NULL: never.\n// Lifetime: static storage.\n\
         const char *g(void);\n\n\
         int h(uint32_t x);\n";
-    let holding = structs_holding_pointers(header);
+    let header = header_model::parse(header);
+    let holding = structs_holding_pointers(&header);
     assert_eq!(holding, BTreeSet::from(["v".to_string(), "w".to_string()]));
-    let found = prototypes(header);
+    let found = &header.functions;
     let names: Vec<&str> = found.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["f", "g", "h"]);
     assert_eq!(found[0].params.len(), 3);
