@@ -1263,8 +1263,9 @@ clangoffload_status clangoffload_bundle_select_for_device(const struct clangoffl
 //
 // Ownership: the findings are copied into the caller's array; nothing to free.
 //
-// NULL: `out` may be NULL only when `cap` is 0 (a NULL or misaligned `out`
-// with `cap` > 0 gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`); `bundle` or
+// NULL: `out` may be NULL only when `cap` is 0 (a NULL `out` with `cap` > 0
+// gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`, a misaligned one
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`); `bundle` or
 // `out_count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
@@ -1749,24 +1750,24 @@ clangoffload_status clangoffload_container_extent(const uint8_t *data,
 // file; a file that is not ELF is an error reported in `*err`.
 //
 // Ownership: the text is copied into the caller's `buf`; nothing to free. On
-// success `buf` holds the text and a NUL, and `*len_out` its length without
+// success `buf` holds the text and a NUL, and `*out_len` its length without
 // the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
-// `*len_out` gets the length needed and the status is
-// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*len_out + 1` bytes and
+// `*out_len` gets the length needed and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
 // call again.
 //
 // NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
-// length; `len_out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
 // be NULL (no details).
 //
 // # Safety
 // `data` is NULL or readable for `len` bytes; `buf` is NULL or writable for
-// `cap` bytes; `len_out` and `err` are NULL or writable.
+// `cap` bytes; `out_len` and `err` are NULL or writable.
 clangoffload_status clangoffload_amdgpu_target_id(const uint8_t *data,
                                                   size_t len,
                                                   char *buf,
                                                   size_t cap,
-                                                  size_t *len_out,
+                                                  size_t *out_len,
                                                   struct clangoffload_error *err);
 
 // Parses the ELF object in `len` bytes at `data` and stores a handle in

@@ -554,8 +554,9 @@ impl From<BundleDiagnostic> for clangoffload_bundle_diagnostic {
 ///
 /// Ownership: the findings are copied into the caller's array; nothing to free.
 ///
-/// NULL: `out` may be NULL only when `cap` is 0 (a NULL or misaligned `out`
-/// with `cap` > 0 gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`); `bundle` or
+/// NULL: `out` may be NULL only when `cap` is 0 (a NULL `out` with `cap` > 0
+/// gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`, a misaligned one
+/// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`); `bundle` or
 /// `out_count` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
 /// # Safety
@@ -576,8 +577,11 @@ pub unsafe extern "C" fn clangoffload_bundle_validate(
         let out_count = unsafe { out_arg(out_count) }?;
         let found = bundle.bundle.validate();
         if cap > 0 {
-            if out.is_null() || !out.is_aligned() {
+            if out.is_null() {
                 return Err(clangoffload_status::NullArgument);
+            }
+            if !out.is_aligned() {
+                return Err(clangoffload_status::InvalidArgument);
             }
             // SAFETY: non-NULL, aligned, writable for cap records as promised.
             let slots = unsafe { core::slice::from_raw_parts_mut(out, cap) };
@@ -645,8 +649,11 @@ pub unsafe extern "C" fn clangoffload_bundle_layout(
             *header_len = bytes.len();
             return Err(clangoffload_status::BufferTooSmall);
         }
-        if count > 0 && (offsets.is_null() || !offsets.is_aligned()) {
+        if count > 0 && offsets.is_null() {
             return Err(clangoffload_status::NullArgument);
+        }
+        if !offsets.is_aligned() {
+            return Err(clangoffload_status::InvalidArgument);
         }
         // SAFETY: writable, as the caller promises.
         let total_size = unsafe { out_arg(total_size) }?;

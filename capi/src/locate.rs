@@ -459,26 +459,26 @@ pub unsafe extern "C" fn clangoffload_container_extent(
 /// file; a file that is not ELF is an error reported in `*err`.
 ///
 /// Ownership: the text is copied into the caller's `buf`; nothing to free. On
-/// success `buf` holds the text and a NUL, and `*len_out` its length without
+/// success `buf` holds the text and a NUL, and `*out_len` its length without
 /// the NUL. When `cap` is too small (or `buf` is NULL), nothing is copied,
-/// `*len_out` gets the length needed and the status is
-/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*len_out + 1` bytes and
+/// `*out_len` gets the length needed and the status is
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`: allocate `*out_len + 1` bytes and
 /// call again.
 ///
 /// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
-/// length; `len_out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
+/// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may
 /// be NULL (no details).
 ///
 /// # Safety
 /// `data` is NULL or readable for `len` bytes; `buf` is NULL or writable for
-/// `cap` bytes; `len_out` and `err` are NULL or writable.
+/// `cap` bytes; `out_len` and `err` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
     data: *const u8,
     len: usize,
     buf: *mut c_char,
     cap: usize,
-    len_out: *mut usize,
+    out_len: *mut usize,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
@@ -488,9 +488,9 @@ pub unsafe extern "C" fn clangoffload_amdgpu_target_id(
         let elf = ElfFile::parse(data).map_err(|e| unsafe { report(&e, err) })?;
         let target =
             AmdgpuTarget::from_header(elf.header()).ok_or(clangoffload_status::NotFound)?;
-        // SAFETY: `buf` is writable for `cap` bytes and `len_out` writable,
+        // SAFETY: `buf` is writable for `cap` bytes and `out_len` writable,
         // as the caller promises.
-        unsafe { write_display(&target, buf, cap, len_out) }
+        unsafe { write_display(&target, buf, cap, out_len) }
     })
 }
 

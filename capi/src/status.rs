@@ -224,7 +224,7 @@ impl clangoffload_status {
             S::MarkerInPayload => "payload contains a text bundle marker line\0",
             S::NotAnArchive => "not an ar archive\0",
             S::ThinArchive => "thin archives are not supported\0",
-            S::BadMemberTerminator => "archive member header does not end with `\\n\0",
+            S::BadMemberTerminator => "archive member header does not end with `\\n`\0",
             S::BadDecimal => "archive member header field is not a decimal number\0",
             S::MemberOutOfBounds => "archive member runs past the end of the archive\0",
             S::MissingLongNameTable => {
