@@ -551,7 +551,7 @@ impl fmt::Display for ErrorKind {
                 f.write_str("thin archives (!<thin>) are not supported: their members are outside them")
             }
             ErrorKind::BadMemberTerminator => {
-                f.write_str("archive member header does not end with `\\n")
+                f.write_str("archive member header does not end with `\\n`")
             }
             ErrorKind::BadDecimal { field } => {
                 write!(f, "{} is not a decimal number", field.name())
