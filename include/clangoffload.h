@@ -1612,7 +1612,9 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
 // section index `*index` (start with 0), stores it in `*out` and sets `*index`
 // past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
 // header is reported (status, `*err`) with `*index` set past it, so the caller
-// can go on with the next.
+// can go on with the next. An error about the whole file (not ELF, damaged
+// section table) sets `*index` to `UINT32_MAX`, where the walk gives `END`:
+// a caller that goes on after every error still stops.
 //
 // Ownership: nothing is allocated and nothing to free. Unlike most functions,
 // `*index` is also written on `END` and on errors.

@@ -70,7 +70,9 @@ pub struct clangoffload_offload_section {
 /// section index `*index` (start with 0), stores it in `*out` and sets `*index`
 /// past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
 /// header is reported (status, `*err`) with `*index` set past it, so the caller
-/// can go on with the next.
+/// can go on with the next. An error about the whole file (not ELF, damaged
+/// section table) sets `*index` to `UINT32_MAX`, where the walk gives `END`:
+/// a caller that goes on after every error still stops.
 ///
 /// Ownership: nothing is allocated and nothing to free. Unlike most functions,
 /// `*index` is also written on `END` and on errors.
@@ -99,7 +101,13 @@ pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
         let (index, out) = unsafe { (out_arg(index)?, out_arg(out)?) };
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
-        let elf = ElfFile::parse(data).map_err(fail)?;
+        if *index == u32::MAX {
+            return Err(clangoffload_status::End);
+        }
+        let elf = ElfFile::parse(data).map_err(|e| {
+            *index = u32::MAX;
+            fail(e)
+        })?;
         let first = (*index).max(1);
         for i in first..elf.section_count() {
             *index = i.saturating_add(1);
@@ -525,6 +533,25 @@ mod tests {
             clangoffload_container_extent(not_a_container.as_ptr(), 64, &mut extent, null)
         };
         assert_eq!(status, clangoffload_status::UnknownContainer);
+    }
+
+    #[test]
+    fn a_walk_over_a_file_that_is_not_elf_ends_after_its_error() {
+        let data = fixture("llvm22/hip-4096.bundle");
+        let mut index = 0u32;
+        let mut out = core::mem::MaybeUninit::<clangoffload_offload_section>::zeroed();
+        let next = |index: &mut u32, out: &mut core::mem::MaybeUninit<_>| unsafe {
+            clangoffload_elf_offload_section_next(
+                data.as_ptr(),
+                data.len(),
+                index,
+                out.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(next(&mut index, &mut out), clangoffload_status::NotElf);
+        assert_eq!(index, u32::MAX);
+        assert_eq!(next(&mut index, &mut out), clangoffload_status::End);
     }
 
     #[test]

@@ -1172,7 +1172,6 @@ pub fn offload_sections(data: &[u8]) -> Vec<Result<OffloadSection<'_>, AbiError>
             data: NO_BYTES,
             offset: 0,
         };
-        let before = index;
         // SAFETY: data is live; index, out and err are valid records.
         let result = call(|err| unsafe {
             c::clangoffload_elf_offload_section_next(
@@ -1194,12 +1193,8 @@ pub fn offload_sections(data: &[u8]) -> Vec<Result<OffloadSection<'_>, AbiError>
                 offset: out.offset,
             })),
             Err(e) if e.status == Status::End => break,
-            Err(e) => {
-                found.push(Err(e));
-                if index <= before {
-                    break;
-                }
-            }
+            // After an error about the whole file the next call gives END.
+            Err(e) => found.push(Err(e)),
         }
     }
     found
