@@ -19,7 +19,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{build_c, root, static_lib, SANITIZERS};
+use common::{build_c, build_with, root, SANITIZERS};
 
 /// The C++ compiler: `g++`, else `c++`; `None` (and a notice) if neither runs.
 fn cxx() -> Option<&'static str> {
@@ -40,21 +40,9 @@ fn cxx() -> Option<&'static str> {
 /// warnings and `extra` flags, links them with the static library, and
 /// returns the program's path.
 fn build_cpp(compiler: &str, sources: &[&str], extra: &[&str], name: &str) -> PathBuf {
-    let out = std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()));
-    let status = Command::new(compiler)
-        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic"])
-        .args(["-Wconversion", "-Wshadow", "-g"])
-        .args(extra)
-        .arg("-I")
-        .arg(root().join("include"))
-        .args(sources.iter().map(|s| root().join(s)))
-        .arg(static_lib())
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&out)
-        .status()
-        .expect("the C++ compiler runs");
-    assert!(status.success(), "compiling {sources:?} ({name}) failed");
-    out
+    let mut flags = vec!["-Wconversion", "-Wshadow"];
+    flags.extend_from_slice(extra);
+    build_with(compiler, &["-std=c++17"], sources, &flags, name)
 }
 
 /// Runs `program` with `args` (sanitizers stop at the first report).

@@ -46,9 +46,21 @@ pub const SANITIZERS: &[&str] = &[
 /// warnings and `extra` flags, links them with the static library, and
 /// returns the program's path (named after `name`, in the temp dir).
 pub fn build_c(sources: &[&str], extra: &[&str], name: &str) -> PathBuf {
+    build_with("cc", &["-std=c11"], sources, extra, name)
+}
+
+/// [`build_c`] with another compiler driver and language flags (C++).
+pub fn build_with(
+    compiler: &str,
+    language: &[&str],
+    sources: &[&str],
+    extra: &[&str],
+    name: &str,
+) -> PathBuf {
     let out = std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()));
-    let status = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+    let status = Command::new(compiler)
+        .args(language)
+        .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
         .args(extra)
         .arg("-I")
         .arg(root().join("include"))
@@ -57,7 +69,7 @@ pub fn build_c(sources: &[&str], extra: &[&str], name: &str) -> PathBuf {
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(&out)
         .status()
-        .expect("cc runs");
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
     assert!(status.success(), "compiling {sources:?} ({name}) failed");
     out
 }
