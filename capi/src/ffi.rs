@@ -56,10 +56,10 @@ impl clangoffload_bytes {
         }
     }
 
-    #[cfg(feature = "alloc")]
     /// # Safety
     /// `self` must describe readable memory that outlives `'a`, as the caller
     /// of the exported function promised.
+    #[cfg(feature = "alloc")]
     pub(crate) unsafe fn as_slice<'a>(&self) -> Result<&'a [u8], clangoffload_status> {
         // SAFETY: forwarded to the caller.
         unsafe { slice_arg(self.ptr, self.len) }
@@ -97,9 +97,9 @@ pub(crate) unsafe fn str_arg<'a>(
     core::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)
 }
 
-#[cfg(feature = "alloc")]
 /// # Safety
 /// If `ptr` is not NULL it must point to `n` readable values of `T` for `'a`.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn array_arg<'a, T>(
     ptr: *const T,
     n: usize,
@@ -128,13 +128,38 @@ pub(crate) unsafe fn out_arg<'a, T>(ptr: *mut T) -> Result<&'a mut T, clangofflo
     unsafe { ptr.as_mut() }.ok_or(clangoffload_status::NullArgument)
 }
 
-#[cfg(feature = "alloc")]
+/// The caller's buffer `buf` of `cap` bytes for a text of `len` bytes: its
+/// first `len + 1` bytes (text and NUL), with `*out_len` set to `len`. When
+/// they do not fit, `*out_len` still gets the length needed and the status is
+/// `BUFFER_TOO_SMALL`.
+///
+/// # Safety
+/// `buf` must be NULL or writable for `cap` bytes; `out_len` as [`out_arg`].
+unsafe fn text_buffer<'a>(
+    len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> Result<&'a mut [u8], clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    let out_len = unsafe { out_arg(out_len) }?;
+    *out_len = len;
+    if len >= cap || buf.is_null() {
+        return Err(clangoffload_status::BufferTooSmall);
+    }
+    // SAFETY: buf is non-NULL and writable for cap > len bytes.
+    let dest = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+    dest.get_mut(..=len)
+        .ok_or(clangoffload_status::BufferTooSmall)
+}
+
 /// Copies `text` into the caller's buffer `buf` of `cap` bytes with a NUL
 /// after it and stores its length (without the NUL) in `*out_len`. When it
 /// does not fit, stores the length needed and fails with `BUFFER_TOO_SMALL`.
 ///
 /// # Safety
 /// `buf` must be NULL or writable for `cap` bytes; `out_len` as [`out_arg`].
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn write_text(
     text: &[u8],
     buf: *mut c_char,
@@ -142,19 +167,10 @@ pub(crate) unsafe fn write_text(
     out_len: *mut usize,
 ) -> Result<(), clangoffload_status> {
     // SAFETY: forwarded to the caller.
-    let out_len = unsafe { out_arg(out_len) }?;
-    if text.len() >= cap || buf.is_null() {
-        *out_len = text.len();
-        return Err(clangoffload_status::BufferTooSmall);
-    }
-    // SAFETY: buf is writable for cap > text.len() bytes.
-    let dest = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
-    let (body, rest) = dest.split_at_mut(text.len());
+    let dest = unsafe { text_buffer(text.len(), buf, cap, out_len) }?;
+    let (body, nul) = dest.split_at_mut(text.len());
     body.copy_from_slice(text);
-    if let Some(nul) = rest.first_mut() {
-        *nul = 0;
-    }
-    *out_len = text.len();
+    nul.fill(0);
     Ok(())
 }
 
@@ -188,29 +204,22 @@ pub(crate) unsafe fn write_display(
         }
     }
 
-    // SAFETY: forwarded to the caller.
-    let out_len = unsafe { out_arg(out_len) }?;
     let mut measure = Sink {
         dest: &mut [],
         len: 0,
     };
     write!(measure, "{value}").map_err(|_| clangoffload_status::InvalidArgument)?;
-    let len = measure.len;
-    *out_len = len;
-    if len >= cap || buf.is_null() {
-        return Err(clangoffload_status::BufferTooSmall);
-    }
-    // SAFETY: buf is writable for cap > len bytes.
-    let dest = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), cap) };
+    // SAFETY: forwarded to the caller.
+    let dest = unsafe { text_buffer(measure.len, buf, cap, out_len) }?;
+    // The text fills all but the last byte, which stays for the NUL.
     let mut sink = Sink { dest, len: 0 };
     write!(sink, "{value}").map_err(|_| clangoffload_status::InvalidArgument)?;
-    if let Some(nul) = sink.dest.get_mut(len) {
+    if let Some(nul) = sink.dest.last_mut() {
         *nul = 0;
     }
     Ok(())
 }
 
-#[cfg(feature = "alloc")]
 /// Copies `items` into the caller's array `out` of `capacity` records and
 /// stores their number in `*count`. When they do not fit, nothing is copied
 /// and the status is `BUFFER_TOO_SMALL` (call with `out` NULL and `capacity`
@@ -219,6 +228,7 @@ pub(crate) unsafe fn write_display(
 /// # Safety
 /// `out` must be NULL (only with `capacity` 0) or writable for `capacity`
 /// records; `count` as [`out_arg`].
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn fill_array<T: Copy>(
     items: &[T],
     out: *mut T,
@@ -246,9 +256,9 @@ pub(crate) unsafe fn fill_array<T: Copy>(
     Ok(())
 }
 
-#[cfg(feature = "alloc")]
 /// # Safety
 /// `ptr` must be NULL or point to a live handle of type `T`.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffload_status> {
     // SAFETY: forwarded to the caller.
     unsafe { ptr.as_ref() }.ok_or(clangoffload_status::NullArgument)
@@ -304,11 +314,11 @@ pub(crate) unsafe fn collect_checked<T>(
     Ok((good, fault))
 }
 
-#[cfg(feature = "alloc")]
 /// A handle's kept fault as a status, with details in `*err` (may be NULL).
 ///
 /// # Safety
 /// `err` must be NULL or writable.
+#[cfg(feature = "alloc")]
 pub(crate) unsafe fn report_fault(
     fault: Option<&Error>,
     err: *mut clangoffload_error,

@@ -244,3 +244,38 @@ fn finding_without_a_handle_agrees_with_the_handle() {
     };
     assert_eq!(s, clangoffload_status::NullArgument);
 }
+
+#[test]
+fn a_cursor_from_elsewhere_is_checked_not_trusted() {
+    let data = fixture("llvm22/hip-4096.bundle");
+    for (index, offset) in [
+        (1, u64::MAX),
+        (u64::MAX, 0),
+        (0, 5),
+        (1, 33),
+        (2, data.len() as u64 - 1),
+    ] {
+        let mut cursor = clangoffload_bundle_cursor { index, offset };
+        let (mut entry, mut read) = (empty_entry(), 0);
+        for _ in 0..8 {
+            let s = unsafe {
+                clangoffload_bundle_next_entry(
+                    data.as_ptr(),
+                    data.len(),
+                    &mut cursor,
+                    &mut entry,
+                    null_mut(),
+                )
+            };
+            if s != clangoffload_status::Ok {
+                break;
+            }
+            read += 1;
+            // Whatever a bogus cursor reads lies inside the buffer.
+            let end = entry.offset + entry.payload.len as u64;
+            assert!(end <= data.len() as u64, "{index} {offset}");
+        }
+        // The header's count bounds the walk, wherever it starts.
+        assert!(read <= 3, "{index} {offset}: {read} entries");
+    }
+}

@@ -36,11 +36,7 @@ const ALLOCATOR_FREE: [&str; 12] = [
 ];
 
 fn have_make() -> bool {
-    let ok = Command::new("make").arg("--version").output().is_ok();
-    if !ok {
-        eprintln!("notice: embedded tests skipped, make is missing");
-    }
-    ok
+    common::tools_present(&["make", "cc"], "embedded tests")
 }
 
 fn build(alloc: bool) -> PathBuf {

@@ -18,19 +18,11 @@ use std::sync::OnceLock;
 
 use common::{defined_globals, header_functions, make, root, run, symbols, target_dir};
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
-
 fn tools_present() -> bool {
-    let missing: Vec<_> = ["make", "pkg-config", "cmake", "cc", "c++"]
-        .into_iter()
-        .filter(|t| !have(t))
-        .collect();
-    if !missing.is_empty() {
-        eprintln!("notice: install tests skipped, missing {missing:?}");
-    }
-    missing.is_empty()
+    common::tools_present(
+        &["make", "pkg-config", "cmake", "cc", "c++"],
+        "install tests",
+    )
 }
 
 /// A fresh scratch directory for this process.
@@ -261,12 +253,13 @@ fn destdir_stages_a_relocatable_tree_and_uninstall_removes_it() {
     assert!(!pc.contains(stage.to_str().unwrap()), "{pc}");
     // The CMake package finds its files from where it lies, so the staged
     // tree works as it is.
-    let build = stage.join("build");
+    let work = scratch("destdir-builds");
+    let build = work.join("build");
     cmake_build(&prefix, &build, &["-DCLANGOFFLOAD_USE_STATIC_LIBS=ON"]);
     run_example(&build.join("list_and_pick_c"), None);
     // A newer major version than installed is refused.
     let config = prefix.join("lib/cmake/clangoffload");
-    let probe = stage.join("probe");
+    let probe = work.join("probe");
     std::fs::create_dir_all(&probe).unwrap();
     std::fs::write(
         probe.join("CMakeLists.txt"),
@@ -290,10 +283,7 @@ fn destdir_stages_a_relocatable_tree_and_uninstall_removes_it() {
         &["uninstall"],
         &[("DESTDIR", &stage), ("PREFIX", Path::new("/opt/co"))],
     );
-    let left: Vec<_> = walk(&prefix)
-        .into_iter()
-        .filter(|p| p.starts_with(&prefix) && !p.starts_with(prefix.join("build")))
-        .collect();
+    let left = walk(&stage);
     assert!(left.is_empty(), "uninstall left {left:?}");
 }
 
@@ -306,11 +296,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         let path = entry.path();
         if path.is_symlink() || path.is_file() {
             files.push(path);
-        } else if path.is_dir()
-            && path
-                .file_name()
-                .is_some_and(|n| n != "build" && n != "probe")
-        {
+        } else if path.is_dir() {
             files.extend(walk(&path));
         }
     }

@@ -2,6 +2,9 @@
 //! code (plain and under AddressSanitizer + UndefinedBehaviorSanitizer).
 #![allow(dead_code)]
 
+#[path = "../../abi/header_model.rs"]
+mod header_model;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -160,17 +163,26 @@ pub fn undefined(file: &Path) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
-/// The functions `include/clangoffload.h` declares.
+/// The functions `include/clangoffload.h` declares, read by the header
+/// reader the ABI snapshot uses.
 pub fn header_functions() -> std::collections::BTreeSet<String> {
     let header = std::fs::read_to_string(root().join("include/clangoffload.h")).unwrap();
-    header
-        .lines()
-        .filter(|l| !l.starts_with("//") && !l.starts_with(' '))
-        .filter_map(|l| {
-            // `<return type> <name>(...`: the identifier right before the `(`.
-            let head = &l[..l.find('(')?];
-            let name = head.rsplit([' ', '*']).next()?;
-            name.starts_with("clangoffload_").then(|| name.to_string())
-        })
+    header_model::parse(&header)
+        .functions
+        .into_iter()
+        .map(|f| f.name)
         .collect()
+}
+
+/// Whether every tool in `tools` runs; if not, prints a notice that `what`
+/// is skipped, naming the missing ones.
+pub fn tools_present(tools: &[&str], what: &str) -> bool {
+    let missing: Vec<_> = tools
+        .iter()
+        .filter(|t| Command::new(t).arg("--version").output().is_err())
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("notice: {what} skipped, missing {missing:?}");
+    }
+    missing.is_empty()
 }
