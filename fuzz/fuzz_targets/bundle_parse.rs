@@ -13,12 +13,17 @@
 //!   lenient one (or `CountTooLarge`);
 //! - `validate()` only names entries that exist;
 //! - a strictly parsed bundle rewritten with `write_bundle(.., 1)` parses to
-//!   the same IDs and payloads.
+//!   the same IDs and payloads;
+//! - a walk resumed with `entries_from` at a position the walk reported
+//!   yields exactly the rest of the full walk (the C ABI's cursor relies on
+//!   it); at a position made up from the input it still terminates, reads
+//!   only inside the input and never yields more entries than the header's
+//!   count allows.
 #![no_main]
 
 use clangoffload::bundle::{write_bundle, BundleDiagnostic};
 use clangoffload::id::{first_compatible, select_for_device};
-use clangoffload::{Bundle, BundleEntry, BundleEntryId, ErrorKind, TargetId};
+use clangoffload::{Bundle, BundleEntry, BundleEntryId, EntryPosition, ErrorKind, TargetId};
 use libfuzzer_sys::fuzz_target;
 
 /// Smallest descriptor: 24 fixed bytes and a non-empty ID.
@@ -89,6 +94,52 @@ fn walk<'d>(
         assert_eq!(good.len() as u64, bundle.entry_count());
     }
     (good, error)
+}
+
+/// Resumes the walk at some of the positions the full walk passed through
+/// (first, middle, last, after the last) and at one taken from the input's
+/// last 16 bytes.
+fn check_resume(data: &[u8], bundle: &Bundle<'_>) {
+    let limit = data.len().saturating_sub(32) / MIN_DESCRIPTOR + 1;
+    let mut positions = Vec::new();
+    let mut items = Vec::new();
+    let mut iter = bundle.entries();
+    loop {
+        positions.push(iter.position());
+        match iter.next() {
+            Some(item) => items.push(item),
+            None => break,
+        }
+        assert!(items.len() <= limit, "walk does not end");
+    }
+    let n = items.len();
+    for k in [0, n / 2, n.saturating_sub(1), n] {
+        let resumed: Vec<_> = bundle.entries_from(positions[k]).take(n - k + 1).collect();
+        assert_eq!(resumed, items[k..], "walk resumed at entry {k} differs");
+    }
+
+    let made_up = match data.len().checked_sub(16).map(|at| &data[at..]) {
+        Some(tail) => EntryPosition {
+            index: u64::from_le_bytes(tail[..8].try_into().unwrap()),
+            descriptor_offset: u64::from_le_bytes(tail[8..].try_into().unwrap())
+                % (data.len() as u64 + 64),
+        },
+        None => return,
+    };
+    let most = bundle.entry_count().saturating_sub(made_up.index);
+    let mut yielded = 0u64;
+    for item in bundle.entries_from(made_up).take(limit + 2) {
+        yielded += 1;
+        assert!(yielded <= limit as u64 + 1, "made-up walk does not end");
+        match item {
+            Ok(e) => {
+                within(data, e.id());
+                within(data, e.payload());
+                assert!(yielded <= most, "more entries than the count allows");
+            }
+            Err(err) => assert!(err.offset() <= data.len() as u64 + 64 + 24),
+        }
+    }
 }
 
 fn check_validate(bundle: &Bundle<'_>, good: &[BundleEntry<'_>]) {
@@ -191,6 +242,7 @@ fuzz_target!(|data: &[u8]| {
 
     let (good, error) = walk(data, &lenient);
     let _ = lenient.entries().count();
+    check_resume(data, &lenient);
 
     match (&strict, error) {
         (Ok(bundle), None) => {
