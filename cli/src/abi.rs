@@ -7,6 +7,12 @@ pub use c::clangoffload_status as Status;
 use c::{clangoffload_bytes, clangoffload_error};
 use clangoffload as c;
 
+/// How many of a bundle's diagnostics are printed as warnings.
+pub const SHOWN_DIAGNOSTICS: usize = 10;
+
+/// The decompression limit when none is given.
+pub const DEFAULT_MAX_DECOMPRESSED_SIZE: u64 = c::CLANGOFFLOAD_DEFAULT_MAX_DECOMPRESSED_SIZE;
+
 /// A failure reported by the library: its status and, where it has one, the
 /// precise message with offsets.
 #[derive(Debug, Clone)]
@@ -133,7 +139,8 @@ impl<'data> Bundle<'data> {
         (0..self.len()).filter_map(|i| self.entry(i))
     }
 
-    /// Questionable features (duplicates, overlaps, ...), as text.
+    /// Questionable features (duplicates, overlaps, ...), as text: the first
+    /// [`SHOWN_DIAGNOSTICS`], then how many more there are.
     pub fn diagnostics(&self) -> Vec<String> {
         let mut count = 0usize;
         // SAFETY: the handle is live; cap 0 with a NULL array only counts.
@@ -161,7 +168,19 @@ impl<'data> Bundle<'data> {
         if status != Status::Ok {
             return Vec::new();
         }
-        found.iter().take(count).map(describe_diagnostic).collect()
+        // A crafted bundle can have one per entry: a few say enough.
+        let mut shown: Vec<String> = found
+            .iter()
+            .take(count.min(SHOWN_DIAGNOSTICS))
+            .map(describe_diagnostic)
+            .collect();
+        if count > SHOWN_DIAGNOSTICS {
+            shown.push(format!(
+                "{} more such findings not shown",
+                count - SHOWN_DIAGNOSTICS
+            ));
+        }
+        shown
     }
 }
 

@@ -2,6 +2,7 @@
 //! back as in a linked `.hip_fatbin`), compressed ones decompressed. Shared
 //! by the bundler personality and the subcommands.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -13,9 +14,10 @@ use crate::io::{os_message, Input};
 
 /// How to decode compressed bundles: from the environment, since the bundler
 /// personality must keep LLVM's command line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Decoding {
-    /// Largest decompressed size accepted (0: the library's default, 1 GiB).
+    /// Largest decompressed size accepted, for all the compressed bundles of
+    /// one input together (0: the library's default, 1 GiB).
     pub max_size: u64,
     /// Whether a hash mismatch is an error.
     pub verify_hash: bool,
@@ -24,6 +26,10 @@ pub struct Decoding {
     /// Whether a compressed bundle must hold a binary bundle (not so for a
     /// compressed text bundle).
     pub binary_only: bool,
+    /// Bytes decompressed so far under this limit: every [`load`] with the
+    /// same `Decoding` counts against it, since what it returns is held
+    /// (an archive's members all at once).
+    pub used: Cell<u64>,
 }
 
 impl Decoding {
@@ -44,6 +50,7 @@ impl Decoding {
             verify_hash: !skip,
             verbose,
             binary_only: true,
+            used: Cell::new(0),
         })
     }
 }
@@ -133,6 +140,12 @@ pub fn load<'a>(
     warn: &dyn Fn(&str),
 ) -> Result<Vec<Loaded<'a>>, Failure> {
     let mut loaded: Vec<Loaded> = Vec::new();
+    // Every decompressed bundle is held until the end, so the limit is for
+    // the whole input: many small bombs must not add up to more than one.
+    let limit = match decoding.max_size {
+        0 => abi::DEFAULT_MAX_DECOMPRESSED_SIZE,
+        max => max,
+    };
     for container in abi::containers(data) {
         let container = match container {
             Ok(container) => container,
@@ -181,8 +194,20 @@ pub fn load<'a>(
         }
         let header = abi::compressed_header(container.data).map_err(|e| at(e.message))?;
         let start = Instant::now();
-        let bytes = abi::decompress_unverified(container.data, decoding.max_size)
-            .map_err(|e| at(e.message))?;
+        let used = decoding.used.get();
+        let left = limit.saturating_sub(used);
+        let bytes = abi::decompress_unverified(container.data, left).map_err(|e| {
+            if e.status == Status::SizeLimitExceeded && used > 0 {
+                at(format!(
+                    "{}: earlier compressed bundles of this input took {used} of its \
+                     {limit} bytes (CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE)",
+                    e.message
+                ))
+            } else {
+                at(e.message)
+            }
+        })?;
+        decoding.used.set(used + bytes.len() as u64);
         let seconds = start.elapsed().as_secs_f64();
         // MD5 runs slower than zstd decodes: hash only when asked to.
         let computed = if decoding.verify_hash || decoding.verbose {

@@ -690,3 +690,80 @@ fn ids_that_are_not_utf8_inside_a_compressed_bundle_are_listed_as_bytes() {
         stderr(&r)
     );
 }
+
+/// Every decompressed bundle of an input is held at once, so the limit is for
+/// the input: three containers that each fit alone do not fit together, in a
+/// file or across an archive's members.
+#[test]
+fn the_decompression_limit_is_for_the_whole_input() {
+    let sb = Sandbox::new();
+    let payload = vec![7u8; 400 << 10];
+    let id = b"hipv4-amdgcn-amd-amdhsa--gfx906";
+    let bundle = core_lib::bundle::write_bundle(&[(id, &payload)], 4096).unwrap();
+    let (one, size) = (wrap(&bundle), bundle.len());
+    let three = write(&sb, "three", &one.repeat(3));
+    let limit = ("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "1000000");
+    let list = |path: &Path, file_type: &str, env: &[(&str, &str)]| {
+        let mut cmd = Command::new(sb.ours());
+        cmd.args([
+            &format!("-type={file_type}"),
+            "-list",
+            &format!("-input={}", path.display()),
+        ]);
+        cmd.envs(env.iter().copied());
+        cmd.output().unwrap()
+    };
+    assert!(list(&three, "o", &[]).status.success());
+    let r = list(&three, "o", &[limit]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        stderr(&r).contains(&format!(
+            "compressed bundle at offset {:#x}: size {size} exceeds the limit of {} bytes \
+             (at offset 0x10): earlier compressed bundles of this input took {} of its \
+             1000000 bytes",
+            2 * one.len(),
+            1_000_000 - 2 * size,
+            2 * size
+        )),
+        "{}",
+        stderr(&r)
+    );
+    // Two fit.
+    let two = write(&sb, "two", &one.repeat(2));
+    assert!(list(&two, "o", &[limit]).status.success());
+
+    // An archive whose three members each hold one.
+    let members: Vec<_> = ["a.o", "b.o", "c.o"]
+        .iter()
+        .map(|name| core_lib::archive::NewMember {
+            name: name.as_bytes(),
+            data: &one,
+            symbols: None,
+        })
+        .collect();
+    let archive = write(
+        &sb,
+        "lib.a",
+        &core_lib::archive::write_archive(&members).unwrap(),
+    );
+    let unbundle = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(sb.ours());
+        cmd.args([
+            "-type=a",
+            "-unbundle",
+            &format!("-input={}", archive.display()),
+            &format!("-targets={}", std::str::from_utf8(id).unwrap()),
+            &format!("-output={}", sb.path("out.a").display()),
+        ]);
+        cmd.envs(env.iter().copied());
+        cmd.output().unwrap()
+    };
+    assert!(unbundle(&[]).status.success(), "{}", stderr(&unbundle(&[])));
+    let r = unbundle(&[limit]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        stderr(&r).contains("member 'c.o'") && stderr(&r).contains("earlier compressed bundles"),
+        "{}",
+        stderr(&r)
+    );
+}
