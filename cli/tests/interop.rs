@@ -67,8 +67,7 @@ fn list_matches_every_llvm_version() {
                 ],
             );
             assert!(r.status.success());
-            let mut ours = sorted_lines(&r.stdout);
-            ours.dedup(); // LLVM lists a repeated ID once
+            let ours = sorted_lines(&r.stdout);
             let expected = std::fs::read(bundle.with_extension("list")).unwrap();
             assert_eq!(ours, sorted_lines(&expected), "llvm{version}/{}", case.name);
         }
@@ -525,4 +524,176 @@ fn ids_that_are_not_utf8_are_listed_as_bytes_and_refused_for_matching() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(names, ["nonutf8.0.hip-amdgcn-amd-amdhsa--gfx906__.._x"]);
+}
+
+/// Runs `tool args` with its heap capped at `heap_mib` (RLIMIT_DATA: the
+/// input is mapped read-only and shared, which the cap does not count) and
+/// killed after `seconds`; stdout and stderr go to files. Returns the status,
+/// stderr and stdout.
+fn run_bounded(
+    sb: &Sandbox,
+    tool: &std::path::Path,
+    args: &[String],
+    heap_mib: u64,
+    seconds: u64,
+) -> (std::process::ExitStatus, String, String) {
+    let (out, err) = (sb.path("bounded.out"), sb.path("bounded.err"));
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", "ulimit -d \"$1\" && shift && exec \"$@\"", "sh"])
+        .arg((heap_mib * 1024).to_string())
+        .arg(tool)
+        .args(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed().as_secs() >= seconds {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?}: still running after {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let text = |path| String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+    (status, text(&err), text(&out))
+}
+
+/// A bundle of `n` descriptors with IDs made by `id`, every payload the
+/// whole region after the table (`payload` bytes), optionally followed by
+/// one descriptor whose payload lies past the end.
+fn crafted(n: usize, id: impl Fn(usize) -> String, payload: usize, bad_last: bool) -> Vec<u8> {
+    let ids: Vec<String> = (0..n).map(id).collect();
+    let table: usize = 32 + ids.iter().map(|i| 24 + i.len()).sum::<usize>() + 24 + 3;
+    let count = n as u64 + u64::from(bad_last);
+    let mut data = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+    data.extend_from_slice(&count.to_le_bytes());
+    let mut descriptor = |offset: u64, size: u64, id: &[u8]| {
+        data.extend_from_slice(&offset.to_le_bytes());
+        data.extend_from_slice(&size.to_le_bytes());
+        data.extend_from_slice(&(id.len() as u64).to_le_bytes());
+        data.extend_from_slice(id);
+    };
+    for id in &ids {
+        descriptor(table as u64, payload as u64, id.as_bytes());
+    }
+    if bad_last {
+        descriptor(table as u64, u64::MAX / 2, b"bad");
+    }
+    data.resize(table + payload, 0x5a);
+    data
+}
+
+/// Hostile bundles (a count of 2^63, 100,000 descriptors all naming one
+/// 8 MiB payload, as many repeating one ID, a bad descriptor after them)
+/// are listed, unbundled, inspected and extracted with the heap capped at
+/// 64 MiB and within 60 s each (a debug build): memory and time follow the
+/// input's size, never the sizes it claims.
+#[test]
+fn hostile_bundles_stay_within_bounded_time_and_memory() {
+    let sb = Sandbox::new();
+    let ours = sb.ours();
+    let cli = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let n = 100_000;
+    // The last is the one unbundled (LLVM drops an unknown processor from
+    // a requested ID).
+    let distinct = |i: usize| match i {
+        99_999 => "openmp-nvptx64-nvidia-cuda--sm_90".to_owned(),
+        _ => format!("openmp-nvptx64-nvidia-cuda--sm_x{i}"),
+    };
+    let same = |_| "hipv4-amdgcn-amd-amdhsa--gfx906".to_owned();
+    let mut huge_count = std::fs::read(fixtures().join("llvm22/openmp.bundle")).unwrap();
+    huge_count[24..32].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    let files = [
+        ("huge-count", huge_count),
+        ("distinct", crafted(n, distinct, 8 << 20, false)),
+        ("same", crafted(n, same, 8 << 20, false)),
+        ("bad-last", crafted(n, distinct, 8 << 20, true)),
+    ];
+    for (name, data) in &files {
+        let path = sb.path(name);
+        std::fs::write(&path, data).unwrap();
+        let input = format!("-input={}", path.display());
+        let dir = sb.path(&format!("{name}.x"));
+        std::fs::create_dir(&dir).unwrap();
+        let last = if *name == "same" {
+            same(0)
+        } else {
+            distinct(n - 1)
+        };
+        let runs: [(&std::path::Path, Vec<String>); 5] = [
+            (&ours, vec!["-type=o".into(), "-list".into(), input.clone()]),
+            (
+                &ours,
+                vec![
+                    "-type=o".into(),
+                    "-unbundle".into(),
+                    input.clone(),
+                    format!("-targets={last}"),
+                    format!("-output={}", sb.path("one").display()),
+                ],
+            ),
+            (cli, vec!["list".into(), path.display().to_string()]),
+            (
+                cli,
+                vec![
+                    "inspect".into(),
+                    "--json".into(),
+                    path.display().to_string(),
+                ],
+            ),
+            (
+                cli,
+                vec![
+                    "extract".into(),
+                    path.display().to_string(),
+                    "-o".into(),
+                    dir.display().to_string(),
+                ],
+            ),
+        ];
+        for (tool, args) in runs {
+            let (status, stderr, stdout) = run_bounded(&sb, tool, &args, 64, 60);
+            let what = format!("{name}: {args:?}");
+            assert!(stderr.lines().count() <= 12, "{what}: warnings are capped");
+            assert_eq!(status.signal(), None, "{what}: {stderr}");
+            let ok = status.success();
+            match (*name, args[0].as_str(), args[1].as_str()) {
+                ("huge-count", ..) | ("bad-last", ..) => {
+                    assert!(!ok, "{what}");
+                    assert_eq!(status.code(), Some(1), "{what}");
+                    let located = if *name == "huge-count" {
+                        "entry count 9223372036854775808 cannot fit"
+                    } else {
+                        "entry 100000"
+                    };
+                    // inspect reports it in its JSON and goes on.
+                    assert!(
+                        stderr.contains(located) || stdout.contains(located),
+                        "{what}: {stderr}"
+                    );
+                }
+                // Every payload is the same 8 MiB: only the first fits the
+                // bundle's size, and the rest is refused, not written.
+                (_, "extract", _) => {
+                    assert_eq!(status.code(), Some(1), "{what}");
+                    assert!(stderr.contains("entry 1 of the bundle"), "{what}: {stderr}");
+                    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "{what}");
+                }
+                _ => assert!(ok, "{what}: {stderr}"),
+            }
+            if ok && args[1] == "-list" {
+                // LLVM lists a repeated ID once.
+                let lines = if *name == "same" { 1 } else { n };
+                assert_eq!(stdout.lines().count(), lines, "{what}");
+            }
+            if ok && args[1] == "-unbundle" {
+                assert_eq!(std::fs::metadata(sb.path("one")).unwrap().len(), 8 << 20);
+            }
+        }
+    }
 }

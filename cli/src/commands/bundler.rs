@@ -1,7 +1,7 @@
 //! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
 //! binary bundles with LLVM 22's flags, checks and messages.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -434,8 +434,13 @@ fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), 
     match read_contents(argv0, file_type, path, &input, config)? {
         Contents::Containers(contents) => {
             for loaded in &contents {
+                // LLVM keys a binary bundle's entries by ID: a repeated one
+                // is listed once.
+                let mut seen = HashSet::new();
                 for entry in parse(path, loaded)?.entries() {
-                    print(entry.id)?;
+                    if seen.insert(entry.id) {
+                        print(entry.id)?;
+                    }
                 }
             }
         }

@@ -22,7 +22,20 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         .map_or("bundle".into(), |n| n.to_string_lossy());
     let mut index = 0usize;
     each_bundle(program, file, |input, loaded, bundle| {
-        for entry in bundle.entries() {
+        // Payloads that do not overlap fit in the bundle; overlapping ones
+        // could make a small file write terabytes.
+        let budget = loaded.bytes().len() as u64;
+        let mut written = 0u64;
+        for (i, entry) in bundle.entries().enumerate() {
+            written = written.saturating_add(entry.payload.len() as u64);
+            if written > budget {
+                return Err(Failure(format!(
+                    "'{file}': entry {i} of the bundle at offset {:#x}: payloads overlap, and \
+                     extracting them all would write more than the bundle's {budget} bytes; \
+                     take single entries with `clangoffload bundler -unbundle`",
+                    loaded.offset
+                )));
+            }
             let path = dir.join(format!(
                 "{}.{index}.{}",
                 safe_name(stem.as_bytes()),
