@@ -88,6 +88,102 @@ fn unbundle_returns_the_inputs_for_every_llvm_version() {
     }
 }
 
+/// What each LLVM version's clang bundles itself (`clang-hip.fatbin`: a HIP
+/// device-only compile for gfx906 and gfx90a:xnack+) lists and unbundles to
+/// what that version's bundler gave. LLVM 16's host ID,
+/// `host-x86_64-unknown-linux`, is not a valid ID today: it must not stop the
+/// device code objects from unbundling (LLVM 22 does unbundle them), and
+/// asking for a host or a missing target is LLVM 22's error.
+#[test]
+fn clang_made_fat_binaries_of_every_llvm_version_list_and_unbundle_as_llvm() {
+    let sb = Sandbox::new();
+    let mut checked = 0;
+    for version in fixture_versions() {
+        let dir = fixtures().join(format!("llvm{version}"));
+        let fatbin = dir.join("clang-hip.fatbin");
+        if !fatbin.exists() {
+            continue;
+        }
+        let input = format!("-input={}", fatbin.display());
+        let listed = run(&sb.ours(), &["-type=o", "-list", &input]);
+        assert!(listed.status.success(), "llvm{version}");
+        let expected = std::fs::read(dir.join("clang-hip.list")).unwrap();
+        assert_eq!(
+            sorted_lines(&listed.stdout),
+            sorted_lines(&expected),
+            "llvm{version}"
+        );
+
+        let arches = [("gfx906", "gfx906"), ("gfx90a:xnack+", "gfx90a-xnack")];
+        let targets: Vec<String> = arches
+            .iter()
+            .map(|(arch, _)| format!("hipv4-amdgcn-amd-amdhsa--{arch}"))
+            .collect();
+        let outputs: Vec<_> = arches
+            .iter()
+            .map(|(_, file)| sb.path(&format!("{version}-{file}.co")))
+            .collect();
+        let mut args = vec![
+            "-type=o".to_owned(),
+            "-unbundle".into(),
+            input.clone(),
+            format!("-targets={}", targets.join(",")),
+        ];
+        args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
+        let r = run(&sb.ours(), &args);
+        assert!(
+            r.status.success(),
+            "llvm{version}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        for ((_, file), output) in arches.iter().zip(&outputs) {
+            let made = dir.join(format!("clang-hip.{file}.co"));
+            assert!(
+                std::fs::read(output).unwrap() == std::fs::read(made).unwrap(),
+                "llvm{version}: {file}"
+            );
+        }
+
+        // A target that is not there, or the host: found or refused as by LLVM 22.
+        let host = String::from_utf8_lossy(&expected)
+            .lines()
+            .find(|l| l.starts_with("host-"))
+            .unwrap()
+            .to_owned();
+        let host_valid = host.matches('-').count() >= 4;
+        for target in [
+            "hipv4-amdgcn-amd-amdhsa--gfx1100",
+            "host-x86_64-unknown-linux-gnu",
+        ] {
+            let args = [
+                "-type=o".to_owned(),
+                "-unbundle".into(),
+                input.clone(),
+                format!("-targets={target}"),
+                format!("-output={}", sb.path("other").display()),
+                "-allow-missing-bundles".into(),
+            ];
+            let ours = run(&sb.ours(), &args);
+            if host_valid {
+                assert!(ours.status.success(), "llvm{version} {target}");
+            } else {
+                assert_eq!(ours.status.code(), Some(1), "llvm{version} {target}");
+                assert!(String::from_utf8_lossy(&ours.stderr)
+                    .contains("invalid bundle id read from the bundle"));
+            }
+            if let Some(llvm) = llvm22() {
+                assert_eq!(
+                    run(&llvm, &args).status.code(),
+                    ours.status.code(),
+                    "llvm{version} {target}: LLVM 22 differs"
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 1, "no clang-hip.fatbin fixture");
+}
+
 /// Unbundles every target of `case` from `bundle` with `tool` and checks
 /// each output equals the input it was bundled from.
 fn unbundle_and_compare(
