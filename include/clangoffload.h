@@ -65,6 +65,14 @@
 // Flag for the compatibility functions: `hip*` and `openmp` kinds match.
 #define CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE 1
 
+// Flag for `clangoffload_entry_id_is_compatible`: read both IDs as
+// clang-offload-bundler 22 does when unbundling (triple components as LLVM's
+// parsed values, so an unknown environment is none and `cudafoo` is `cuda`;
+// a target ID whose processor is not a known offload architecture ignored).
+// Needs an allocator: the embedded build without one gives
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
+#define CLANGOFFLOAD_AS_BUNDLER 2
+
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0
 
@@ -1510,8 +1518,8 @@ clangoffload_status clangoffload_entry_id_normalize(const char *text,
 
 // Whether a code object stored under entry ID `code_object` may be given to a
 // request for entry ID `requested`, by the bundler's rules (see the README);
-// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Either ID failing to
-// parse is an error.
+// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE` and
+// `CLANGOFFLOAD_AS_BUNDLER`. Either ID failing to parse is an error.
 //
 // Ownership: nothing to free; `*out` is a plain value. Pure.
 //

@@ -22,6 +22,13 @@ use crate::status::{clangoffload_error, clangoffload_status, report};
 pub const CLANGOFFLOAD_PARSE_LENIENT: u32 = 1;
 /// Flag for the compatibility functions: `hip*` and `openmp` kinds match.
 pub const CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE: u32 = 1;
+/// Flag for `clangoffload_entry_id_is_compatible`: read both IDs as
+/// clang-offload-bundler 22 does when unbundling (triple components as LLVM's
+/// parsed values, so an unknown environment is none and `cudafoo` is `cuda`;
+/// a target ID whose processor is not a known offload architecture ignored).
+/// Needs an allocator: the embedded build without one gives
+/// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
+pub const CLANGOFFLOAD_AS_BUNDLER: u32 = 2;
 
 /// A parsed binary bundle. Borrows the buffer it was parsed from.
 #[cfg(feature = "alloc")]

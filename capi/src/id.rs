@@ -6,7 +6,7 @@ use core::ffi::c_char;
 use core_lib::id;
 use core_lib::id::{BundleEntryId, FeatureSetting, TargetId};
 
-use crate::bundle::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE;
+use crate::bundle::{CLANGOFFLOAD_AS_BUNDLER, CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE};
 #[cfg(feature = "alloc")]
 use crate::ffi::{array_arg, write_text};
 use crate::ffi::{clangoffload_bytes, out_arg, str_arg, write_display};
@@ -111,8 +111,8 @@ pub unsafe extern "C" fn clangoffload_entry_id_normalize(
 
 /// Whether a code object stored under entry ID `code_object` may be given to a
 /// request for entry ID `requested`, by the bundler's rules (see the README);
-/// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Either ID failing to
-/// parse is an error.
+/// `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE` and
+/// `CLANGOFFLOAD_AS_BUNDLER`. Either ID failing to parse is an error.
 ///
 /// Ownership: nothing to free; `*out` is a plain value. Pure.
 ///
@@ -140,11 +140,33 @@ pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
             )
         };
         let (co, req) = (BundleEntryId::parse(co)?, BundleEntryId::parse(req)?);
+        let (co, req) = if flags & CLANGOFFLOAD_AS_BUNDLER != 0 {
+            as_read_by_bundler(&co, &req)?
+        } else {
+            (co, req)
+        };
         let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
         // SAFETY: writable, as the caller promises.
         *unsafe { out_arg(out) }? = co.is_compatible_with(&req, hip_openmp);
         Ok(())
     })
+}
+
+#[cfg(feature = "alloc")]
+fn as_read_by_bundler<'a>(
+    co: &BundleEntryId<'a>,
+    req: &BundleEntryId<'a>,
+) -> Result<(BundleEntryId<'a>, BundleEntryId<'a>), clangoffload_status> {
+    Ok((id::as_read_by_bundler(co), id::as_read_by_bundler(req)))
+}
+
+/// The bundler's tables of names live in the allocating build.
+#[cfg(not(feature = "alloc"))]
+fn as_read_by_bundler<'a>(
+    _: &BundleEntryId<'a>,
+    _: &BundleEntryId<'a>,
+) -> Result<(BundleEntryId<'a>, BundleEntryId<'a>), clangoffload_status> {
+    Err(clangoffload_status::InvalidArgument)
 }
 
 /// Among `count` bundle entry IDs (`ids`), finds the first pair that cannot be

@@ -285,13 +285,14 @@ pub fn normalize_entry_id(text: &str) -> Result<String, AbiError> {
     })
 }
 
-pub fn entry_id_is_compatible(code_object: &[u8], requested: &str, hip_openmp: bool) -> bool {
+pub fn entry_id_is_compatible(code_object: &str, requested: &str, hip_openmp: bool) -> bool {
     let mut out = false;
-    let flags = if hip_openmp {
-        c::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE
-    } else {
-        0
-    };
+    let flags = c::CLANGOFFLOAD_AS_BUNDLER
+        | if hip_openmp {
+            c::CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE
+        } else {
+            0
+        };
     // SAFETY: both strings are live for the call.
     let status = unsafe {
         c::clangoffload_entry_id_is_compatible(

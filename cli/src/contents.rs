@@ -149,15 +149,17 @@ pub fn load<'a>(
     for container in abi::containers(data) {
         let container = match container {
             Ok(container) => container,
-            // Bytes after a plain bundle that start no container: LLVM reads
-            // the bundle and ignores them, so do we, with a warning.
-            Err(e)
-                if e.error.status == Status::UnknownContainer
-                    && loaded.last().is_some_and(|l| l.compressed.is_none()) =>
-            {
+            // Bytes after a plain bundle that start no container, or a
+            // damaged one: LLVM reads the bundle and ignores them, so do we,
+            // with a warning.
+            Err(e) if loaded.last().is_some_and(|l| l.compressed.is_none()) => {
+                let left = data.len() as u64 - e.start;
+                let what = match e.error.status {
+                    Status::UnknownContainer => "start no known container".to_owned(),
+                    _ => format!("are not a readable container ({})", malformed(data, e).0),
+                };
                 warn(&format!(
-                    "{} bytes after the bundle at offset {:#x} start no known container; ignored",
-                    data.len() as u64 - e.start,
+                    "{left} bytes after the bundle at offset {:#x} {what}; ignored",
                     loaded.last().map_or(0, |l| l.offset)
                 ));
                 break;

@@ -683,9 +683,10 @@ fn ids_that_are_not_utf8_inside_a_compressed_bundle_are_listed_as_bytes() {
         "hip-amdgcn-amd-amdhsa--gfx906",
         &sb.path("o"),
     );
+    // As LLVM 22: `gfx906\xff` is no processor, so the entry is not gfx906.
     assert_eq!(r.status.code(), Some(1));
     assert!(
-        stderr(&r).contains("invalid bundle id read from the bundle"),
+        stderr(&r).contains("Can't find bundles for hip-amdgcn-amd-amdhsa--gfx906"),
         "{}",
         stderr(&r)
     );

@@ -568,7 +568,7 @@ fn help_is_llvm_22_byte_for_byte() {
 }
 
 #[test]
-fn ids_that_are_not_utf8_are_listed_as_bytes_and_refused_for_matching() {
+fn ids_that_are_not_utf8_are_listed_as_bytes_and_matched_as_llvm_does() {
     let sb = Sandbox::new();
     let mut data = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
     let id = b"hip-amdgcn-amd-amdhsa--gfx906\xff/../x";
@@ -600,8 +600,11 @@ fn ids_that_are_not_utf8_are_listed_as_bytes_and_refused_for_matching() {
             format!("-output={}", sb.path("o").display()),
         ],
     );
+    // To LLVM the bytes are opaque: `gfx906\xff/../x` is no processor it
+    // knows, so the entry has no target ID and cannot be gfx906.
     assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("invalid bundle id read from the bundle"));
+    assert!(String::from_utf8_lossy(&r.stderr)
+        .contains("Can't find bundles for hip-amdgcn-amd-amdhsa--gfx906"));
     // extract keeps the file inside the directory.
     let dir = sb.path("x");
     std::fs::create_dir(&dir).unwrap();
@@ -792,4 +795,135 @@ fn hostile_bundles_stay_within_bounded_time_and_memory() {
             }
         }
     }
+}
+
+/// Entries are matched with targets as LLVM 22 reads both (`OffloadTargetInfo`):
+/// triple components as its parsed values, an unknown processor dropped,
+/// bytes that are not UTF-8 opaque. Each case was a difference found by a
+/// differential run against LLVM 22 on mutated bundles; with LLVM 22
+/// installed each is also checked against it.
+#[test]
+fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
+    use core_lib::bundle::write_bundle;
+    let sb = Sandbox::new();
+    let host = "host-x86_64-unknown-linux-gnu-";
+    let gfx906 = "hip-amdgcn-amd-amdhsa--gfx906";
+    let compressed_empty = {
+        use core_lib::compressed::{compress, CompressOptions};
+        let options = CompressOptions {
+            version: 3,
+            method: core_lib::CompressionMethod::Zlib,
+            level: None,
+        };
+        compress(&write_bundle(&[], 1).unwrap(), &options).unwrap()
+    };
+    let bundle = |entries: &[(&[u8], &[u8])]| write_bundle(entries, 1).unwrap();
+    // (what, file, targets, -allow-missing-bundles, expected outputs or None for exit 1)
+    type Case<'a> = (&'a str, Vec<u8>, Vec<&'a str>, bool, Option<Vec<&'a [u8]>>);
+    let cases: Vec<Case> = vec![
+        (
+            "LLVM 16's spelling, asked for as written",
+            bundle(&[(b"hip-amdgcn-amd-amdhsa-gfx906", b"DEV")]),
+            vec!["hip-amdgcn-amd-amdhsa-gfx906"],
+            false,
+            Some(vec![b"DEV"]),
+        ),
+        (
+            "LLVM 16's spelling with a missing host: no host fallback",
+            bundle(&[(b"hip-amdgcn-amd-amdhsa-gfx906", b"DEV")]),
+            vec![host, "hip-amdgcn-amd-amdhsa-gfx906"],
+            true,
+            Some(vec![b"", b"DEV"]),
+        ),
+        (
+            "an OS that starts with cuda is CUDA",
+            bundle(&[(b"openmp-nvptx64-nvidia-cudafoo--sm_70", b"DEV")]),
+            vec!["openmp-nvptx64-nvidia-cuda--sm_70"],
+            false,
+            Some(vec![b"DEV"]),
+        ),
+        (
+            "a byte that is not UTF-8 makes an ID no match, not invalid",
+            bundle(&[
+                (host.as_bytes(), b"HOST"),
+                (b"hip-amdgcn-amd-amdhsa--gfx90\xff", b"DEV"),
+            ]),
+            vec![host, gfx906],
+            true,
+            Some(vec![b"HOST", b""]),
+        ),
+        (
+            "no entry at all in a compressed file: the host gets it decompressed",
+            compressed_empty,
+            vec![host, gfx906],
+            true,
+            Some(vec![&b"__CLANG_OFFLOAD_BUNDLE__\0\0\0\0\0\0\0\0"[..], b""]),
+        ),
+        (
+            "an ID LLVM cannot split, with the target missing",
+            bundle(&[(b"hip-amdgcn-amd", b"DEV")]),
+            vec![gfx906],
+            true,
+            None,
+        ),
+    ];
+    for (what, data, targets, allow_missing, expected) in cases {
+        let input = sb.path("input");
+        std::fs::write(&input, &data).unwrap();
+        let outputs: Vec<_> = (0..targets.len())
+            .map(|i| sb.path(&format!("out{i}")))
+            .collect();
+        let mut args = vec![
+            "-type=bc".to_owned(),
+            "-unbundle".into(),
+            format!("-input={}", input.display()),
+            format!("-targets={}", targets.join(",")),
+        ];
+        args.extend(outputs.iter().map(|o| format!("-output={}", o.display())));
+        if allow_missing {
+            args.push("-allow-missing-bundles".into());
+        }
+        let mut results = vec![("ours", sb.ours())];
+        results.extend(llvm22().map(|llvm| ("LLVM 22", llvm)));
+        for (tool_name, tool) in results {
+            for o in &outputs {
+                let _ = std::fs::remove_file(o);
+            }
+            let r = run(&tool, &args);
+            let stderr = String::from_utf8_lossy(&r.stderr);
+            match &expected {
+                None => {
+                    assert_eq!(r.status.code(), Some(1), "{tool_name}: {what}");
+                    assert!(
+                        stderr.contains("invalid bundle id read from the bundle"),
+                        "{what}"
+                    );
+                }
+                Some(bytes) => {
+                    assert!(r.status.success(), "{tool_name}: {what}: {stderr}");
+                    for (o, want) in outputs.iter().zip(bytes) {
+                        assert_eq!(&std::fs::read(o).unwrap(), want, "{tool_name}: {what}");
+                    }
+                }
+            }
+        }
+    }
+
+    // Damaged bytes after a plain bundle are ignored, as LLVM ignores them.
+    let mut trailing = std::fs::read(fixtures().join("llvm22/openmp.bundle")).unwrap();
+    trailing.extend_from_slice(b"CCOB\0\0\0\0");
+    let input = sb.path("trailing");
+    std::fs::write(&input, &trailing).unwrap();
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=bc".to_owned(),
+            "-list".into(),
+            format!("-input={}", input.display()),
+        ],
+    );
+    assert!(r.status.success());
+    assert_eq!(r.stdout.iter().filter(|&&b| b == b'\n').count(), 3);
+    assert!(String::from_utf8_lossy(&r.stderr)
+        .contains("8 bytes after the bundle at offset 0x0 are not a readable container"));
 }

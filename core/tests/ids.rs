@@ -264,3 +264,69 @@ fn device_selection_prefers_native_then_generic_then_spirv() {
     let bundle = Bundle::parse(&no_spirv).unwrap();
     assert!(select_for_device(&bundle, &TargetId::parse("gfx90a").unwrap()).is_none());
 }
+
+/// How the bundler reads stored IDs when unbundling: components as LLVM's
+/// parsed triple values, an unknown processor dropped.
+#[test]
+fn ids_as_read_by_the_bundler() {
+    use clangoffload::id::as_read_by_bundler;
+    let compatible = |stored: &str, requested: &str| {
+        let (s, r) = (
+            BundleEntryId::parse(stored).unwrap(),
+            BundleEntryId::parse(requested).unwrap(),
+        );
+        as_read_by_bundler(&s).is_compatible_with(&as_read_by_bundler(&r), false)
+    };
+    // An unknown environment, vendor or OS is no value at all.
+    assert!(compatible(
+        "hip-amdgcn-amd-amdhsa-gfx906",
+        "hip-amdgcn-amd-amdhsa--"
+    ));
+    assert!(compatible(
+        "host-x86_64-unk~own-linux-gnu",
+        "host-x86_64-unknown-linux-gnu"
+    ));
+    assert!(compatible(
+        "openmp-x86_64-pc-elf-gnu",
+        "openmp-x86_64-pc--gnu"
+    ));
+    // OS and environment are prefixes; windows and win32 are one OS.
+    assert!(compatible(
+        "openmp-nvptx64-nvidia-cudafoo--sm_70",
+        "openmp-nvptx64-nvidia-cuda--sm_70"
+    ));
+    assert!(compatible(
+        "host-x86_64-pc-windows-msvc",
+        "host-x86_64-pc-win32-msvc19"
+    ));
+    assert!(!compatible(
+        "host-x86_64-pc-linux-gnu",
+        "host-x86_64-pc-linux-musl"
+    ));
+    assert!(!compatible(
+        "host-x86_64-pc-linux-gnueabi",
+        "host-x86_64-pc-linux-gnu"
+    ));
+    // A target ID whose processor is no offload architecture is dropped.
+    assert!(compatible(
+        "hip-amdgcn-amd-amdhsa--tahiti",
+        "hip-amdgcn-amd-amdhsa--"
+    ));
+    assert!(!compatible(
+        "hip-amdgcn-amd-amdhsa--tahiti",
+        "hip-amdgcn-amd-amdhsa--gfx600"
+    ));
+    // Known values still have to agree.
+    assert!(!compatible(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdpal--gfx906"
+    ));
+    assert!(!compatible(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx908"
+    ));
+    assert!(compatible(
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hipv4-amdgcn-amd-amdhsa--gfx906:xnack+"
+    ));
+}

@@ -141,6 +141,9 @@ static void test_ids(void) {
   CHECK(clangoffload_entry_id_normalize("hip-amdgcn-amd-amdhsa-unknown-gfx906", 36, buf, sizeof buf, &n) == CLANGOFFLOAD_STATUS_OK);
   CHECK(strcmp(buf, "hip-amdgcn-amd-amdhsa--gfx906") == 0);
   CHECK(clangoffload_entry_id_is_compatible("hipv4-amdgcn-amd-amdhsa--gfx906", 31, "hip-amdgcn-amd-amdhsa-unknown-gfx906:xnack-", 43, 0, &ok) == CLANGOFFLOAD_STATUS_OK && ok);
+  /* LLVM 16's spelling is the bundler's `hip-amdgcn-amd-amdhsa--`, not as written. */
+  CHECK(clangoffload_entry_id_is_compatible("hip-amdgcn-amd-amdhsa-gfx906", 28, "hip-amdgcn-amd-amdhsa--", 23, 0, &ok) == CLANGOFFLOAD_STATUS_OK && !ok);
+  CHECK(clangoffload_entry_id_is_compatible("hip-amdgcn-amd-amdhsa-gfx906", 28, "hip-amdgcn-amd-amdhsa--", 23, CLANGOFFLOAD_AS_BUNDLER, &ok) == CLANGOFFLOAD_STATUS_OK && ok);
   clangoffload_bytes ids[] = {
       {(const uint8_t *)"hip-amdgcn-amd-amdhsa--gfx906:xnack+", 36},
       {(const uint8_t *)"hip-amdgcn-amd-amdhsa--gfx906", 29},

@@ -527,8 +527,10 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         if open.is_empty() {
             break;
         }
-        let id = candidate.id;
-        let valid = std::str::from_utf8(id).is_ok_and(|id| abi::parse_entry_id(id).is_ok());
+        // Bytes are opaque to LLVM: one that is not UTF-8 only makes its
+        // component unknown, as U+FFFD does here.
+        let id = String::from_utf8_lossy(candidate.id);
+        let valid = abi::parse_entry_id(&id).is_ok();
         if !valid && !hash_ordered {
             return fail("invalid bundle id read from the bundle");
         }
@@ -538,7 +540,7 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         }
         let Some(slot) = open
             .iter()
-            .position(|&t| abi::entry_id_is_compatible(id, &args.normalized[t], args.hip_openmp))
+            .position(|&t| abi::entry_id_is_compatible(&id, &args.normalized[t], args.hip_openmp))
         else {
             continue;
         };
@@ -555,7 +557,7 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
             }
         };
         written.map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
-        found_host |= id.starts_with(b"host-");
+        found_host |= id.starts_with("host-");
     }
     if invalid_seen && !open.is_empty() {
         return fail("invalid bundle id read from the bundle");
@@ -570,11 +572,16 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         )));
     }
     if open.len() == args.targets.len() {
-        // Nothing matched: the input is taken to be the host's own file.
+        // Nothing matched: the input is taken to be the host's own file,
+        // decompressed if it was compressed (LLVM reads one container only).
+        let host_file = match &contents {
+            Contents::Containers(loaded) if loaded.len() == 1 => loaded[0].bytes(),
+            _ => input.data(),
+        };
         for &t in &open {
             let mut out = create_output(&args.outputs[t])?;
             if args.normalized[t].starts_with("host-") {
-                out.write_all(input.data())?;
+                out.write_all(host_file)?;
             }
         }
         return Ok(());
@@ -620,7 +627,7 @@ fn unbundle_archive(args: &Args, input: &Input) -> Result<(), Failure> {
                 continue;
             };
             for (t, out) in outputs.iter_mut().enumerate() {
-                if abi::entry_id_is_compatible(id, &args.normalized[t], args.hip_openmp) {
+                if abi::entry_id_is_compatible(id_text, &args.normalized[t], args.hip_openmp) {
                     let name = abi::device_member_name(member.name, id_text)?;
                     out.push((name, payload.clone()));
                 }

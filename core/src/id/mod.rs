@@ -24,7 +24,7 @@ mod triple_normalize;
 #[cfg(feature = "alloc")]
 pub use conflict::find_conflicting_targets;
 #[cfg(feature = "alloc")]
-pub use normalize::{is_offload_arch, normalize_entry_id};
+pub use normalize::{as_read_by_bundler, is_offload_arch, normalize_entry_id};
 
 /// Why a bundle entry ID or target ID does not parse. Positions are byte
 /// offsets into the string.

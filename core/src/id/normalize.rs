@@ -4,7 +4,7 @@ use alloc::format;
 use alloc::string::String;
 
 use super::processor::PROCESSORS;
-use super::triple_normalize::{is_amdhsa_os, normalize_triple};
+use super::triple_normalize::{is_amdhsa_os, normalize_triple, parsed_identity};
 use super::{BundleEntryId, IdError};
 
 /// NVIDIA processors clang 22 knows as offload architectures (in its table order).
@@ -52,4 +52,30 @@ pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
         .map_err(|()| IdError::UnsupportedShaderModel)?;
     let env = if amdhsa { "-" } else { "" };
     Ok(format!("{}-{triple}{env}-{target_id}", id.kind()))
+}
+
+/// An entry ID as clang-offload-bundler 22 reads it to match entries with
+/// targets (its `OffloadTargetInfo`): the triple as LLVM's parsed values
+/// ([`parsed_identity`]: `cudafoo` is CUDA, an unknown environment such as
+/// LLVM 16's `gfx906` in `hip-amdgcn-amd-amdhsa-gfx906` is no environment),
+/// and the target ID dropped unless its processor is a known offload
+/// architecture. [`BundleEntryId::is_compatible_with`] on two such views is
+/// the bundler's test when unbundling.
+///
+/// ```
+/// use clangoffload::id::as_read_by_bundler;
+/// use clangoffload::BundleEntryId;
+/// let stored = BundleEntryId::parse("hip-amdgcn-amd-amdhsa-gfx906").unwrap();
+/// let requested = BundleEntryId::parse("hip-amdgcn-amd-amdhsa--").unwrap();
+/// assert!(!stored.is_compatible_with(&requested, false));
+/// assert!(as_read_by_bundler(&stored).is_compatible_with(&as_read_by_bundler(&requested), false));
+/// ```
+pub fn as_read_by_bundler<'a>(id: &BundleEntryId<'a>) -> BundleEntryId<'a> {
+    let processor = id.target_id().split(':').next().unwrap_or("");
+    let target_id = if is_offload_arch(processor) {
+        id.target_id()
+    } else {
+        ""
+    };
+    BundleEntryId::from_parts(id.kind(), parsed_identity(id.triple()), target_id)
 }

@@ -17,6 +17,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::arch::is_known_arch;
+use super::Triple;
 
 /// Vendors `parseVendor` knows (exact match). `unknown`, `none` and `w64` are
 /// deliberately absent: LLVM does not know them either.
@@ -514,6 +515,41 @@ fn parse_format(text: &str) -> Option<&'static str> {
         .iter()
         .copied()
         .find(|f| text.ends_with(f))
+}
+
+/// What LLVM's `Triple` keeps of each component when it compares triples
+/// (its parsed values, not the text): a known arch or vendor as it is, an OS
+/// or environment as the longest name it starts with (`windows` as `win32`,
+/// `macosx` as `macos`, the same values to LLVM), anything unknown as empty.
+/// Not modelled: arch aliases (`amd64` is `x86_64` to LLVM), ARM sub-arches
+/// and an object format in the environment.
+pub fn parsed_identity(triple: Triple<'_>) -> Triple<'_> {
+    let longest = |table: &[&'static str], text: &str| {
+        table
+            .iter()
+            .copied()
+            .filter(|p| text.starts_with(p))
+            .max_by_key(|p| p.len())
+            .unwrap_or("")
+    };
+    Triple {
+        arch: if is_known_arch(triple.arch) {
+            triple.arch
+        } else {
+            ""
+        },
+        vendor: if VENDOR_NAMES.contains(&triple.vendor) {
+            triple.vendor
+        } else {
+            ""
+        },
+        os: match longest(OS_PREFIXES, triple.os) {
+            "windows" => "win32",
+            "macosx" => "macos",
+            os => os,
+        },
+        env: longest(ENV_PREFIXES, triple.env),
+    }
 }
 
 #[cfg(test)]
