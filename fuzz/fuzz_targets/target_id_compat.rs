@@ -8,14 +8,16 @@
 //! - `conflicts_with` is symmetric, irreflexive and implies the same processor;
 //! - `parse_for_arch("amdgcn" | "r600", s)` is `parse(s)`.
 //!
-//! For entry IDs: `is_compatible_with` never panics and is reflexive;
+//! For entry IDs: `is_compatible_with` never panics and is reflexive, also
+//! on IDs as the bundler reads them (`as_read_by_bundler`, which is
+//! idempotent, keeps the kind, and keeps each component or empties it);
 //! `find_conflicting_targets` returns a real conflicting pair (same kind and
 //! triple as written, same processor, different sets of feature names — the
 //! rule as its documentation states it), and returns `None` only if no such
 //! pair exists.
 #![no_main]
 
-use clangoffload::id::{find_conflicting_targets, BundleEntryId, TargetId};
+use clangoffload::id::{as_read_by_bundler, find_conflicting_targets, BundleEntryId, TargetId};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeSet;
 
@@ -130,6 +132,36 @@ fn feature_names(target_id: &str) -> Option<(&str, BTreeSet<&str>)> {
     Some((processor, names))
 }
 
+fn check_as_read_by_bundler(e: &BundleEntryId<'_>, hip_openmp: bool) {
+    let r = as_read_by_bundler(e);
+    assert_eq!(r.kind(), e.kind());
+    assert!(r.target_id().is_empty() || r.target_id() == e.target_id());
+    let (t, rt) = (e.triple(), r.triple());
+    for (part, read) in [
+        (t.arch, rt.arch),
+        (t.vendor, rt.vendor),
+        (t.os, rt.os),
+        (t.env, rt.env),
+    ] {
+        assert!(
+            read.is_empty()
+                || part.starts_with(read)
+                || (read, part.get(..7)) == ("win32", Some("windows")),
+            "{part} read as {read}"
+        );
+    }
+    let again = as_read_by_bundler(&r);
+    assert_eq!(
+        (again.triple(), again.target_id()),
+        (rt, r.target_id()),
+        "not idempotent"
+    );
+    assert!(
+        r.is_compatible_with(&r, hip_openmp),
+        "{r} not compatible with itself"
+    );
+}
+
 fn check_entry_ids(ids: &[&str]) {
     let parsed: Vec<BundleEntryId<'_>> = ids
         .iter()
@@ -215,6 +247,14 @@ fuzz_target!(|text: &str| {
             );
         }
         let _ = e.is_compatible_with(e, !input.hip_openmp);
+        check_as_read_by_bundler(e, input.hip_openmp);
+    }
+    if let (Ok(ea), Ok(eb)) = (&ea, &eb) {
+        let (ra, rb) = (as_read_by_bundler(ea), as_read_by_bundler(eb));
+        let _ = ra.is_compatible_with(&rb, input.hip_openmp);
+        if ea.as_str() == eb.as_str() {
+            assert!(ra.is_compatible_with(&rb, input.hip_openmp));
+        }
     }
     let mut ids = input.entry_ids;
     ids.push(input.entry_a);
