@@ -818,6 +818,11 @@ fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
         compress(&write_bundle(&[], 1).unwrap(), &options).unwrap()
     };
     let bundle = |entries: &[(&[u8], &[u8])]| write_bundle(entries, 1).unwrap();
+    let unmatched = [
+        bundle(&[(b"openmp-x86_64-pc-linux-gnu-", b"X")]),
+        b"trailing\0\0".to_vec(),
+    ]
+    .concat();
     // (what, file, targets, -allow-missing-bundles, expected outputs or None for exit 1)
     type Case<'a> = (&'a str, Vec<u8>, Vec<&'a str>, bool, Option<Vec<&'a [u8]>>);
     let cases: Vec<Case> = vec![
@@ -858,6 +863,13 @@ fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
             vec![host, gfx906],
             true,
             Some(vec![&b"__CLANG_OFFLOAD_BUNDLE__\0\0\0\0\0\0\0\0"[..], b""]),
+        ),
+        (
+            "no entry matches: the host gets the whole file, bytes after the bundle too",
+            unmatched.clone(),
+            vec![host, gfx906],
+            true,
+            Some(vec![&unmatched[..], b""]),
         ),
         (
             "an ID LLVM cannot split, with the target missing",

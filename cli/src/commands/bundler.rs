@@ -573,9 +573,12 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     }
     if open.len() == args.targets.len() {
         // Nothing matched: the input is taken to be the host's own file,
-        // decompressed if it was compressed (LLVM reads one container only).
+        // all of it, or decompressed if it is a compressed bundle (LLVM
+        // reads one container only).
         let host_file = match &contents {
-            Contents::Containers(loaded) if loaded.len() == 1 => loaded[0].bytes(),
+            Contents::Containers(loaded) if loaded.len() == 1 && loaded[0].compressed.is_some() => {
+                loaded[0].bytes()
+            }
             _ => input.data(),
         };
         for &t in &open {
