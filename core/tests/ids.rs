@@ -316,6 +316,32 @@ fn ids_as_read_by_the_bundler() {
         "hip-amdgcn-amd-amdhsa--tahiti",
         "hip-amdgcn-amd-amdhsa--gfx600"
     ));
+    // An object format at the end of the environment counts unless it is
+    // the triple's default.
+    assert!(compatible(
+        "openmp-x86_64-pc-linux-elf",
+        "openmp-x86_64-pc-linux-"
+    ));
+    assert!(compatible(
+        "openmp-x86_64-pc-linux-fooelf",
+        "openmp-x86_64-pc-linux-elf"
+    ));
+    assert!(compatible(
+        "openmp-x86_64-pc-linux-gnuelf",
+        "openmp-x86_64-pc-linux-gnu"
+    ));
+    assert!(!compatible(
+        "openmp-x86_64-pc-linux-coff",
+        "openmp-x86_64-pc-linux-"
+    ));
+    assert!(!compatible(
+        "hip-spirv64-amd-amdhsa-elf-amdgcnspirv",
+        "hip-spirv64-amd-amdhsa--amdgcnspirv"
+    ));
+    assert!(compatible(
+        "openmp-spirv64-intel-unknown-spirv",
+        "openmp-spirv64-intel-unknown-"
+    ));
     // Known values still have to agree.
     assert!(!compatible(
         "hip-amdgcn-amd-amdhsa--gfx906",

@@ -521,8 +521,9 @@ fn parse_format(text: &str) -> Option<&'static str> {
 /// (its parsed values, not the text): a known arch or vendor as it is, an OS
 /// or environment as the longest name it starts with (`windows` as `win32`,
 /// `macosx` as `macos`, the same values to LLVM), anything unknown as empty.
-/// Not modelled: arch aliases (`amd64` is `x86_64` to LLVM), ARM sub-arches
-/// and an object format in the environment.
+/// An object format named at the end of the environment (`elf`, `coff`, ...)
+/// counts only when it is not the triple's default one. Not modelled: arch
+/// aliases (`amd64` is `x86_64` to LLVM) and ARM sub-arches.
 pub fn parsed_identity(triple: Triple<'_>) -> Triple<'_> {
     let longest = |table: &[&'static str], text: &str| {
         table
@@ -532,23 +533,67 @@ pub fn parsed_identity(triple: Triple<'_>) -> Triple<'_> {
             .max_by_key(|p| p.len())
             .unwrap_or("")
     };
+    let os = match longest(OS_PREFIXES, triple.os) {
+        "windows" => "win32",
+        "macosx" => "macos",
+        os => os,
+    };
+    let arch = if is_known_arch(triple.arch) {
+        triple.arch
+    } else {
+        ""
+    };
+    let env = longest(ENV_PREFIXES, triple.env);
+    let env = match parse_format(triple.env) {
+        Some(format) if format != default_format(arch, os) => {
+            if env.is_empty() {
+                format
+            } else {
+                triple.env
+            }
+        }
+        _ => env,
+    };
     Triple {
-        arch: if is_known_arch(triple.arch) {
-            triple.arch
-        } else {
-            ""
-        },
+        arch,
         vendor: if VENDOR_NAMES.contains(&triple.vendor) {
             triple.vendor
         } else {
             ""
         },
-        os: match longest(OS_PREFIXES, triple.os) {
-            "windows" => "win32",
-            "macosx" => "macos",
-            os => os,
-        },
-        env: longest(ENV_PREFIXES, triple.env),
+        os,
+        env,
+    }
+}
+
+/// LLVM's `getDefaultFormat`, as a suffix name, for an arch and an OS as
+/// [`parsed_identity`] gives it.
+fn default_format(arch: &str, os: &str) -> &'static str {
+    let darwin = [
+        "darwin",
+        "macos",
+        "ios",
+        "tvos",
+        "watchos",
+        "xros",
+        "visionos",
+        "driverkit",
+        "bridgeos",
+    ];
+    if arch.starts_with("spirv") {
+        "spirv"
+    } else if arch.starts_with("wasm") {
+        "wasm"
+    } else if matches!(os, "win32" | "uefi") {
+        "coff"
+    } else if darwin.contains(&os) {
+        "macho"
+    } else if os == "aix" {
+        "xcoff"
+    } else if os == "zos" {
+        "goff"
+    } else {
+        "elf"
     }
 }
 
