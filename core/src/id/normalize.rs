@@ -39,12 +39,7 @@ pub fn is_offload_arch(name: &str) -> bool {
 /// ```
 pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
     let id = BundleEntryId::parse(text)?;
-    let processor = id.target_id().split(':').next().unwrap_or("");
-    let target_id = if is_offload_arch(processor) {
-        id.target_id()
-    } else {
-        ""
-    };
+    let target_id = kept_target_id(&id);
     let t = id.triple();
     // The runtimes expect amdhsa triples with an empty environment.
     let amdhsa = is_amdhsa_os(t.os);
@@ -71,11 +66,16 @@ pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
 /// assert!(as_read_by_bundler(&stored).is_compatible_with(&as_read_by_bundler(&requested), false));
 /// ```
 pub fn as_read_by_bundler<'a>(id: &BundleEntryId<'a>) -> BundleEntryId<'a> {
+    BundleEntryId::from_parts(id.kind(), parsed_identity(id.triple()), kept_target_id(id))
+}
+
+/// The bundler keeps a target ID, when writing and when reading, only if its
+/// processor is a known offload architecture.
+fn kept_target_id<'a>(id: &BundleEntryId<'a>) -> &'a str {
     let processor = id.target_id().split(':').next().unwrap_or("");
-    let target_id = if is_offload_arch(processor) {
+    if is_offload_arch(processor) {
         id.target_id()
     } else {
         ""
-    };
-    BundleEntryId::from_parts(id.kind(), parsed_identity(id.triple()), target_id)
+    }
 }
