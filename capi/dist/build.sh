@@ -78,10 +78,10 @@ case ${1:-} in
     # decoding on the program's allocator (capi/src/embedded.rs).
     if [ "${2:-}" = alloc ]; then
       staticlib --profile embedded-alloc --no-default-features --features alloc
-      prelink "$target/embedded-alloc/libclangoffload.a"
+      prelink "$target/embedded-alloc/libclangoffload_capi.a"
     else
       staticlib --profile embedded --no-default-features
-      prelink "$target/embedded/libclangoffload.a"
+      prelink "$target/embedded/libclangoffload_capi.a"
     fi
     rm -rf "$work"
     exit 0 ;;
@@ -92,7 +92,7 @@ esac
 staticlib --release
 native=$(cat "$OUT/native-static-libs")
 [ -n "$native" ] || { echo "build.sh: rustc printed no native-static-libs" >&2; exit 1; }
-prelink "$target/release/libclangoffload.a"
+prelink "$target/release/libclangoffload_capi.a"
 
 # The shared library, from the same object.
 sed "s/@MAJOR@/$major/" "$root/capi/dist/clangoffload.map.in" >"$work/clangoffload.map"

@@ -2,9 +2,9 @@
 //! and name the members of heterogeneous device archives.
 
 use alloc::vec::Vec;
-use core_lib::archive::{device_member_name, write_archive, Archive, Member, NewMember};
-use core_lib::elf::ElfFile;
-use core_lib::Error;
+use clangoffload::archive::{device_member_name, write_archive, Archive, Member, NewMember};
+use clangoffload::elf::ElfFile;
+use clangoffload::Error;
 
 use core::ffi::c_char;
 

@@ -5,11 +5,11 @@ use alloc::vec::Vec;
 use core::ffi::c_char;
 
 #[cfg(feature = "alloc")]
-use core_lib::bundle::{BundleDiagnostic, BundleLayout};
-use core_lib::id::{self, BundleEntryId, DeviceMatch, TargetId};
+use clangoffload::bundle::{BundleDiagnostic, BundleLayout};
+use clangoffload::id::{self, BundleEntryId, DeviceMatch, TargetId};
 #[cfg(feature = "alloc")]
-use core_lib::Error;
-use core_lib::{Bundle, BundleEntry, EntryPosition};
+use clangoffload::Error;
+use clangoffload::{Bundle, BundleEntry, EntryPosition};
 
 #[cfg(feature = "alloc")]
 use crate::ffi::{array_arg, collect_checked, free_handle, handle_arg, into_handle, report_fault};

@@ -2,12 +2,12 @@
 //! back. Nothing here allocates the output: decompression and compression
 //! write into the caller's buffer.
 
-use core_lib::compressed::truncated_md5;
+use clangoffload::compressed::truncated_md5;
 #[cfg(feature = "alloc")]
-use core_lib::compressed::{compress, CompressOptions};
+use clangoffload::compressed::{compress, CompressOptions};
 #[cfg(feature = "alloc")]
-use core_lib::CompressionMethod;
-use core_lib::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
+use clangoffload::CompressionMethod;
+use clangoffload::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
 
 use crate::ffi::{clangoffload_bytes, out_arg, slice_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};

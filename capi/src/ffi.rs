@@ -3,7 +3,7 @@
 use core::ffi::c_char;
 
 #[cfg(feature = "alloc")]
-use core_lib::Error;
+use clangoffload::Error;
 
 use crate::status::clangoffload_status;
 #[cfg(feature = "alloc")]

@@ -3,8 +3,8 @@
 use core::ffi::c_char;
 
 #[cfg(feature = "alloc")]
-use core_lib::id;
-use core_lib::id::{BundleEntryId, FeatureSetting, TargetId};
+use clangoffload::id;
+use clangoffload::id::{BundleEntryId, FeatureSetting, TargetId};
 
 use crate::bundle::{CLANGOFFLOAD_AS_BUNDLER, CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE};
 #[cfg(feature = "alloc")]

@@ -5,12 +5,12 @@
 
 use core::ffi::c_char;
 
-use core_lib::container::{declared_extent, parse_container, Container, Extent};
-use core_lib::elf::{AmdgpuTarget, ElfFile, Section};
+use clangoffload::container::{declared_extent, parse_container, Container, Extent};
+use clangoffload::elf::{AmdgpuTarget, ElfFile, Section};
 #[cfg(feature = "alloc")]
-use core_lib::locate::wrapper_targets;
-use core_lib::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
-use core_lib::scan::{scan, Found};
+use clangoffload::locate::wrapper_targets;
+use clangoffload::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
+use clangoffload::scan::{scan, Found};
 
 use crate::compressed::clangoffload_container_kind;
 #[cfg(feature = "alloc")]
@@ -388,9 +388,9 @@ fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
 }
 
 fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
-    if data.starts_with(core_lib::compressed::COMPRESSED_MAGIC) {
+    if data.starts_with(clangoffload::compressed::COMPRESSED_MAGIC) {
         clangoffload_container_kind::Compressed
-    } else if data.starts_with(core_lib::bundle::BUNDLE_MAGIC) {
+    } else if data.starts_with(clangoffload::bundle::BUNDLE_MAGIC) {
         clangoffload_container_kind::Bundle
     } else {
         clangoffload_container_kind::OffloadBinary

@@ -2,8 +2,8 @@
 //! extract the host object without them, and add them to a host object.
 
 use alloc::{boxed::Box, vec::Vec};
-use core_lib::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEntry};
-use core_lib::Error;
+use clangoffload::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEntry};
+use clangoffload::Error;
 
 use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::ffi::{
@@ -290,7 +290,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_write(
             pairs.push(pair);
         }
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let elf = core_lib::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
+        let elf = clangoffload::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
         // SAFETY: as above.
         let bytes = write_object_bundle(&elf, &pairs).map_err(|e| unsafe { report(&e, err) })?;
         *out = clangoffload_buffer::from_vec(bytes);

@@ -5,11 +5,11 @@
 use alloc::{boxed::Box, vec::Vec};
 use core::ffi::c_char;
 
-use core_lib::offload_binary::image_args::{image_arguments, ImageArgument};
-use core_lib::offload_binary::{
+use clangoffload::offload_binary::image_args::{image_arguments, ImageArgument};
+use clangoffload::offload_binary::{
     binaries, write_offload_binary, ImageKind, NewImage, OffloadEntry, OffloadKind, WriteOptions,
 };
-use core_lib::{CompressionMethod, DecompressOptions, Error, OffloadBinary};
+use clangoffload::{CompressionMethod, DecompressOptions, Error, OffloadBinary};
 
 use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::compressed::{limits, CLANGOFFLOAD_DEFAULT_LEVEL};

@@ -3,8 +3,8 @@
 use core::ffi::c_char;
 use core::fmt::Write;
 
-use core_lib::id::IdError;
-use core_lib::{Error, ErrorKind};
+use clangoffload::id::IdError;
+use clangoffload::{Error, ErrorKind};
 
 use crate::ffi::out_arg;
 

@@ -2,8 +2,8 @@
 //! comment markers, write them.
 
 use alloc::vec::Vec;
-use core_lib::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
-use core_lib::Error;
+use clangoffload::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
+use clangoffload::Error;
 
 use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::ffi::{

@@ -27,10 +27,10 @@
 
 use core::ffi::{c_char, c_void};
 
-use core_lib::container::Container;
-use core_lib::locate::WrapperKind;
-use core_lib::offload_binary::FLAG_METADATA;
-use core_lib::scan::{scan, Found};
+use clangoffload::container::Container;
+use clangoffload::locate::WrapperKind;
+use clangoffload::offload_binary::FLAG_METADATA;
+use clangoffload::scan::{scan, Found};
 
 use crate::ffi::{out_arg, slice_arg};
 use crate::status::clangoffload_status;
@@ -166,7 +166,7 @@ const _: () = {
 
 // The header needs literals; they are the core's.
 const _: () = {
-    use core_lib::locate::{CUDA_WRAPPER_MAGIC, HIPK_WRAPPER_MAGIC, HIP_WRAPPER_MAGIC};
+    use clangoffload::locate::{CUDA_WRAPPER_MAGIC, HIPK_WRAPPER_MAGIC, HIP_WRAPPER_MAGIC};
     assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIP == HIP_WRAPPER_MAGIC);
     assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIPK == HIPK_WRAPPER_MAGIC);
     assert!(CLANGOFFLOAD_FATBIN_MAGIC_CUDA == CUDA_WRAPPER_MAGIC);
@@ -382,8 +382,8 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrapper_check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core_lib::compressed::CompressionMethod;
-    use core_lib::offload_binary::{
+    use clangoffload::compressed::CompressionMethod;
+    use clangoffload::offload_binary::{
         write_offload_binary, ImageKind, NewImage, OffloadKind, WriteOptions,
     };
 

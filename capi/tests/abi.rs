@@ -444,7 +444,7 @@ fn header_version_agrees_with_cargo() {
         );
     }
     // SAFETY: returns a static NUL-terminated string.
-    let version = unsafe { std::ffi::CStr::from_ptr(clangoffload::clangoffload_version()) };
+    let version = unsafe { std::ffi::CStr::from_ptr(clangoffload_capi::clangoffload_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
 }
 

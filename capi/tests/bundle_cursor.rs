@@ -3,7 +3,7 @@
 
 use std::ptr::{null, null_mut};
 
-use clangoffload::*;
+use clangoffload_capi::*;
 
 fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(format!(

@@ -5,8 +5,8 @@
 
 mod common;
 
-use core_lib::compressed::CompressionMethod;
-use core_lib::offload_binary::{
+use clangoffload::compressed::CompressionMethod;
+use clangoffload::offload_binary::{
     write_offload_binary, ImageKind, NewImage, OffloadKind, WriteOptions,
 };
 

@@ -5,7 +5,7 @@ use std::ffi::{c_char, CStr};
 
 pub use c::clangoffload_status as Status;
 use c::{clangoffload_bytes, clangoffload_error};
-use clangoffload as c;
+use clangoffload_capi as c;
 
 /// How many of a bundle's diagnostics are printed as warnings.
 pub const SHOWN_DIAGNOSTICS: usize = 10;

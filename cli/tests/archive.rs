@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use core_lib::archive::Archive;
+use clangoffload::archive::Archive;
 
 fn archive(name: &str) -> std::path::PathBuf {
     fixtures().join("archive").join(name)

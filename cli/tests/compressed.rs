@@ -599,10 +599,10 @@ fn llvm_22_reads_our_zlib_compressed_bundles() {
 
 /// A valid zlib compressed bundle around arbitrary (possibly damaged) bytes.
 fn wrap(inner: &[u8]) -> Vec<u8> {
-    use core_lib::compressed::{compress, CompressOptions};
+    use clangoffload::compressed::{compress, CompressOptions};
     let options = CompressOptions {
         version: 3,
-        method: core_lib::CompressionMethod::Zlib,
+        method: clangoffload::CompressionMethod::Zlib,
         level: None,
     };
     compress(inner, &options).unwrap()
@@ -666,7 +666,7 @@ fn ids_that_are_not_utf8_inside_a_compressed_bundle_are_listed_as_bytes() {
     let sb = Sandbox::new();
     let odd: &[u8] = b"hip-amdgcn-amd-amdhsa--gfx906\xff";
     let host: &[u8] = b"host-x86_64--linux-";
-    let bundle = core_lib::bundle::write_bundle(&[(odd, b"code"), (host, b"")], 1).unwrap();
+    let bundle = clangoffload::bundle::write_bundle(&[(odd, b"code"), (host, b"")], 1).unwrap();
     let path = write(&sb, "odd.ccob", &wrap(&bundle));
     let r = run(
         &sb.ours(),
@@ -700,7 +700,7 @@ fn the_decompression_limit_is_for_the_whole_input() {
     let sb = Sandbox::new();
     let payload = vec![7u8; 400 << 10];
     let id = b"hipv4-amdgcn-amd-amdhsa--gfx906";
-    let bundle = core_lib::bundle::write_bundle(&[(id, &payload)], 4096).unwrap();
+    let bundle = clangoffload::bundle::write_bundle(&[(id, &payload)], 4096).unwrap();
     let (one, size) = (wrap(&bundle), bundle.len());
     let three = write(&sb, "three", &one.repeat(3));
     let limit = ("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "1000000");
@@ -736,7 +736,7 @@ fn the_decompression_limit_is_for_the_whole_input() {
     // An archive whose three members each hold one.
     let members: Vec<_> = ["a.o", "b.o", "c.o"]
         .iter()
-        .map(|name| core_lib::archive::NewMember {
+        .map(|name| clangoffload::archive::NewMember {
             name: name.as_bytes(),
             data: &one,
             symbols: None,
@@ -745,7 +745,7 @@ fn the_decompression_limit_is_for_the_whole_input() {
     let archive = write(
         &sb,
         "lib.a",
-        &core_lib::archive::write_archive(&members).unwrap(),
+        &clangoffload::archive::write_archive(&members).unwrap(),
     );
     let unbundle = |env: &[(&str, &str)]| {
         let mut cmd = Command::new(sb.ours());

@@ -804,15 +804,15 @@ fn hostile_bundles_stay_within_bounded_time_and_memory() {
 /// installed each is also checked against it.
 #[test]
 fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
-    use core_lib::bundle::write_bundle;
+    use clangoffload::bundle::write_bundle;
     let sb = Sandbox::new();
     let host = "host-x86_64-unknown-linux-gnu-";
     let gfx906 = "hip-amdgcn-amd-amdhsa--gfx906";
     let compressed_empty = {
-        use core_lib::compressed::{compress, CompressOptions};
+        use clangoffload::compressed::{compress, CompressOptions};
         let options = CompressOptions {
             version: 3,
-            method: core_lib::CompressionMethod::Zlib,
+            method: clangoffload::CompressionMethod::Zlib,
             level: None,
         };
         compress(&write_bundle(&[], 1).unwrap(), &options).unwrap()

@@ -96,7 +96,7 @@ fn link_and_run(object: &Path, entry_kind: Option<u16>, fatbin_len: Option<usize
 }
 
 fn first_image(data: &[u8]) -> &[u8] {
-    let binary = core_lib::OffloadBinary::parse(data).unwrap();
+    let binary = clangoffload::OffloadBinary::parse(data).unwrap();
     let entry = binary.entries().next().unwrap();
     entry.image()
 }
@@ -359,8 +359,8 @@ fn bad_command_lines_are_refused_clearly() {
 
 #[test]
 fn a_compressed_offload_binary_is_refused_for_openmp() {
-    use core_lib::compressed::CompressionMethod;
-    use core_lib::offload_binary::{
+    use clangoffload::compressed::CompressionMethod;
+    use clangoffload::offload_binary::{
         write_offload_binary, ImageKind, NewImage, OffloadKind, WriteOptions,
     };
     let image = NewImage {

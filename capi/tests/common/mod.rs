@@ -31,8 +31,8 @@ pub fn static_lib() -> PathBuf {
         build.arg("--release");
     }
     let status = build.status().expect("cargo runs");
-    assert!(status.success(), "building libclangoffload.a failed");
-    let lib = profile_dir.join("libclangoffload.a");
+    assert!(status.success(), "building libclangoffload_capi.a failed");
+    let lib = profile_dir.join("libclangoffload_capi.a");
     assert!(lib.exists(), "{} not built", lib.display());
     lib
 }

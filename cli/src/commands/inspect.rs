@@ -156,7 +156,7 @@ impl Inspection<'_> {
     }
 
     fn elf(&mut self, place: &str, data: &[u8]) {
-        use clangoffload::clangoffload_section_kind as Kind;
+        use clangoffload_capi::clangoffload_section_kind as Kind;
         for section in abi::offload_sections(data) {
             let section = match section {
                 Ok(section) => section,

@@ -177,11 +177,11 @@ fn format(parsed: &flags::Parsed) -> Result<(u32, u32, Option<i32>), Error> {
                 "invalid format version {version}; expected 1, 2 or 3"
             )));
         }
-        return Ok((version, clangoffload::CLANGOFFLOAD_COMPRESSION_NONE, None));
+        return Ok((version, clangoffload_capi::CLANGOFFLOAD_COMPRESSION_NONE, None));
     }
     let method = match parsed.last("compression-format").unwrap_or("zstd") {
-        "zlib" => clangoffload::CLANGOFFLOAD_COMPRESSION_ZLIB,
-        "zstd" => clangoffload::CLANGOFFLOAD_COMPRESSION_ZSTD,
+        "zlib" => clangoffload_capi::CLANGOFFLOAD_COMPRESSION_ZLIB,
+        "zstd" => clangoffload_capi::CLANGOFFLOAD_COMPRESSION_ZSTD,
         other => {
             return Err(Error(format!(
                 "invalid compression format '{other}'; expected 'zlib' or 'zstd'"
@@ -189,7 +189,7 @@ fn format(parsed: &flags::Parsed) -> Result<(u32, u32, Option<i32>), Error> {
         }
     };
     if let Some(level) = level {
-        let (low, high) = if method == clangoffload::CLANGOFFLOAD_COMPRESSION_ZLIB {
+        let (low, high) = if method == clangoffload_capi::CLANGOFFLOAD_COMPRESSION_ZLIB {
             (0, 9)
         } else {
             (-131_072, 22)
@@ -219,7 +219,7 @@ fn sources<'d>(name: &[u8], data: &'d [u8], out: &mut Vec<Source<'d>>) -> Result
     if data.starts_with(b"\x7fELF") {
         for section in abi::offload_sections(data) {
             let section = section?;
-            if section.kind == clangoffload::clangoffload_section_kind::OffloadBinaries {
+            if section.kind == clangoffload_capi::clangoffload_section_kind::OffloadBinaries {
                 out.push(Source {
                     name: name.to_vec(),
                     data: section.data,

@@ -22,9 +22,9 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let mut out = String::new();
     for hit in abi::scan(input.data(), rejected) {
         let kind = match hit.kind {
-            clangoffload::clangoffload_container_kind::Bundle => "bundle",
-            clangoffload::clangoffload_container_kind::Compressed => "compressed bundle",
-            clangoffload::clangoffload_container_kind::OffloadBinary => "offload binary",
+            clangoffload_capi::clangoffload_container_kind::Bundle => "bundle",
+            clangoffload_capi::clangoffload_container_kind::Compressed => "compressed bundle",
+            clangoffload_capi::clangoffload_container_kind::OffloadBinary => "offload binary",
         };
         if hit.status == abi::Status::Ok as u32 {
             let _ = writeln!(

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::path::Path;
 
-use clangoffload as c;
+use clangoffload_capi as c;
 
 use super::Failure;
 use crate::abi;
