@@ -250,6 +250,30 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Writes a GNU archive of `(name, data)` members with the symbol index
+/// LLVM writes: every member that is an ELF file LLVM reads is indexed by
+/// its defined global symbols; any other member is not an object.
+pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
+    let symbols: Vec<Option<Vec<&[u8]>>> = members
+        .iter()
+        .map(|(_, data)| {
+            crate::elf::ElfFile::parse(data)
+                .ok()
+                .map(|elf| elf.defined_global_symbols().collect())
+        })
+        .collect();
+    let new: Vec<NewMember> = members
+        .iter()
+        .zip(&symbols)
+        .map(|(&(name, data), symbols)| NewMember {
+            name,
+            data,
+            symbols: symbols.as_deref(),
+        })
+        .collect();
+    write_archive(&new)
+}
+
 /// The `//` table being built: each distinct long name once, as `name/\n`.
 #[derive(Default)]
 struct NameTable {

@@ -297,21 +297,44 @@ impl CompressedBundle<'_> {
     /// with `try_reserve_exact` after the size passed `options.limits`.
     #[cfg(feature = "alloc")]
     pub fn decompress(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
+        Ok(self.decompress_hashed(options, false)?.0)
+    }
+
+    /// As [`CompressedBundle::decompress`], and returns the hash of the
+    /// output when it was computed: when `options.verify_hash` or `hash`
+    /// asks for it. The output is hashed once, whatever both ask.
+    #[cfg(feature = "alloc")]
+    pub fn decompress_hashed(
+        &self,
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<(alloc::vec::Vec<u8>, Option<u64>)> {
         let out = self.stream().decode_to_vec(options)?;
-        self.verify(&out, options)?;
-        Ok(out)
+        let computed = self.verify_hashed(&out, options, hash)?;
+        Ok((out, computed))
     }
 
     /// Refuses a nested compressed bundle and (if asked) a wrong hash.
     fn verify(&self, out: &[u8], options: &DecompressOptions) -> Result<()> {
+        self.verify_hashed(out, options, false).map(drop)
+    }
+
+    /// As `verify`, hashing also when `hash` asks; returns the hash if it
+    /// was computed.
+    fn verify_hashed(
+        &self,
+        out: &[u8],
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<Option<u64>> {
         if out.starts_with(COMPRESSED_MAGIC) {
             return Err(Error::new(
                 ErrorKind::NestedCompressedBundle,
                 self.header_len,
             ));
         }
-        if options.verify_hash {
-            let computed = truncated_md5(out);
+        let computed = (options.verify_hash || hash).then(|| truncated_md5(out));
+        if let Some(computed) = computed.filter(|_| options.verify_hash) {
             if computed != self.hash {
                 return Err(Error::new(
                     ErrorKind::HashMismatch {
@@ -322,6 +345,6 @@ impl CompressedBundle<'_> {
                 ));
             }
         }
-        Ok(())
+        Ok(computed)
     }
 }

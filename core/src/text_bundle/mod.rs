@@ -120,6 +120,24 @@ impl Comment {
         }
     }
 
+    /// The comment of the first start marker in `data` that begins a line
+    /// (or the file), if there is one: how a text bundle's style is found
+    /// when no `-type` names it. One search, whatever the style.
+    pub fn detect(data: &[u8]) -> Option<Comment> {
+        const NEEDLE: &[u8] = b" __CLANG_OFFLOAD_BUNDLE____START__ ";
+        memchr::memmem::find_iter(data, NEEDLE).find_map(|at| {
+            let line = data.get(..at)?;
+            let line = line
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .and_then(|nl| line.get(nl.checked_add(1)?..))
+                .unwrap_or(line);
+            [Comment::DoubleSlash, Comment::Hash, Comment::Semicolon]
+                .into_iter()
+                .find(|c| line == c.as_str().as_bytes())
+        })
+    }
+
     fn markers(self) -> &'static Markers {
         match self {
             Comment::DoubleSlash => &DOUBLE_SLASH,

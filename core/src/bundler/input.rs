@@ -1,0 +1,322 @@
+//! How the bundler reads an input: its containers in order (one, or several
+//! back to back as in a linked `.hip_fatbin`), compressed ones decompressed
+//! once, under one size budget for the whole input, their hash checked as
+//! the policy says.
+
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use super::{BundlerError, Decoding, FileType, Note, Observer, Place, Warning};
+use crate::bundler::error::CompressedProblem;
+use crate::compressed::DecompressOptions;
+use crate::container::{Container, Containers};
+use crate::object_bundle::ObjectBundle;
+use crate::text_bundle::{Comment, TextBundle};
+use crate::bytes::to_u64;
+use crate::{Bundle, ErrorKind, FileKind, Limits};
+
+/// What decoding a compressed bundle found: LLVM's `-verbose` report of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodedContainer {
+    /// Its offset in the input.
+    pub offset: u64,
+    /// The header version.
+    pub version: u16,
+    /// The compression method's raw value.
+    pub method: u16,
+    /// The total size the header gives (versions 2 and 3).
+    pub total_size: Option<u64>,
+    /// The compressed stream's size.
+    pub compressed_size: u64,
+    /// The decompressed size.
+    pub uncompressed_size: u64,
+    /// The stored hash.
+    pub stored_hash: u64,
+    /// The hash of the decoded bytes, if it was computed.
+    pub computed_hash: Option<u64>,
+}
+
+/// One container of an input, ready to be read as a bundle.
+#[derive(Debug)]
+pub(crate) struct Loaded<'data> {
+    /// Offset of the container in the input.
+    pub(crate) offset: u64,
+    /// Where its bundle bytes are.
+    pub(crate) bytes: LoadedBytes<'data>,
+}
+
+#[derive(Debug)]
+pub(crate) enum LoadedBytes<'data> {
+    /// A plain bundle, borrowed from the input.
+    Input(&'data [u8]),
+    /// A compressed bundle's decompressed bytes: a buffer of the plan.
+    Decompressed(usize),
+}
+
+/// Decompressed buffers, kept until the job ends.
+pub(crate) type Buffers = Vec<Vec<u8>>;
+
+impl<'data> Loaded<'data> {
+    /// The uncompressed bundle's bytes.
+    pub(crate) fn bytes<'a>(&'a self, buffers: &'a Buffers) -> &'a [u8] {
+        match self.bytes {
+            LoadedBytes::Input(data) => data,
+            LoadedBytes::Decompressed(i) => buffers.get(i).map_or(&[][..], Vec::as_slice),
+        }
+    }
+
+    pub(crate) fn compressed(&self) -> bool {
+        matches!(self.bytes, LoadedBytes::Decompressed(_))
+    }
+
+    /// Where a damaged bundle of this container is, for the message.
+    pub(crate) fn place(&self) -> Place {
+        match (self.compressed(), self.offset) {
+            (false, 0) => Place::Start,
+            (false, at) => Place::At(at),
+            (true, at) => Place::InCompressed(at),
+        }
+    }
+
+    /// Parses the container as a bundle.
+    pub(crate) fn bundle<'a>(&'a self, buffers: &'a Buffers) -> Result<Bundle<'a>, BundlerError> {
+        Bundle::parse(self.bytes(buffers)).map_err(|error| BundlerError::MalformedBundle {
+            error,
+            place: self.place(),
+        })
+    }
+
+    /// A payload at `range` of the container's bytes, as a piece source:
+    /// the input's own bytes (with their offset in the input) or a range of
+    /// a buffer.
+    pub(crate) fn source(&self, range: Range<usize>) -> Source<'data> {
+        match self.bytes {
+            LoadedBytes::Input(data) => Source::Input {
+                offset: self
+                    .offset
+                    .saturating_add(u64::try_from(range.start).unwrap_or(u64::MAX)),
+                bytes: data.get(range).unwrap_or_default(),
+            },
+            LoadedBytes::Decompressed(buffer) => Source::Made { buffer, range },
+        }
+    }
+}
+
+/// Where bytes come from: the input, or a buffer the job made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source<'data> {
+    Input { offset: u64, bytes: &'data [u8] },
+    Made { buffer: usize, range: Range<usize> },
+}
+
+/// The decoding budget of one input, shared by all its containers (and an
+/// archive's members).
+pub(crate) struct Budget {
+    pub(crate) decoding: Decoding,
+    pub(crate) used: u64,
+}
+
+impl Budget {
+    pub(crate) fn new(decoding: Decoding) -> Self {
+        Budget { decoding, used: 0 }
+    }
+}
+
+/// Every container in `data`, compressed ones decompressed into `buffers`
+/// (and checked as `budget` says). Bytes after a plain bundle that start no
+/// container, or a damaged one, are a warning, as LLVM ignores them; any
+/// other damage ends the walk with an error. `binary_only`: a compressed
+/// bundle must hold a binary bundle (not a text one).
+pub(crate) fn load<'data>(
+    data: &'data [u8],
+    budget: &mut Budget,
+    binary_only: bool,
+    buffers: &mut Buffers,
+    observer: &mut dyn Observer,
+) -> Result<Vec<Loaded<'data>>, BundlerError> {
+    let mut loaded: Vec<Loaded> = Vec::new();
+    let mut end = 0usize;
+    for container in Containers::new(data) {
+        let (offset, container) = match container {
+            Ok(found) => found,
+            Err(error) => {
+                // Where the walk stopped: past the zero padding after the
+                // last container.
+                let rest = data.get(end..).unwrap_or_default();
+                let start = to_u64(end.saturating_add(rest.iter().take_while(|&&b| b == 0).count()));
+                if let Some(last) = loaded.last().filter(|l| !l.compressed()) {
+                    let len = u64::try_from(data.len())
+                        .unwrap_or(u64::MAX)
+                        .saturating_sub(start);
+                    let damaged =
+                        (!matches!(error.kind(), ErrorKind::UnknownContainer)).then_some(error);
+                    observer.note(Note::Warning(Warning::TrailingBytes {
+                        len,
+                        bundle_offset: last.offset,
+                        damaged,
+                    }));
+                    break;
+                }
+                let rest = usize::try_from(start)
+                    .ok()
+                    .and_then(|s| data.get(s..))
+                    .unwrap_or_default();
+                let what = Some(FileKind::detect(rest)).filter(|k| k.is_bundle_container());
+                return Err(BundlerError::Unreadable {
+                    offset: start,
+                    what,
+                    error,
+                });
+            }
+        };
+        end = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .saturating_add(container.data().len());
+        match container {
+            Container::OffloadBinary(_) => {
+                return Err(BundlerError::OffloadBinaryNotBundle { offset })
+            }
+            Container::Bundle(bundle) => {
+                if budget.decoding.verbose {
+                    observer.note(Note::Uncompressed { offset });
+                }
+                loaded.push(Loaded {
+                    offset,
+                    bytes: LoadedBytes::Input(bundle.data()),
+                });
+            }
+            Container::Compressed(compressed) => {
+                let bytes = decode(offset, &compressed, budget, binary_only, observer)?;
+                buffers.push(bytes);
+                loaded.push(Loaded {
+                    offset,
+                    bytes: LoadedBytes::Decompressed(buffers.len().saturating_sub(1)),
+                });
+            }
+        }
+    }
+    Ok(loaded)
+}
+
+/// Decodes one compressed bundle under what is left of the budget, hashing
+/// it once if the policy asks, and checks what it holds.
+fn decode(
+    offset: u64,
+    compressed: &crate::CompressedBundle<'_>,
+    budget: &mut Budget,
+    binary_only: bool,
+    observer: &mut dyn Observer,
+) -> Result<Vec<u8>, BundlerError> {
+    let fail = |problem| BundlerError::Compressed { offset, problem };
+    let limit = budget.decoding.max_size;
+    let used = budget.used;
+    let options = DecompressOptions {
+        limits: Limits {
+            max_uncompressed_size: limit.saturating_sub(used),
+        },
+        verify_hash: false,
+        ..DecompressOptions::default()
+    };
+    observer.note(Note::Decoding { offset });
+    let hash = budget.decoding.verify_hash || budget.decoding.verbose;
+    let (bytes, computed) = compressed.decompress_hashed(&options, hash).map_err(|error| {
+        fail(match error.kind() {
+            ErrorKind::SizeLimitExceeded { .. } if used > 0 => CompressedProblem::Budget {
+                error,
+                used,
+                limit,
+            },
+            _ => CompressedProblem::Decode(error),
+        })
+    })?;
+    budget.used = used.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+    observer.note(Note::Decoded(DecodedContainer {
+        offset,
+        version: compressed.version(),
+        method: compressed.method().raw(),
+        total_size: compressed.total_size(),
+        compressed_size: u64::try_from(compressed.compressed().len()).unwrap_or(u64::MAX),
+        uncompressed_size: compressed.uncompressed_size(),
+        stored_hash: compressed.hash(),
+        computed_hash: computed,
+    }));
+    if let Some(computed) = computed.filter(|_| budget.decoding.verify_hash) {
+        if computed != compressed.hash() {
+            return Err(fail(CompressedProblem::HashMismatch {
+                stored: compressed.hash(),
+                computed,
+            }));
+        }
+    }
+    if binary_only && !Bundle::is_bundle(&bytes) {
+        return Err(fail(CompressedProblem::NotBinaryBundle));
+    }
+    Ok(bytes)
+}
+
+/// What an input holds for the bundler, as `-type` reads it.
+#[derive(Debug)]
+pub(crate) enum Contents<'data> {
+    /// Bundles and compressed bundles, decompressed; none for a file that
+    /// holds no bundle (the bundler takes it to be the host's own file).
+    Containers(Vec<Loaded<'data>>),
+    /// A host object whose entries are sections (`-type=o`).
+    Object(ObjectBundle<'data>),
+    /// A text bundle (maybe decompressed) and its markers' comment.
+    Text(Loaded<'data>, Comment),
+}
+
+/// Reads `data` as `file_type` says (not for archives).
+pub(crate) fn read<'data>(
+    data: &'data [u8],
+    file_type: FileType,
+    budget: &mut Budget,
+    buffers: &mut Buffers,
+    observer: &mut dyn Observer,
+) -> Result<Contents<'data>, BundlerError> {
+    let kind = FileKind::detect(data);
+    if file_type == FileType::Object && kind.is_object() {
+        if !matches!(kind, FileKind::Elf(_)) {
+            return Err(BundlerError::MachOObject);
+        }
+        return ObjectBundle::parse(data)
+            .and_then(|object| {
+                // Every bundle section must be readable.
+                object.entries().try_for_each(|e| e.map(drop))?;
+                Ok(object)
+            })
+            .map(Contents::Object)
+            .map_err(BundlerError::MalformedObject);
+    }
+    let comment = match file_type {
+        FileType::Text(comment) => Some(comment),
+        _ => None,
+    };
+    if !kind.is_bundle_container() {
+        return Ok(match comment {
+            Some(comment) => Contents::Text(
+                Loaded {
+                    offset: 0,
+                    bytes: LoadedBytes::Input(data),
+                },
+                comment,
+            ),
+            None => Contents::Containers(Vec::new()),
+        });
+    }
+    let mut loaded = load(data, budget, comment.is_none(), buffers, observer)?;
+    match comment {
+        // A compressed text bundle: LLVM reads the first container only.
+        Some(comment) if !loaded.is_empty() => Ok(Contents::Text(loaded.swap_remove(0), comment)),
+        _ => Ok(Contents::Containers(loaded)),
+    }
+}
+
+/// Parses a loaded text container, strictly.
+pub(crate) fn text<'a>(
+    loaded: &'a Loaded,
+    comment: Comment,
+    buffers: &'a Buffers,
+) -> Result<TextBundle<'a>, BundlerError> {
+    TextBundle::parse(loaded.bytes(buffers), comment).map_err(BundlerError::MalformedTextBundle)
+}

@@ -1,0 +1,182 @@
+//! The clang-offload-bundler's behaviour as data: what `-list` prints, what
+//! `-unbundle` writes to each output, and what bundling writes, for an input
+//! already in memory. Every rule the tool applies lives here — how `-type`
+//! reads a file, which entry wins when an ID repeats, which entry goes to
+//! which target, the host fallback, the archive fan-out with LLVM's member
+//! names, the hash policy — so that the C ABI offers the same jobs to C build
+//! tools and runtimes that the `clangoffload` tool runs.
+//!
+//! A job returns a [`Plan`]: for each output, the [`Piece`]s it is made of
+//! (input bytes, bytes the plan made, zero padding). Writing the files is
+//! the caller's: this crate does no I/O.
+//!
+//! ```
+//! use clangoffload::bundler::{self, Decoding, FileType, UnbundleRequest};
+//! use clangoffload::bundle::write_bundle;
+//!
+//! let input = write_bundle(
+//!     &[(b"host-x86_64-unknown-linux-gnu", b"host"), (b"hip-amdgcn-amd-amdhsa--gfx90a", b"code")],
+//!     8,
+//! )?;
+//! let request = UnbundleRequest {
+//!     file_type: FileType::from_name("o")?,
+//!     targets: &["hip-amdgcn-amd-amdhsa--gfx90a:xnack+"],
+//!     ..UnbundleRequest::default()
+//! };
+//! let plan = bundler::unbundle(&input, &request, &mut ())?;
+//! assert_eq!(plan.output_bytes(0)?, b"code");
+//! # Ok::<(), Box<dyn core::error::Error>>(())
+//! ```
+
+mod bundle;
+mod error;
+mod input;
+mod list;
+mod plan;
+pub mod report;
+mod targets;
+mod unbundle;
+
+pub use bundle::{bundle, host_input, BundleRequest, Compression};
+pub use error::{BundlerError, Place};
+pub use input::DecodedContainer;
+pub use list::{list, list_all, Listed};
+pub use plan::{Piece, Plan};
+pub use targets::{check_targets, Mode, Targets};
+pub use unbundle::{unbundle, UnbundleRequest};
+
+use crate::text_bundle::Comment;
+
+/// How `-type` says to read and write a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// `bc`, `gch`, `ast`: a binary bundle.
+    Binary,
+    /// `o`: a host object whose entries are sections (a binary bundle when
+    /// the input is no object).
+    Object,
+    /// A text type (`i`, `ii`, `cui`, `hipi`, `d`, `ll`, `s`), with the
+    /// comment its markers use.
+    Text(Comment),
+    /// `a`: a heterogeneous device archive (unbundling only).
+    Archive,
+}
+
+impl FileType {
+    /// The type `-type=<name>` names, as clang-offload-bundler 22 accepts it.
+    pub fn from_name(name: &str) -> Result<FileType, BundlerError> {
+        match name {
+            "bc" | "gch" | "ast" => Ok(FileType::Binary),
+            "o" => Ok(FileType::Object),
+            "a" => Ok(FileType::Archive),
+            _ => Comment::for_file_type(name)
+                .map(FileType::Text)
+                .ok_or_else(|| BundlerError::InvalidFileType(name.into())),
+        }
+    }
+}
+
+/// How compressed bundles are decoded while a job reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoding {
+    /// The most bytes all the compressed bundles of one input may decompress
+    /// to together (every decompressed bundle is held until the job ends, so
+    /// many small bombs must not add up to more than one).
+    pub max_size: u64,
+    /// Whether a wrong hash fails the job (LLVM never checks it).
+    pub verify_hash: bool,
+    /// Whether the job reports what LLVM's `-verbose` prints: each plain
+    /// bundle, and each compressed bundle with its hash (computed even when
+    /// not verified).
+    pub verbose: bool,
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Decoding {
+            max_size: crate::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+            verify_hash: true,
+            verbose: false,
+        }
+    }
+}
+
+/// What a job tells while it runs, in order: warnings and what LLVM's
+/// `-verbose` reports. The job goes on after each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Note {
+    /// Something the tool warns about and goes past.
+    Warning(Warning),
+    /// A compressed bundle is about to be decoded (for timing).
+    Decoding {
+        /// Its offset in the input.
+        offset: u64,
+    },
+    /// A compressed bundle was decoded; its hash is not yet checked.
+    Decoded(DecodedContainer),
+    /// A plain bundle was read (LLVM's `-verbose` says "Uncompressed bundle.").
+    Uncompressed {
+        /// Its offset in the input.
+        offset: u64,
+    },
+    /// Bundling is about to compress the bundle (for timing).
+    Compressing,
+    /// Bundling compressed the bundle.
+    Compressed(report::Compression),
+}
+
+/// A warning: the job goes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning {
+    /// Bytes after a plain bundle that start no container, or a damaged
+    /// one: LLVM reads the bundle and ignores them.
+    TrailingBytes {
+        /// How many bytes.
+        len: u64,
+        /// The offset of the bundle they follow.
+        bundle_offset: u64,
+        /// Why they cannot be read, if they start a container.
+        damaged: Option<crate::Error>,
+    },
+    /// A finding about a bundle that does not stop reading it (overlapping
+    /// payloads, a repeated ID, bytes after it).
+    Bundle(crate::bundle::BundleDiagnostic),
+    /// More findings about a bundle than are worth showing.
+    MoreBundleFindings(usize),
+    /// An ID in two containers laid back to back; the first one's is used.
+    IdInTwoContainers {
+        /// The entry ID.
+        id: alloc::vec::Vec<u8>,
+        /// The offset of the container whose entry is ignored.
+        ignored: u64,
+        /// The offset of the container whose entry is used.
+        used: u64,
+    },
+    /// Two `-targets` normalise to one ID.
+    SameWrittenId {
+        /// The targets as given.
+        first: alloc::string::String,
+        /// The later one.
+        second: alloc::string::String,
+        /// The ID both are written as.
+        written: alloc::string::String,
+    },
+}
+
+/// Receives a job's [`Note`]s. `()` ignores them.
+pub trait Observer {
+    /// Called for each note, in order.
+    fn note(&mut self, note: Note);
+}
+
+impl Observer for () {
+    fn note(&mut self, _: Note) {}
+}
+
+impl<F: FnMut(Note)> Observer for F {
+    fn note(&mut self, note: Note) {
+        self(note)
+    }
+}

@@ -1,0 +1,468 @@
+//! `-unbundle`: which entry goes to which output.
+//!
+//! Each entry, in file order, goes to the first still-open target (in
+//! `-targets` order) it is compatible with, the IDs read as LLVM 22 reads
+//! them. LLVM visits entries in its hash order instead; where several entries
+//! fit one target the two may differ (see the differences table).
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use super::input::{self, Budget, Buffers, Contents, Loaded, Source};
+use super::targets::{check_targets, Mode};
+use super::{BundlerError, Decoding, FileType, Note, Observer, Piece, Plan, Warning};
+use crate::archive::{device_member_name, write_archive_indexed, Archive};
+use crate::id::as_read_by_bundler;
+use crate::object_bundle::ObjectBundle;
+use crate::{BundleEntryId, ErrorKind, FileKind};
+
+/// What to unbundle.
+#[derive(Debug, Clone, Copy)]
+pub struct UnbundleRequest<'a> {
+    /// How `-type` reads the input.
+    pub file_type: FileType,
+    /// `-targets`, as given; output `i` is for target `i`.
+    pub targets: &'a [&'a str],
+    /// `-allow-missing-bundles`.
+    pub allow_missing: bool,
+    /// `-hip-openmp-compatible`.
+    pub hip_openmp_compatible: bool,
+    /// `-check-input-archive` (archives only).
+    pub check_input_archive: bool,
+    /// How compressed bundles are decoded.
+    pub decoding: Decoding,
+}
+
+impl Default for UnbundleRequest<'_> {
+    fn default() -> Self {
+        UnbundleRequest {
+            file_type: FileType::Binary,
+            targets: &[],
+            allow_missing: false,
+            hip_openmp_compatible: false,
+            check_input_archive: false,
+            decoding: Decoding::default(),
+        }
+    }
+}
+
+/// Plans `-unbundle` of `data`: output `i` of the plan is what target `i`
+/// gets. On the plan, [`Plan::failure`] is the error LLVM reports after
+/// writing the outputs it found (missing bundles, a missing host bundle).
+pub fn unbundle<'data>(
+    data: &'data [u8],
+    request: &UnbundleRequest<'_>,
+    observer: &mut dyn Observer,
+) -> Result<Plan<'data>, BundlerError> {
+    let targets = check_targets(request.targets, Mode::Unbundle)?;
+    let mut budget = Budget::new(request.decoding);
+    if request.file_type == FileType::Archive {
+        return archive(data, request, &targets.normalized, &mut budget);
+    }
+    let mut buffers = Buffers::new();
+    let contents = input::read(data, request.file_type, &mut budget, &mut buffers, observer)?;
+    let (assigned, found_host) = {
+        let candidates = candidates(&contents, &buffers, observer)?;
+        // LLVM reads text and object entries in file order, as we do, and a
+        // binary bundle's in hash order, so whether it reaches an invalid ID
+        // (LLVM 16's `host-x86_64-unknown-linux`) before every target is
+        // found is luck: there an invalid ID fails the job only when a target
+        // is not found, the one case where LLVM surely reaches it.
+        let hash_ordered = matches!(contents, Contents::Containers(_));
+        assign(&candidates, &targets.normalized, request, hash_ordered)?
+    };
+    let mut plan = Plan::new(targets.normalized.len(), buffers)?;
+    let open: Vec<usize> = (0..assigned.len())
+        .filter(|&t| assigned.get(t).is_some_and(Option::is_none))
+        .collect();
+    if !request.allow_missing && !open.is_empty() {
+        let mut missing: Vec<String> = open
+            .iter()
+            .filter_map(|&t| targets.normalized.get(t).cloned())
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        plan.fail(BundlerError::MissingBundles(missing));
+    } else if open.len() == assigned.len() {
+        // Nothing matched: the input is taken to be the host's own file,
+        // all of it, or decompressed if it is one compressed bundle (LLVM
+        // reads one container only).
+        let host_file = match &contents {
+            Contents::Containers(loaded) => match loaded.as_slice() {
+                [only] if only.compressed() => only.source(0..only.bytes(plan.buffers()).len()),
+                _ => Source::Input {
+                    offset: 0,
+                    bytes: data,
+                },
+            },
+            _ => Source::Input {
+                offset: 0,
+                bytes: data,
+            },
+        };
+        for (t, id) in targets.normalized.iter().enumerate() {
+            if id.starts_with("host-") {
+                plan.push_source(t, host_file.clone());
+            }
+        }
+        return Ok(plan);
+    } else if !(found_host || targets.host.is_none() || request.allow_missing) {
+        plan.fail(BundlerError::MissingHostBundle);
+    }
+    for (t, source) in assigned.into_iter().enumerate() {
+        match source {
+            Some(Assigned::Source(source)) => plan.push_source(t, source),
+            Some(Assigned::HostObject) => {
+                if let Contents::Object(object) = &contents {
+                    let host = object.host_object().map_err(BundlerError::Input)?;
+                    let piece = plan.add_buffer(host);
+                    plan.push(t, piece);
+                }
+            }
+            None => {}
+        }
+    }
+    Ok(plan)
+}
+
+/// An entry unbundling may write: its ID and where its payload is.
+struct Candidate<'a, 'data> {
+    id: &'a [u8],
+    payload: Assigned<'data>,
+}
+
+/// Where a target's payload comes from.
+#[derive(Debug, Clone)]
+enum Assigned<'data> {
+    Source(Source<'data>),
+    /// The host object without its bundle sections.
+    HostObject,
+}
+
+/// The entries unbundling considers, in file order.
+fn candidates<'a, 'data>(
+    contents: &'a Contents<'data>,
+    buffers: &'a Buffers,
+    observer: &mut dyn Observer,
+) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
+    match contents {
+        Contents::Containers(loaded) => container_candidates(loaded, buffers, observer),
+        Contents::Object(object) => Ok(object_candidates(object)),
+        Contents::Text(loaded, comment) => input::text(loaded, *comment, buffers)?
+            .entries()
+            .map(|entry| {
+                let entry = entry.map_err(BundlerError::MalformedTextBundle)?;
+                Ok(Candidate {
+                    id: entry.id(),
+                    payload: Assigned::Source(loaded.source(range(entry.offset(), entry.size()))),
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The entries of bundles back to back. Within a bundle a repeated ID means
+/// its last entry, as in LLVM 22. Across containers (which LLVM 22 cannot
+/// read) the first container with an ID wins, and the others are named in a
+/// warning.
+fn container_candidates<'a, 'data>(
+    containers: &'a [Loaded<'data>],
+    buffers: &'a Buffers,
+    observer: &mut dyn Observer,
+) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
+    let bundles = containers
+        .iter()
+        .map(|l| l.bundle(buffers))
+        .collect::<Result<Vec<_>, _>>()?;
+    for bundle in &bundles {
+        bundle_warnings(bundle, observer);
+    }
+    let mut owner: BTreeMap<&[u8], usize> = BTreeMap::new();
+    let mut chosen = Vec::new();
+    for (container, (bundle, loaded)) in bundles.iter().zip(containers).enumerate() {
+        for entry in last_of_each_id(bundle) {
+            match owner.get(entry.id()) {
+                Some(&first) => observer.note(Note::Warning(Warning::IdInTwoContainers {
+                    id: entry.id().to_vec(),
+                    ignored: loaded.offset,
+                    used: containers.get(first).map_or(0, |c| c.offset),
+                })),
+                None => {
+                    owner.insert(entry.id(), container);
+                    chosen.push(Candidate {
+                        id: entry.id(),
+                        payload: Assigned::Source(
+                            loaded.source(range(entry.offset(), entry.size())),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// A bundle's findings, as warnings: a few say enough.
+pub(crate) fn bundle_warnings(bundle: &crate::Bundle<'_>, observer: &mut dyn Observer) {
+    const SHOWN: usize = 10;
+    let found = bundle.validate();
+    for diagnostic in found.iter().take(SHOWN) {
+        observer.note(Note::Warning(Warning::Bundle(*diagnostic)));
+    }
+    if found.len() > SHOWN {
+        observer.note(Note::Warning(Warning::MoreBundleFindings(
+            found.len().saturating_sub(SHOWN),
+        )));
+    }
+}
+
+/// A bundle's entries with, for a repeated ID, only its last one (LLVM keys
+/// entries by ID, so the last one read wins), in file order.
+pub(crate) fn last_of_each_id<'data>(bundle: &crate::Bundle<'data>) -> Vec<crate::BundleEntry<'data>> {
+    let all: Vec<_> = bundle.entries().map_while(Result::ok).collect();
+    let last: BTreeMap<&[u8], usize> = all.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
+    all.iter()
+        .enumerate()
+        .filter(|(i, e)| last.get(e.id()) == Some(i))
+        .map(|(_, e)| *e)
+        .collect()
+}
+
+/// An object's entries in section order. A host entry holding the host
+/// marker stands for the object itself, without its bundle sections. (LLVM
+/// treats any one-zero-byte section so, whatever its ID.)
+fn object_candidates<'a, 'data>(object: &'a ObjectBundle<'data>) -> Vec<Candidate<'a, 'data>> {
+    object
+        .entries()
+        .filter_map(Result::ok)
+        .map(|entry| Candidate {
+            id: entry.id(),
+            payload: if entry.is_host_marker() && entry.id().starts_with(b"host-") {
+                Assigned::HostObject
+            } else {
+                Assigned::Source(Source::Input {
+                    offset: entry.offset(),
+                    bytes: entry.payload(),
+                })
+            },
+        })
+        .collect()
+}
+
+/// Gives each target the first entry compatible with it, in entry order;
+/// returns each target's payload (none if not found) and whether the host's
+/// was found.
+fn assign<'data>(
+    candidates: &[Candidate<'_, 'data>],
+    normalized: &[String],
+    request: &UnbundleRequest<'_>,
+    hash_ordered: bool,
+) -> Result<(Vec<Option<Assigned<'data>>>, bool), BundlerError> {
+    let mut assigned: Vec<Option<Assigned>> = normalized.iter().map(|_| None).collect();
+    let mut open: Vec<usize> = (0..normalized.len()).collect();
+    let mut invalid_seen = false;
+    let mut found_host = false;
+    for candidate in candidates {
+        if open.is_empty() {
+            break;
+        }
+        // Bytes are opaque to LLVM: one that is not UTF-8 only makes its
+        // component unknown, as U+FFFD does here.
+        let id = String::from_utf8_lossy(candidate.id);
+        if BundleEntryId::parse(&id).is_err() {
+            if !hash_ordered {
+                return Err(BundlerError::InvalidBundleId);
+            }
+            invalid_seen = true;
+            continue;
+        }
+        let slot = open.iter().position(|&t| {
+            normalized
+                .get(t)
+                .is_some_and(|target| matches_target(&id, target, request.hip_openmp_compatible))
+        });
+        let Some(slot) = slot else { continue };
+        let target = open.remove(slot);
+        if let Some(place) = assigned.get_mut(target) {
+            *place = Some(candidate.payload.clone());
+        }
+        found_host |= id.starts_with("host-");
+    }
+    if invalid_seen && !open.is_empty() {
+        return Err(BundlerError::InvalidBundleId);
+    }
+    Ok((assigned, found_host))
+}
+
+/// Whether the bundler gives an entry stored under `code_object` to a
+/// request for `target`: both read as LLVM 22 reads them, then compatible
+/// by the bundler's rules. IDs that do not parse match nothing.
+pub fn matches_target(code_object: &str, target: &str, hip_openmp_compatible: bool) -> bool {
+    match (BundleEntryId::parse(code_object), BundleEntryId::parse(target)) {
+        (Ok(co), Ok(req)) => as_read_by_bundler(&co)
+            .is_compatible_with(&as_read_by_bundler(&req), hip_openmp_compatible),
+        _ => false,
+    }
+}
+
+/// A payload's range in its container, saturated (readers checked it).
+fn range(offset: u64, size: u64) -> Range<usize> {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    start..start.saturating_add(usize::try_from(size).unwrap_or(usize::MAX))
+}
+
+/// `-type=a -unbundle`: one archive per target holding, for every member
+/// that is a bundle (binary, compressed or object), a copy of each entry
+/// compatible with the target, named as LLVM names it.
+fn archive<'data>(
+    data: &'data [u8],
+    request: &UnbundleRequest<'_>,
+    normalized: &[String],
+    budget: &mut Budget,
+) -> Result<Plan<'data>, BundlerError> {
+    let archive = Archive::parse(data).map_err(|e| match e.kind() {
+        ErrorKind::NotAnArchive => BundlerError::NotAnArchive,
+        _ => BundlerError::Input(e),
+    })?;
+    let mut buffers = Buffers::new();
+    let mut members: Vec<Vec<(Vec<u8>, Source<'data>)>> =
+        normalized.iter().map(|_| Vec::new()).collect();
+    let mut fault = None;
+    for member in archive.members() {
+        let member = match member {
+            Ok(member) => member,
+            Err(e) => {
+                fault = Some(e);
+                break;
+            }
+        };
+        let in_member = |error: BundlerError| BundlerError::Member {
+            name: member.name().to_vec(),
+            error: alloc::boxed::Box::new(error),
+        };
+        let entries = member_entries(member.data(), member.data_offset(), budget, &mut buffers)
+            .map_err(in_member)?;
+        let ids: Vec<&str> = entries
+            .iter()
+            .filter_map(|(id, _)| core::str::from_utf8(id).ok())
+            .collect();
+        if request.check_input_archive {
+            if let Some((a, b)) = conflict(&ids) {
+                return Err(BundlerError::ConflictingTargetIds {
+                    member: member.name().to_vec(),
+                    ids: (a.into(), b.into()),
+                });
+            }
+        }
+        for (id, source) in &entries {
+            let Ok(id) = core::str::from_utf8(id) else {
+                continue;
+            };
+            for (target, out) in normalized.iter().zip(members.iter_mut()) {
+                if matches_target(id, target, request.hip_openmp_compatible) {
+                    out.push((device_member_name(member.name(), id), source.clone()));
+                }
+            }
+        }
+    }
+    if let Some(e) = fault {
+        return Err(BundlerError::Input(e));
+    }
+    for (t, found) in members.iter().enumerate() {
+        if found.is_empty() && !request.allow_missing {
+            return Err(BundlerError::NoCompatibleCodeObject {
+                target: request.targets.get(t).copied().unwrap_or_default().into(),
+            });
+        }
+    }
+    let mut archives = Vec::new();
+    for found in &members {
+        let pairs: Vec<(&[u8], &[u8])> = found
+            .iter()
+            .map(|(name, source)| (name.as_slice(), source_bytes(source, &buffers)))
+            .collect();
+        archives.push(write_archive_indexed(&pairs).map_err(BundlerError::Input)?);
+    }
+    let mut plan = Plan::new(normalized.len(), Buffers::new())?;
+    for (t, bytes) in archives.into_iter().enumerate() {
+        let piece: Piece = plan.add_buffer(bytes);
+        plan.push(t, piece);
+    }
+    Ok(plan)
+}
+
+fn source_bytes<'a>(source: &'a Source<'_>, buffers: &'a Buffers) -> &'a [u8] {
+    match source {
+        Source::Input { bytes, .. } => bytes,
+        Source::Made { buffer, range } => buffers
+            .get(*buffer)
+            .and_then(|b| b.get(range.clone()))
+            .unwrap_or_default(),
+    }
+}
+
+/// The first pair of IDs that may not be in one archive member (IDs that do
+/// not parse are skipped).
+fn conflict<'a>(ids: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let parsed: Vec<(usize, BundleEntryId)> = ids
+        .iter()
+        .enumerate()
+        .filter_map(|(i, id)| Some((i, BundleEntryId::parse(id).ok()?)))
+        .collect();
+    let only: Vec<BundleEntryId> = parsed.iter().map(|(_, id)| *id).collect();
+    let (a, b) = crate::id::find_conflicting_targets(&only)?;
+    Some((*ids.get(parsed.get(a)?.0)?, *ids.get(parsed.get(b)?.0)?))
+}
+
+/// The entries of an archive member, in file order, as (ID, payload); none
+/// if the member is not a bundle. Within a bundle a repeated ID means its
+/// last entry, as in LLVM. `base` is the member's offset in the archive.
+fn member_entries<'data>(
+    data: &'data [u8],
+    base: u64,
+    budget: &mut Budget,
+    buffers: &mut Buffers,
+) -> Result<Vec<(Vec<u8>, Source<'data>)>, BundlerError> {
+    let kind = FileKind::detect(data);
+    let mut entries = Vec::new();
+    if kind.is_object() && matches!(kind, FileKind::Elf(_)) {
+        let object = ObjectBundle::parse(data)?;
+        for entry in object.entries() {
+            let entry = entry?;
+            let source = if entry.is_host_marker() && entry.id().starts_with(b"host-") {
+                buffers.push(object.host_object()?);
+                let buffer = buffers.len().saturating_sub(1);
+                Source::Made {
+                    buffer,
+                    range: 0..buffers.get(buffer).map_or(0, Vec::len),
+                }
+            } else {
+                Source::Input {
+                    offset: base.saturating_add(entry.offset()),
+                    bytes: entry.payload(),
+                }
+            };
+            entries.push((entry.id().to_vec(), source));
+        }
+        return Ok(entries);
+    }
+    if !kind.is_bundle_container() {
+        return Ok(entries);
+    }
+    for loaded in input::load(data, budget, true, buffers, &mut ())? {
+        let bundle = crate::Bundle::parse(loaded.bytes(buffers)).map_err(BundlerError::Input)?;
+        for entry in last_of_each_id(&bundle) {
+            let source = match loaded.source(range(entry.offset(), entry.size())) {
+                Source::Input { offset, bytes } => Source::Input {
+                    offset: base.saturating_add(offset),
+                    bytes,
+                },
+                made => made,
+            };
+            entries.push((entry.id().to_vec(), source));
+        }
+    }
+    Ok(entries)
+}
