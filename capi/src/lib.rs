@@ -8,8 +8,8 @@
 //!
 //! Without the `std` feature this is the embedded build (`make embedded`):
 //! `no_std`, built with `panic = "abort"`, and with `alloc` the handles and
-//! writers allocate through [`embedded`]'s hooks. Without `alloc` only the
-//! functions that need no allocator exist (README.md lists them).
+//! writers allocate through the `embedded` module's hooks. Without `alloc`
+//! only the functions that need no allocator exist (README.md lists them).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![allow(non_camel_case_types)]
 
@@ -21,6 +21,8 @@ mod ffi;
 #[cfg(feature = "alloc")]
 pub mod archive;
 pub mod bundle;
+#[cfg(feature = "alloc")]
+pub mod bundler;
 pub mod compressed;
 #[cfg(not(feature = "std"))]
 pub mod embedded;
@@ -38,6 +40,8 @@ pub mod wrapper;
 #[cfg(feature = "alloc")]
 pub use archive::*;
 pub use bundle::*;
+#[cfg(feature = "alloc")]
+pub use bundler::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::abi::{self, Bundle, CompressedHeader, ContainerError, Status};
 use crate::commands::Failure;
 use crate::io::{os_message, Input};
+use clangoffload_capi::clangoffload_file_kind_tag as Kind;
 
 /// How to decode compressed bundles: from the environment, since the bundler
 /// personality must keep LLVM's command line.
@@ -73,13 +74,6 @@ enum Bytes<'a> {
 
 impl<'a> Loaded<'a> {
     /// A whole input taken as one container.
-    pub fn whole(data: &'a [u8]) -> Self {
-        Loaded {
-            offset: 0,
-            compressed: None,
-            bytes: Bytes::Input(data),
-        }
-    }
 
     /// The uncompressed bundle's bytes.
     pub fn bytes(&self) -> &[u8] {
@@ -128,7 +122,10 @@ pub fn each_bundle(
 
 /// Whether `data` starts with a bundle or a compressed bundle.
 pub fn starts_with_container(data: &[u8]) -> bool {
-    data.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") || data.starts_with(b"CCOB")
+    matches!(
+        crate::job::kind(data),
+        Kind::Bundle | Kind::CompressedBundle
+    )
 }
 
 /// Every container in `data`, compressed ones decompressed (and checked
@@ -227,7 +224,7 @@ pub fn load<'a>(
                 hex(computed)
             )));
         }
-        if decoding.binary_only && !bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+        if decoding.binary_only && crate::job::kind(&bytes) != Kind::Bundle {
             return Err(at(
                 "decompresses to something other than a binary bundle".into()
             ));
@@ -244,9 +241,9 @@ pub fn load<'a>(
 /// The message for a container the walk could not read.
 fn malformed(data: &[u8], e: ContainerError) -> Failure {
     let rest = data.get(e.start as usize..).unwrap_or_default();
-    let what = if rest.starts_with(b"CCOB") {
+    let what = if crate::job::kind(rest) == Kind::CompressedBundle {
         "malformed compressed bundle"
-    } else if rest.starts_with(b"__CLANG_OFFLOAD_BUNDLE__") {
+    } else if crate::job::kind(rest) == Kind::Bundle {
         "malformed bundle"
     } else {
         return Failure(e.error.message);
@@ -285,40 +282,6 @@ fn decompress_report(header: &CompressedHeader, computed: u64, seconds: f64) -> 
         "Hashes match: {}",
         if computed == header.hash { "Yes" } else { "No" }
     );
-    out
-}
-
-/// LLVM's `-verbose` lines for a bundle it has just compressed.
-pub fn compress_report(compressed: &[u8], uncompressed: u64, level: i32, seconds: f64) -> String {
-    let mut out = String::new();
-    let Ok(header) = abi::compressed_header(compressed) else {
-        return out;
-    };
-    let after = header.compressed.len as u64;
-    let _ = writeln!(out, "Compressed bundle format version: {}", header.version);
-    let _ = writeln!(
-        out,
-        "Total file size (including headers): {} bytes",
-        commas(compressed.len() as u64)
-    );
-    let _ = writeln!(
-        out,
-        "Compression method used: {}",
-        method_name(header.method)
-    );
-    let _ = writeln!(out, "Compression level: {level}");
-    let _ = writeln!(
-        out,
-        "Binary size before compression: {} bytes",
-        commas(uncompressed)
-    );
-    let _ = writeln!(
-        out,
-        "Binary size after compression: {} bytes",
-        commas(after)
-    );
-    out += &rates(uncompressed, after, seconds, "Compression");
-    let _ = writeln!(out, "Truncated MD5 hash: {}", hex(header.hash));
     out
 }
 

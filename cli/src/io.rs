@@ -83,66 +83,6 @@ impl Input {
     }
 }
 
-/// An input to bundle: a file streamed into the output, or bytes read from
-/// a non-regular file (e.g. `/dev/null`).
-pub struct Payload {
-    file: Option<File>,
-    owned: Vec<u8>,
-    len: u64,
-}
-
-impl Payload {
-    /// Opens `path`; `in_memory` reads it now (for an input that is also the
-    /// output about to be written).
-    pub fn open(path: &Path, in_memory: bool) -> io::Result<Payload> {
-        let mut file = File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_file() && !in_memory {
-            return Ok(Payload {
-                len: meta.len(),
-                file: Some(file),
-                owned: Vec::new(),
-            });
-        }
-        let mut owned = Vec::new();
-        file.read_to_end(&mut owned)?;
-        Ok(Payload {
-            len: u64::try_from(owned.len()).unwrap_or(u64::MAX),
-            file: None,
-            owned,
-        })
-    }
-
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    /// The whole contents, in memory.
-    pub fn read_all(&self) -> io::Result<Vec<u8>> {
-        let mut data = Vec::new();
-        data.try_reserve_exact(usize::try_from(self.len).unwrap_or(usize::MAX))?;
-        self.copy_to(&mut data)?;
-        Ok(data)
-    }
-
-    pub fn copy_to(&self, out: &mut impl Write) -> io::Result<()> {
-        match self.file.as_ref() {
-            Some(mut file) => {
-                file.seek(SeekFrom::Start(0))?;
-                let copied = io::copy(&mut file.take(self.len), out)?;
-                if copied != self.len {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "input file shrank while reading",
-                    ));
-                }
-                Ok(())
-            }
-            None => out.write_all(&self.owned),
-        }
-    }
-}
-
 /// Writes `n` zero bytes.
 pub fn write_zeros(out: &mut impl Write, mut n: u64) -> io::Result<()> {
     let zeros = [0u8; 8192];

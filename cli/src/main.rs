@@ -7,6 +7,7 @@ mod commands;
 mod contents;
 mod flags;
 mod io;
+mod job;
 
 use std::path::Path;
 

@@ -16,6 +16,7 @@ use super::Failure;
 use crate::abi::{self, Bundle, CompressedHeader, OffloadBinaries};
 use crate::contents::{commas, hex, Decoding};
 use crate::io::{os_message, Input};
+use clangoffload_capi::clangoffload_file_kind_tag as FileKind;
 
 /// What inspection found in one container.
 struct Report {
@@ -135,7 +136,7 @@ impl Inspection<'_> {
     /// Any file: an archive's members, an ELF file's offload sections, or
     /// containers back to back.
     fn file(&mut self, place: &str, data: &[u8]) {
-        if data.starts_with(b"!<arch>\n") {
+        if crate::job::kind(data) == FileKind::Archive {
             match abi::Archive::parse(data) {
                 Ok(archive) => {
                     for member in archive.members() {
@@ -148,7 +149,7 @@ impl Inspection<'_> {
                 }
                 Err(e) => self.errors.push(format!("{place}: {e}")),
             }
-        } else if data.starts_with(b"\x7fELF") {
+        } else if crate::job::kind(data) == FileKind::Elf {
             self.elf(place, data);
         } else {
             self.containers(place, data, 0);
@@ -446,12 +447,12 @@ fn to_objdump(file: &str, data: &[u8], reports: &[Report]) -> String {
             }
         }
     };
-    if data.starts_with(b"!<arch>\n") {
+    if crate::job::kind(data) == FileKind::Archive {
         let Ok(archive) = abi::Archive::parse(data) else {
             return out;
         };
         for member in archive.members() {
-            if member.data.starts_with(b"\x7fELF") {
+            if crate::job::kind(member.data) == FileKind::Elf {
                 let name = String::from_utf8_lossy(member.name);
                 let _ = writeln!(
                     out,
@@ -462,7 +463,7 @@ fn to_objdump(file: &str, data: &[u8], reports: &[Report]) -> String {
             }
         }
     } else {
-        if data.starts_with(b"\x7fELF") {
+        if crate::job::kind(data) == FileKind::Elf {
             let _ = writeln!(out, "\n{file}:\tfile format {}", elf_format(data));
         }
         images_of(&mut out, "");

@@ -6,6 +6,7 @@
 //! every image with its strings. Also upstream's later options: `--compress`,
 //! `--compression-format`, `--compression-level`, and `--format-version`.
 
+use clangoffload_capi::clangoffload_file_kind_tag as FileKind;
 use std::io::Read as _;
 use std::path::Path;
 
@@ -112,7 +113,7 @@ fn read_image(file: &str) -> Result<Vec<u8>, Error> {
 }
 
 fn is_bitcode(data: &[u8]) -> bool {
-    data.starts_with(b"BC\xC0\xDE") || data.starts_with(&[0xDE, 0xC0, 0x17, 0x0B])
+    crate::job::kind(data) == FileKind::Bitcode
 }
 
 /// `-o FILE`: one image per `file=` of every `--image`, written as
@@ -177,7 +178,11 @@ fn format(parsed: &flags::Parsed) -> Result<(u32, u32, Option<i32>), Error> {
                 "invalid format version {version}; expected 1, 2 or 3"
             )));
         }
-        return Ok((version, clangoffload_capi::CLANGOFFLOAD_COMPRESSION_NONE, None));
+        return Ok((
+            version,
+            clangoffload_capi::CLANGOFFLOAD_COMPRESSION_NONE,
+            None,
+        ));
     }
     let method = match parsed.last("compression-format").unwrap_or("zstd") {
         "zlib" => clangoffload_capi::CLANGOFFLOAD_COMPRESSION_ZLIB,
@@ -216,7 +221,7 @@ struct Source<'data> {
 /// of an ELF file, the members of an archive (recursively), or the whole
 /// input if it is an OffloadBinary. Other inputs hold none.
 fn sources<'d>(name: &[u8], data: &'d [u8], out: &mut Vec<Source<'d>>) -> Result<(), Error> {
-    if data.starts_with(b"\x7fELF") {
+    if crate::job::kind(data) == FileKind::Elf {
         for section in abi::offload_sections(data) {
             let section = section?;
             if section.kind == clangoffload_capi::clangoffload_section_kind::OffloadBinaries {
@@ -226,7 +231,7 @@ fn sources<'d>(name: &[u8], data: &'d [u8], out: &mut Vec<Source<'d>>) -> Result
                 });
             }
         }
-    } else if data.starts_with(b"!<arch>\n") {
+    } else if crate::job::kind(data) == FileKind::Archive {
         let archive = abi::Archive::parse(data)?;
         for member in archive.members() {
             sources(member.name, member.data, out)?;
@@ -234,7 +239,7 @@ fn sources<'d>(name: &[u8], data: &'d [u8], out: &mut Vec<Source<'d>>) -> Result
         if let Some(fault) = archive.fault() {
             return Err(fault.into());
         }
-    } else if data.starts_with(&[0x10, 0xFF, 0x10, 0xAD]) {
+    } else if crate::job::kind(data) == FileKind::OffloadBinary {
         out.push(Source {
             name: name.to_vec(),
             data,

@@ -59,7 +59,12 @@ pub fn bundle<'data>(
             .normalized
             .iter()
             .enumerate()
-            .map(|(i, id)| (id.as_bytes(), if i == host { HOST_MARKER } else { input(i) }))
+            .map(|(i, id)| {
+                (
+                    id.as_bytes(),
+                    if i == host { HOST_MARKER } else { input(i) },
+                )
+            })
             .collect();
         let carrier = input(host);
         if !matches!(FileKind::detect(carrier), FileKind::Elf(_)) {
@@ -73,7 +78,11 @@ pub fn bundle<'data>(
         return Ok(plan);
     }
     for (i, id) in targets.normalized.iter().enumerate() {
-        if let Some(j) = targets.normalized.get(..i).and_then(|before| before.iter().position(|b| b == id)) {
+        if let Some(j) = targets
+            .normalized
+            .get(..i)
+            .and_then(|before| before.iter().position(|b| b == id))
+        {
             observer.note(Note::Warning(Warning::SameWrittenId {
                 first: targets.given.get(j).cloned().unwrap_or_default(),
                 second: targets.given.get(i).cloned().unwrap_or_default(),
@@ -94,7 +103,9 @@ pub fn bundle<'data>(
             return Err(BundlerError::ZeroAlignment);
         }
         let layout = BundleLayout::new(
-            entries.iter().map(|(id, p)| (*id, crate::bytes::to_u64(p.len()))),
+            entries
+                .iter()
+                .map(|(id, p)| (*id, crate::bytes::to_u64(p.len()))),
             request.align,
         )
         .map_err(BundlerError::Writer)?;
@@ -104,7 +115,14 @@ pub fn bundle<'data>(
             let mut at = crate::bytes::to_u64(layout.header().len());
             for (i, (&(_, payload), &offset)) in entries.iter().zip(layout.offsets()).enumerate() {
                 plan.push(0, Piece::Zeros(offset.saturating_sub(at)));
-                plan.push(0, Piece::Input { input: i, offset: 0, bytes: payload });
+                plan.push(
+                    0,
+                    Piece::Input {
+                        input: i,
+                        offset: 0,
+                        bytes: payload,
+                    },
+                );
                 at = offset.saturating_add(crate::bytes::to_u64(payload.len()));
             }
             return Ok(plan);
@@ -127,7 +145,10 @@ pub fn host_input(request: &BundleRequest<'_, '_>) -> Option<usize> {
     if request.file_type != FileType::Object {
         return None;
     }
-    let host = request.targets.iter().position(|t| t.starts_with("host-"))?;
+    let host = request
+        .targets
+        .iter()
+        .position(|t| t.starts_with("host-"))?;
     let data = request.inputs.get(host)?;
     FileKind::detect(data).is_object().then_some(host)
 }

@@ -24,7 +24,6 @@ pub enum Place {
 /// none); [`BundlerError::names_input`] says whether it is about the input
 /// file, which LLVM prefixes with the file's name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum BundlerError {
     /// `-type` names no type.
     InvalidFileType(String),
@@ -123,7 +122,6 @@ pub enum BundlerError {
 
 /// Why a compressed bundle could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum CompressedProblem {
     /// The decoder's error.
     Decode(Error),
@@ -179,12 +177,10 @@ impl BundlerError {
             | E::Unreadable { error: e, .. }
             | E::Input(e)
             | E::Writer(e) => Some(e),
-            E::Compressed { problem, .. } => match problem {
-                CompressedProblem::Decode(e) | CompressedProblem::Budget { error: e, .. } => {
-                    Some(e)
-                }
-                _ => None,
-            },
+            E::Compressed {
+                problem: CompressedProblem::Decode(e) | CompressedProblem::Budget { error: e, .. },
+                ..
+            } => Some(e),
             E::Member { error, .. } => error.core_error(),
             _ => None,
         }
@@ -366,7 +362,10 @@ mod tests {
     fn missing_targets_are_listed_as_llvm_does() {
         assert_eq!(missing(&["a"]), "Can't find bundles for a");
         assert_eq!(missing(&["a", "b"]), "Can't find bundles for a and b");
-        assert_eq!(missing(&["a", "b", "c"]), "Can't find bundles for a, b, and c");
+        assert_eq!(
+            missing(&["a", "b", "c"]),
+            "Can't find bundles for a, b, and c"
+        );
         assert_eq!(
             missing(&["a", "b", "c", "d"]),
             "Can't find bundles for a, b, c, and d"

@@ -8,11 +8,11 @@ use core::ops::Range;
 
 use super::{BundlerError, Decoding, FileType, Note, Observer, Place, Warning};
 use crate::bundler::error::CompressedProblem;
+use crate::bytes::to_u64;
 use crate::compressed::DecompressOptions;
 use crate::container::{Container, Containers};
 use crate::object_bundle::ObjectBundle;
 use crate::text_bundle::{Comment, TextBundle};
-use crate::bytes::to_u64;
 use crate::{Bundle, ErrorKind, FileKind, Limits};
 
 /// What decoding a compressed bundle found: LLVM's `-verbose` report of it.
@@ -143,30 +143,28 @@ pub(crate) fn load<'data>(
                 // Where the walk stopped: past the zero padding after the
                 // last container.
                 let rest = data.get(end..).unwrap_or_default();
-                let start = to_u64(end.saturating_add(rest.iter().take_while(|&&b| b == 0).count()));
-                if let Some(last) = loaded.last().filter(|l| !l.compressed()) {
-                    let len = u64::try_from(data.len())
-                        .unwrap_or(u64::MAX)
-                        .saturating_sub(start);
-                    let damaged =
-                        (!matches!(error.kind(), ErrorKind::UnknownContainer)).then_some(error);
-                    observer.note(Note::Warning(Warning::TrailingBytes {
-                        len,
-                        bundle_offset: last.offset,
-                        damaged,
-                    }));
-                    break;
-                }
-                let rest = usize::try_from(start)
+                let start =
+                    to_u64(end.saturating_add(rest.iter().take_while(|&&b| b == 0).count()));
+                let unknown = matches!(error.kind(), ErrorKind::UnknownContainer);
+                let what = usize::try_from(start)
                     .ok()
                     .and_then(|s| data.get(s..))
-                    .unwrap_or_default();
-                let what = Some(FileKind::detect(rest)).filter(|k| k.is_bundle_container());
-                return Err(BundlerError::Unreadable {
+                    .map(FileKind::detect)
+                    .filter(|k| k.is_bundle_container());
+                let unreadable = BundlerError::Unreadable {
                     offset: start,
                     what,
                     error,
-                });
+                };
+                if let Some(last) = loaded.last().filter(|l| !l.compressed()) {
+                    observer.note(Note::Warning(Warning::TrailingBytes {
+                        len: to_u64(data.len()).saturating_sub(start),
+                        bundle_offset: last.offset,
+                        damaged: (!unknown).then(|| alloc::boxed::Box::new(unreadable)),
+                    }));
+                    break;
+                }
+                return Err(unreadable);
             }
         };
         end = usize::try_from(offset)
@@ -219,16 +217,16 @@ fn decode(
     };
     observer.note(Note::Decoding { offset });
     let hash = budget.decoding.verify_hash || budget.decoding.verbose;
-    let (bytes, computed) = compressed.decompress_hashed(&options, hash).map_err(|error| {
-        fail(match error.kind() {
-            ErrorKind::SizeLimitExceeded { .. } if used > 0 => CompressedProblem::Budget {
-                error,
-                used,
-                limit,
-            },
-            _ => CompressedProblem::Decode(error),
-        })
-    })?;
+    let (bytes, computed) = compressed
+        .decompress_hashed(&options, hash)
+        .map_err(|error| {
+            fail(match error.kind() {
+                ErrorKind::SizeLimitExceeded { .. } if used > 0 => {
+                    CompressedProblem::Budget { error, used, limit }
+                }
+                _ => CompressedProblem::Decode(error),
+            })
+        })?;
     budget.used = used.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
     observer.note(Note::Decoded(DecodedContainer {
         offset,

@@ -90,7 +90,9 @@ pub fn list<'data>(
                 .map_while(Result::ok)
                 // The ID ends the start marker's line, just before the payload.
                 .map(|e| {
-                    let at = e.offset().saturating_sub(crate::bytes::to_u64(e.id().len()).saturating_add(1));
+                    let at = e
+                        .offset()
+                        .saturating_sub(crate::bytes::to_u64(e.id().len()).saturating_add(1));
                     id_source(loaded, at, e.id())
                 })
                 .collect();
@@ -183,7 +185,11 @@ fn other_ids<'data>(
     // markers it holds.
     for comment in [Comment::DoubleSlash, Comment::Hash, Comment::Semicolon] {
         if let Ok(text) = TextBundle::parse(data, comment) {
-            let ids: Vec<&[u8]> = text.entries().map_while(Result::ok).map(|e| e.id()).collect();
+            let ids: Vec<&[u8]> = text
+                .entries()
+                .map_while(Result::ok)
+                .map(|e| e.id())
+                .collect();
             if !ids.is_empty() {
                 for id in ids {
                     listed.push(member, input_source(id));
@@ -207,7 +213,10 @@ fn object_ids<'data>(
 
 /// An ID borrowed from the input.
 fn input_source(id: &[u8]) -> Source<'_> {
-    Source::Input { offset: 0, bytes: id }
+    Source::Input {
+        offset: 0,
+        bytes: id,
+    }
 }
 
 /// Where an ID at `offset` of a loaded container is: in the input, or in

@@ -38,7 +38,7 @@ mod targets;
 mod unbundle;
 
 pub use bundle::{bundle, host_input, BundleRequest, Compression};
-pub use error::{BundlerError, Place};
+pub use error::{BundlerError, CompressedProblem, Place};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};
@@ -138,7 +138,7 @@ pub enum Warning {
         /// The offset of the bundle they follow.
         bundle_offset: u64,
         /// Why they cannot be read, if they start a container.
-        damaged: Option<crate::Error>,
+        damaged: Option<alloc::boxed::Box<BundlerError>>,
     },
     /// A finding about a bundle that does not stop reading it (overlapping
     /// payloads, a repeated ID, bytes after it).
@@ -163,6 +163,78 @@ pub enum Warning {
         /// The ID both are written as.
         written: alloc::string::String,
     },
+}
+
+impl Warning {
+    /// The warning as the tool prints it after `warning: `, for an input
+    /// named `input`.
+    pub fn message<'a>(&'a self, input: &'a str) -> impl core::fmt::Display + 'a {
+        WarningMessage {
+            warning: self,
+            input,
+        }
+    }
+}
+
+struct WarningMessage<'a> {
+    warning: &'a Warning,
+    input: &'a str,
+}
+
+impl core::fmt::Display for WarningMessage<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use crate::bundle::BundleDiagnostic as D;
+        let input = self.input;
+        match self.warning {
+            Warning::TrailingBytes {
+                len,
+                bundle_offset,
+                damaged,
+            } => {
+                write!(f, "'{input}': {len} bytes after the bundle at offset {bundle_offset:#x} ")?;
+                match damaged {
+                    None => f.write_str("start no known container")?,
+                    Some(error) => write!(f, "are not a readable container ({error})")?,
+                }
+                f.write_str("; ignored")
+            }
+            Warning::Bundle(diagnostic) => {
+                write!(f, "'{input}': ")?;
+                match *diagnostic {
+                    D::DuplicateId { first, second } => {
+                        write!(f, "entries {first} and {second} have the same ID")
+                    }
+                    D::OverlappingPayloads { first, second } => {
+                        write!(f, "payloads of entries {first} and {second} overlap")
+                    }
+                    D::PayloadOverlapsHeader { entry, header_len } => write!(
+                        f,
+                        "payload of entry {entry} starts inside the header (which ends at {header_len:#x})"
+                    ),
+                    D::TrailingBytes { offset, len } => write!(
+                        f,
+                        "{len} bytes follow the end of the bundle at offset {offset:#x}"
+                    ),
+                }
+            }
+            Warning::MoreBundleFindings(n) => {
+                write!(f, "'{input}': {n} more such findings not shown")
+            }
+            Warning::IdInTwoContainers { id, ignored, used } => write!(
+                f,
+                "'{input}': '{}' is also in the container at offset {ignored:#x}; using the one at offset {used:#x}",
+                alloc::string::String::from_utf8_lossy(id)
+            ),
+            Warning::SameWrittenId {
+                first,
+                second,
+                written,
+            } => write!(
+                f,
+                "targets '{first}' and '{second}' are both written as '{written}'; readers will take one of them"
+            ),
+        }
+    }
 }
 
 /// Receives a job's [`Note`]s. `()` ignores them.

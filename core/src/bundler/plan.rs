@@ -101,7 +101,9 @@ impl<'data> Plan<'data> {
             .iter()
             .map(|piece| match piece {
                 Piece::Zeros(n) => *n,
-                _ => self.bytes(piece).map_or(0, |b| crate::bytes::to_u64(b.len())),
+                _ => self
+                    .bytes(piece)
+                    .map_or(0, |b| crate::bytes::to_u64(b.len())),
             })
             .fold(0, u64::saturating_add)
     }

@@ -55,7 +55,11 @@ pub fn decompression(decoded: &DecodedContainer, seconds: f64) -> impl fmt::Disp
         )?;
         writeln!(f, "Stored hash: {}", Hex(decoded.stored_hash))?;
         writeln!(f, "Recalculated hash: {}", Hex(computed))?;
-        let same = if computed == decoded.stored_hash { "Yes" } else { "No" };
+        let same = if computed == decoded.stored_hash {
+            "Yes"
+        } else {
+            "No"
+        };
         writeln!(f, "Hashes match: {same}")
     })
 }
@@ -143,11 +147,11 @@ impl fmt::Display for Commas {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut groups = [0u16; 7];
         let mut n = self.0;
-        let mut count = 0;
+        let mut count = 0usize;
         for group in groups.iter_mut() {
             *group = u16::try_from(n % 1000).unwrap_or(0);
             n /= 1000;
-            count += 1;
+            count = count.saturating_add(1);
             if n == 0 {
                 break;
             }

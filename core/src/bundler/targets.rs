@@ -97,7 +97,10 @@ mod tests {
         .unwrap();
         assert_eq!(t.host, Some(0));
         assert_eq!(
-            check_targets(&["host-x86_64--linux-", "host-x86_64--linux-"], Mode::Bundle),
+            check_targets(
+                &["host-x86_64--linux-", "host-x86_64--linux-"],
+                Mode::Bundle
+            ),
             Err(BundlerError::DuplicateTargets)
         );
         assert_eq!(

@@ -220,7 +220,9 @@ pub(crate) fn bundle_warnings(bundle: &crate::Bundle<'_>, observer: &mut dyn Obs
 
 /// A bundle's entries with, for a repeated ID, only its last one (LLVM keys
 /// entries by ID, so the last one read wins), in file order.
-pub(crate) fn last_of_each_id<'data>(bundle: &crate::Bundle<'data>) -> Vec<crate::BundleEntry<'data>> {
+pub(crate) fn last_of_each_id<'data>(
+    bundle: &crate::Bundle<'data>,
+) -> Vec<crate::BundleEntry<'data>> {
     let all: Vec<_> = bundle.entries().map_while(Result::ok).collect();
     let last: BTreeMap<&[u8], usize> = all.iter().enumerate().map(|(i, e)| (e.id(), i)).collect();
     all.iter()
@@ -300,7 +302,10 @@ fn assign<'data>(
 /// request for `target`: both read as LLVM 22 reads them, then compatible
 /// by the bundler's rules. IDs that do not parse match nothing.
 pub fn matches_target(code_object: &str, target: &str, hip_openmp_compatible: bool) -> bool {
-    match (BundleEntryId::parse(code_object), BundleEntryId::parse(target)) {
+    match (
+        BundleEntryId::parse(code_object),
+        BundleEntryId::parse(target),
+    ) {
         (Ok(co), Ok(req)) => as_read_by_bundler(&co)
             .is_compatible_with(&as_read_by_bundler(&req), hip_openmp_compatible),
         _ => false,

@@ -1,0 +1,928 @@
+//! The bundler's jobs, whole: what a file is, `-list`, `-unbundle` and
+//! bundling with clang-offload-bundler 22's rules (core's `bundler`), so a C
+//! build tool or runtime does in one call what the `clangoffload` tool does.
+//! A job returns a `clangoffload_job`: for each output, the pieces it is made
+//! of, to write where the caller likes (or with `clangoffload_job_write_fd`
+//! / `_write_path`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ffi::{c_char, c_void};
+
+use clangoffload::bundler::{
+    self, BundleRequest, BundlerError, Compression, Decoding, FileType, Listed, Note, Piece, Plan,
+    UnbundleRequest, Warning,
+};
+use clangoffload::{CompressionMethod, FileKind};
+
+use crate::ffi::{array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg};
+use crate::ffi::{slice_arg, write_display};
+use crate::status::{clangoffload_error, clangoffload_status, report_bundler};
+
+/// `clangoffload_bundler_options.flags`: `-allow-missing-bundles`.
+pub const CLANGOFFLOAD_ALLOW_MISSING_BUNDLES: u32 = 1;
+/// `-hip-openmp-compatible`.
+pub const CLANGOFFLOAD_HIP_OPENMP: u32 = 2;
+/// `-check-input-archive`.
+pub const CLANGOFFLOAD_CHECK_INPUT_ARCHIVE: u32 = 4;
+/// Accept a compressed bundle whose hash is wrong (LLVM never checks it).
+pub const CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK: u32 = 8;
+/// Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
+pub const CLANGOFFLOAD_VERBOSE: u32 = 16;
+
+/// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
+/// goes on).
+pub const CLANGOFFLOAD_NOTE_WARNING: u32 = 1;
+/// Lines LLVM's `-verbose` prints, each ending in `\n`.
+pub const CLANGOFFLOAD_NOTE_VERBOSE: u32 = 2;
+/// The whole message of the error the job returns (the error record's
+/// message holds at most 255 bytes of it).
+pub const CLANGOFFLOAD_NOTE_ERROR: u32 = 3;
+
+/// Receives a job's notes as they happen: `kind` is a
+/// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
+/// NUL-terminated), valid only during the call.
+pub type clangoffload_notify_fn =
+    Option<unsafe extern "C" fn(context: *mut c_void, kind: u32, message: *const u8, len: usize)>;
+
+/// What a file is, by its magic (`clangoffload_file_kind_detect`).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum clangoffload_file_kind_tag {
+    /// Anything else.
+    Other = 0,
+    /// A binary bundle.
+    Bundle = 1,
+    /// A compressed bundle (`CCOB`).
+    CompressedBundle = 2,
+    /// An OffloadBinary.
+    OffloadBinary = 3,
+    /// A text bundle (`text_comment` says which comment its markers use).
+    TextBundle = 4,
+    /// An ELF file (`elf_*` say more).
+    Elf = 5,
+    /// A Mach-O file.
+    MachO = 6,
+    /// LLVM bitcode.
+    Bitcode = 7,
+    /// An `ar` archive.
+    Archive = 8,
+    /// A thin `ar` archive.
+    ThinArchive = 9,
+}
+
+/// What `clangoffload_file_kind_detect` found.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_file_kind {
+    /// The kind.
+    pub kind: clangoffload_file_kind_tag,
+    /// ELF only: `EI_CLASS` (1: 32-bit, 2: 64-bit).
+    pub elf_class: u8,
+    /// ELF only: `EI_DATA` (1: little-endian, 2: big-endian).
+    pub elf_encoding: u8,
+    /// ELF only: `e_machine`.
+    pub elf_machine: u16,
+    /// Whether LLVM opens the file as an object (`-type=o` reads sections).
+    pub is_object: bool,
+    /// Text bundles only: the comment, `'/'` (`//`), `'#'` or `';'`; else 0.
+    pub text_comment: u8,
+}
+
+/// Says what the `len` bytes at `data` are, from their magic (every magic
+/// this library knows; a text bundle by its first start marker).
+///
+/// Ownership: nothing to free; `*out` is a plain record. Pure.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL.
+///
+/// # Safety
+/// `data` must be readable for `len` bytes; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_file_kind_detect(
+    data: *const u8,
+    len: usize,
+    out: *mut clangoffload_file_kind,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        *out = file_kind(FileKind::detect(data));
+        Ok(())
+    })
+}
+
+fn file_kind(kind: FileKind) -> clangoffload_file_kind {
+    use clangoffload_file_kind_tag as T;
+    let mut out = clangoffload_file_kind {
+        kind: T::Other,
+        elf_class: 0,
+        elf_encoding: 0,
+        elf_machine: 0,
+        is_object: kind.is_object(),
+        text_comment: 0,
+    };
+    out.kind = match kind {
+        FileKind::Bundle => T::Bundle,
+        FileKind::CompressedBundle => T::CompressedBundle,
+        FileKind::OffloadBinary => T::OffloadBinary,
+        FileKind::TextBundle(comment) => {
+            out.text_comment = comment.as_str().as_bytes().first().copied().unwrap_or(0);
+            T::TextBundle
+        }
+        FileKind::Elf(elf) => {
+            out.elf_class = elf.class;
+            out.elf_encoding = elf.encoding;
+            out.elf_machine = elf.machine;
+            T::Elf
+        }
+        FileKind::MachO => T::MachO,
+        FileKind::Bitcode => T::Bitcode,
+        FileKind::Archive => T::Archive,
+        FileKind::ThinArchive => T::ThinArchive,
+        _ => T::Other,
+    };
+    out
+}
+
+/// How a job reads its input (for `clangoffload_bundler_list` and
+/// `clangoffload_bundler_unbundle`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_bundler_options {
+    /// `-type`: `o`, `bc`, `a`, `i`, `ll`, ... (for listing, empty means
+    /// "any file": every bundle, object, text bundle or archive member).
+    pub file_type: clangoffload_bytes,
+    /// `-targets` as given (unbundling only): `target_count` views.
+    pub targets: *const clangoffload_bytes,
+    /// How many targets.
+    pub target_count: usize,
+    /// `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
+    /// `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
+    pub flags: u32,
+    /// The most all compressed bundles of the input may decompress to
+    /// together; 0 for the default (1 GiB).
+    pub max_decompressed_size: u64,
+    /// The input's name, for messages (may be empty).
+    pub input_name: clangoffload_bytes,
+    /// Receives warnings, verbose reports and the full error message; may be
+    /// NULL.
+    pub notify: clangoffload_notify_fn,
+    /// Passed to `notify`.
+    pub context: *mut c_void,
+}
+
+/// What to bundle (`clangoffload_bundler_bundle`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_bundle_request {
+    /// `-type`.
+    pub file_type: clangoffload_bytes,
+    /// `-targets` as given: `count` views.
+    pub targets: *const clangoffload_bytes,
+    /// The input of each target: `count` views.
+    pub inputs: *const clangoffload_bytes,
+    /// How many targets and inputs.
+    pub count: usize,
+    /// `-bundle-align` (at least 1).
+    pub align: u64,
+    /// Whether to compress (`-compress`).
+    pub compress: bool,
+    /// `CLANGOFFLOAD_COMPRESSION_ZLIB` or `_ZSTD`.
+    pub compression_method: u32,
+    /// The compressed bundle's header version: 2 or 3.
+    pub compression_version: u16,
+    /// The level, if `has_compression_level`.
+    pub compression_level: i32,
+    /// Whether `compression_level` is set (else the method's default).
+    pub has_compression_level: bool,
+    /// `CLANGOFFLOAD_VERBOSE` (the other flags do not apply).
+    pub flags: u32,
+    /// The host input's name, for messages about it (may be empty).
+    pub input_name: clangoffload_bytes,
+    /// As in `clangoffload_bundler_options`.
+    pub notify: clangoffload_notify_fn,
+    /// Passed to `notify`.
+    pub context: *mut c_void,
+}
+
+/// A job's result: outputs made of pieces, or listed IDs, and the error to
+/// report once the outputs are written.
+pub struct clangoffload_job {
+    plan: Plan<'static>,
+    listed: Listed<'static>,
+    /// For the failure's message.
+    input_name: String,
+}
+
+/// What a piece of an output is.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum clangoffload_piece_kind {
+    /// Bytes of input `input` at `input_offset` (a view of the caller's
+    /// buffer).
+    Input = 0,
+    /// Bytes the job made (a view of the job's memory).
+    Made = 1,
+    /// `zeros` zero bytes.
+    Zeros = 2,
+}
+
+/// One piece of an output.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_piece {
+    /// What it is.
+    pub kind: clangoffload_piece_kind,
+    /// `Input`: which input (0 for jobs with one).
+    pub input: usize,
+    /// `Input`: where the bytes start in it.
+    pub input_offset: u64,
+    /// `Input`, `Made`: the bytes.
+    pub bytes: clangoffload_bytes,
+    /// `Zeros`: how many.
+    pub zeros: u64,
+}
+
+/// Forwards core's notes to the caller's `notify`, timing decoding and
+/// compression for the verbose reports where the build has a clock.
+struct Notifier {
+    notify: clangoffload_notify_fn,
+    context: *mut c_void,
+    input_name: String,
+    /// Whether verbose reports are wanted (`CLANGOFFLOAD_VERBOSE`).
+    verbose: bool,
+    #[cfg(feature = "std")]
+    started: Option<std::time::Instant>,
+}
+
+impl Notifier {
+    fn new(
+        notify: clangoffload_notify_fn,
+        context: *mut c_void,
+        input_name: String,
+        flags: u32,
+    ) -> Self {
+        Notifier {
+            notify,
+            context,
+            input_name,
+            verbose: flags & CLANGOFFLOAD_VERBOSE != 0,
+            #[cfg(feature = "std")]
+            started: None,
+        }
+    }
+
+    fn send(&self, kind: u32, text: &str) {
+        if kind == CLANGOFFLOAD_NOTE_VERBOSE && !self.verbose {
+            return;
+        }
+        if let Some(notify) = self.notify {
+            // SAFETY: the caller gave this function and context for the
+            // job's duration; the text is live during the call.
+            unsafe { notify(self.context, kind, text.as_ptr(), text.len()) }
+        }
+    }
+
+    fn start(&mut self) {
+        #[cfg(feature = "std")]
+        {
+            self.started = Some(std::time::Instant::now());
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        #[cfg(feature = "std")]
+        if let Some(started) = self.started {
+            return started.elapsed().as_secs_f64();
+        }
+        0.0
+    }
+
+    fn error(&self, e: &BundlerError) {
+        self.send(
+            CLANGOFFLOAD_NOTE_ERROR,
+            &alloc::format!("{}", e.message(&self.input_name)),
+        );
+    }
+}
+
+impl bundler::Observer for Notifier {
+    fn note(&mut self, note: Note) {
+        match note {
+            Note::Warning(warning) => {
+                let text = warning_text(&warning, &self.input_name);
+                self.send(CLANGOFFLOAD_NOTE_WARNING, &text);
+            }
+            Note::Decoding { .. } | Note::Compressing => self.start(),
+            Note::Decoded(decoded) => {
+                let text = alloc::format!(
+                    "{}",
+                    bundler::report::decompression(&decoded, self.seconds())
+                );
+                self.send(CLANGOFFLOAD_NOTE_VERBOSE, &text);
+            }
+            Note::Compressed(made) => {
+                let text =
+                    alloc::format!("{}", bundler::report::compression(&made, self.seconds()));
+                self.send(CLANGOFFLOAD_NOTE_VERBOSE, &text);
+            }
+            Note::Uncompressed { .. } => {
+                self.send(CLANGOFFLOAD_NOTE_VERBOSE, "Uncompressed bundle.\n")
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A warning's text as the tool prints it after `warning: `.
+fn warning_text(warning: &Warning, input: &str) -> String {
+    alloc::format!("{}", warning.message(input))
+}
+
+/// # Safety
+/// `views` must be NULL (only with `count` 0) or readable for `count`
+/// views, each readable for the job's duration.
+unsafe fn strings<'a>(
+    views: *const clangoffload_bytes,
+    count: usize,
+) -> Result<Vec<&'a str>, clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    let views = unsafe { array_arg(views, count) }?;
+    views
+        .iter()
+        .map(|v| {
+            // SAFETY: readable, as the caller promises.
+            let bytes = unsafe { v.as_slice() }?;
+            core::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)
+        })
+        .collect()
+}
+
+/// Reads the options' file type, name and decoding policy.
+///
+/// # Safety
+/// The views in `options` must be readable for the call.
+unsafe fn read_options(
+    options: &clangoffload_bundler_options,
+) -> Result<(Option<&str>, String, Decoding), clangoffload_status> {
+    // SAFETY: readable, as the caller promises.
+    let file_type = unsafe { options.file_type.as_slice() }?;
+    let file_type =
+        core::str::from_utf8(file_type).map_err(|_| clangoffload_status::InvalidUtf8)?;
+    // SAFETY: as above.
+    let name = unsafe { options.input_name.as_slice() }?;
+    let decoding = Decoding {
+        max_size: match options.max_decompressed_size {
+            0 => Decoding::default().max_size,
+            max => max,
+        },
+        verify_hash: options.flags & CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK == 0,
+        verbose: options.flags & CLANGOFFLOAD_VERBOSE != 0,
+    };
+    let known = CLANGOFFLOAD_ALLOW_MISSING_BUNDLES
+        | CLANGOFFLOAD_HIP_OPENMP
+        | CLANGOFFLOAD_CHECK_INPUT_ARCHIVE
+        | CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK
+        | CLANGOFFLOAD_VERBOSE;
+    if options.flags & !known != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    let file_type = (!file_type.is_empty()).then_some(file_type);
+    Ok((
+        file_type,
+        String::from_utf8_lossy(name).into_owned(),
+        decoding,
+    ))
+}
+
+/// Reports a job's error: the record, and the whole message to `notify`.
+///
+/// # Safety
+/// `err` must be NULL or writable.
+unsafe fn fail(
+    e: &BundlerError,
+    notifier: &Notifier,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    notifier.error(e);
+    // SAFETY: forwarded to the caller.
+    unsafe { report_bundler(e, &notifier.input_name, err) }
+}
+
+/// Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does
+/// (a repeated ID of a binary bundle once), or with an empty `file_type`
+/// every ID of any file this library reads as bundles, repeats included,
+/// with the archive member each is in. Read them with
+/// `clangoffload_job_listed_count` / `_get_listed`.
+///
+/// Ownership: on success `*out` is a new job owned by the caller, released
+/// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+/// not NULL) says what is wrong and where, and `options->notify` gets the
+/// whole message.
+///
+/// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+/// unchanged until the job is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+/// not be NULL; `err` may be NULL.
+///
+/// # Safety
+/// Pointers as above; `notify`, if set, must be callable with `context`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_list(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the job's life, as the caller promises.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable, as the caller promises.
+        let options = unsafe { handle_arg(options) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the options' views are readable, as the caller promises.
+        let (file_type, name, decoding) = unsafe { read_options(options) }?;
+        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
+        let listed = match file_type {
+            Some(file_type) => FileType::from_name(file_type)
+                .and_then(|t| bundler::list(data, t, decoding, &mut notifier)),
+            None => bundler::list_all(data, decoding, &mut notifier),
+        };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let listed = listed.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        *out = into_handle(clangoffload_job {
+            plan: Plan::default(),
+            listed,
+            input_name: notifier.input_name,
+        });
+        Ok(())
+    })
+}
+
+/// Plans `clang-offload-bundler -unbundle -type=<file_type>
+/// -targets=<targets>` of the `len` bytes at `data`: output `i` of the job
+/// is what target `i` gets (the entry chosen by the bundler's rules, the
+/// host fallback, or for `-type=a` an archive of the matching members).
+/// When the job succeeds, check `clangoffload_job_failure` after writing its
+/// outputs: LLVM writes the outputs it found before it reports missing
+/// bundles. Entries are matched as LLVM 22's bundler reads them.
+///
+/// Ownership, Lifetime, NULL: as `clangoffload_bundler_list`.
+///
+/// # Safety
+/// As `clangoffload_bundler_list`; the target views must be readable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_unbundle(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the job's life, as the caller promises.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable, as the caller promises.
+        let options = unsafe { handle_arg(options) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the options' views are readable, as the caller promises.
+        let (file_type, name, decoding) = unsafe { read_options(options) }?;
+        // SAFETY: as above.
+        let targets = unsafe { strings(options.targets, options.target_count) }?;
+        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
+        let plan = FileType::from_name(file_type.unwrap_or_default()).and_then(|file_type| {
+            let request = UnbundleRequest {
+                file_type,
+                targets: &targets,
+                allow_missing: options.flags & CLANGOFFLOAD_ALLOW_MISSING_BUNDLES != 0,
+                hip_openmp_compatible: options.flags & CLANGOFFLOAD_HIP_OPENMP != 0,
+                check_input_archive: options.flags & CLANGOFFLOAD_CHECK_INPUT_ARCHIVE != 0,
+                decoding,
+            };
+            bundler::unbundle(data, &request, &mut notifier)
+        });
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        *out = into_handle(clangoffload_job {
+            plan,
+            listed: Listed::default(),
+            input_name: notifier.input_name,
+        });
+        Ok(())
+    })
+}
+
+/// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
+/// -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
+/// that is an object file, the object with one section per target; else a
+/// text bundle for text types or a binary bundle (payloads are views of the
+/// inputs, not copies), compressed if asked.
+///
+/// Ownership: as `clangoffload_bundler_list`.
+///
+/// Lifetime: the job borrows every input: keep them alive and unchanged
+/// until the job is freed.
+///
+/// NULL: `request`, `out` must not be NULL; `err` may be NULL.
+///
+/// # Safety
+/// As `clangoffload_bundler_list`; every view in `request` readable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_bundle(
+    request: *const clangoffload_bundle_request,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable, as the caller promises.
+        let request = unsafe { handle_arg(request) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the request's views are readable, as the caller promises.
+        let (file_type, name) = unsafe {
+            (
+                request.file_type.as_slice()?,
+                request.input_name.as_slice()?,
+            )
+        };
+        let file_type =
+            core::str::from_utf8(file_type).map_err(|_| clangoffload_status::InvalidUtf8)?;
+        // SAFETY: as above.
+        let targets = unsafe { strings(request.targets, request.count) }?;
+        // SAFETY: as above; the inputs outlive the job, as the caller promises.
+        let inputs: Vec<&'static [u8]> = unsafe { array_arg(request.inputs, request.count) }?
+            .iter()
+            // SAFETY: as above.
+            .map(|v| unsafe { v.as_slice() })
+            .collect::<Result<_, _>>()?;
+        if request.flags & !CLANGOFFLOAD_VERBOSE != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        let method = match request.compression_method {
+            crate::CLANGOFFLOAD_COMPRESSION_ZLIB => CompressionMethod::Zlib,
+            crate::CLANGOFFLOAD_COMPRESSION_ZSTD => CompressionMethod::Zstd,
+            _ if !request.compress => CompressionMethod::Zstd,
+            _ => return Err(clangoffload_status::InvalidArgument),
+        };
+        let compression = request.compress.then_some(Compression {
+            method,
+            version: request.compression_version,
+            level: request
+                .has_compression_level
+                .then_some(request.compression_level),
+        });
+        let mut notifier = Notifier::new(
+            request.notify,
+            request.context,
+            String::from_utf8_lossy(name).into_owned(),
+            request.flags,
+        );
+        let plan = FileType::from_name(file_type).and_then(|file_type| {
+            let request = BundleRequest {
+                file_type,
+                targets: &targets,
+                inputs: &inputs,
+                align: request.align,
+                compression,
+            };
+            bundler::bundle(&request, &mut notifier)
+        });
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        *out = into_handle(clangoffload_job {
+            plan,
+            listed: Listed::default(),
+            input_name: notifier.input_name,
+        });
+        Ok(())
+    })
+}
+
+/// Checks `-targets` as clang-offload-bundler 22 does before it opens a
+/// file, in its order: duplicates, the `<kind>-<triple>` format, known kinds
+/// and triples, conflicting target IDs, the number of host targets (exactly
+/// one when bundling, unless every target is HIP; at most one when
+/// unbundling: `unbundle` true).
+///
+/// Ownership: nothing to free. On failure `*err` (if not NULL) and `notify`
+/// (if set) get the message.
+///
+/// NULL: `targets` may be NULL only when `count` is 0; `err` may be NULL.
+///
+/// # Safety
+/// `targets` readable for `count` views, each readable; `notify`, if set,
+/// callable with `context`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_check_targets(
+    targets: *const clangoffload_bytes,
+    count: usize,
+    unbundle: bool,
+    notify: clangoffload_notify_fn,
+    context: *mut c_void,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable, as the caller promises.
+        let targets = unsafe { strings(targets, count) }?;
+        let mode = if unbundle {
+            bundler::Mode::Unbundle
+        } else {
+            bundler::Mode::Bundle
+        };
+        let notifier = Notifier::new(notify, context, String::new(), 0);
+        bundler::check_targets(&targets, mode)
+            .map(drop)
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            .map_err(|e| unsafe { fail(&e, &notifier, err) })
+    })
+}
+
+/// How many outputs a job has (0 for a listing, or for NULL).
+///
+/// Ownership: nothing to free. NULL: `job` may be NULL.
+///
+/// # Safety
+/// `job` must be NULL or a live job.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_output_count(job: *const clangoffload_job) -> usize {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { job.as_ref() }.map_or(0, |job| job.plan.output_count())
+}
+
+/// How many pieces output `output` has (0 past the end, or for NULL).
+///
+/// Ownership: nothing to free. NULL: `job` may be NULL.
+///
+/// # Safety
+/// `job` must be NULL or a live job.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_piece_count(
+    job: *const clangoffload_job,
+    output: usize,
+) -> usize {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { job.as_ref() }.map_or(0, |job| job.plan.output(output).len())
+}
+
+/// Stores piece `index` of output `output` in `*out`.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: `Input` views borrow the caller's input; `Made` views borrow
+/// the job, until `clangoffload_job_free`.
+///
+/// NULL: `job` and `out` must not be NULL.
+///
+/// # Safety
+/// `job` must be a live job; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_get_piece(
+    job: *const clangoffload_job,
+    output: usize,
+    index: usize,
+    out: *mut clangoffload_piece,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let piece = job
+            .plan
+            .output(output)
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        let bytes = clangoffload_bytes::of(job.plan.bytes(piece).unwrap_or_default());
+        *out = match piece {
+            Piece::Input { input, offset, .. } => clangoffload_piece {
+                kind: clangoffload_piece_kind::Input,
+                input: *input,
+                input_offset: *offset,
+                bytes,
+                zeros: 0,
+            },
+            Piece::Made { .. } => clangoffload_piece {
+                kind: clangoffload_piece_kind::Made,
+                input: 0,
+                input_offset: 0,
+                bytes,
+                zeros: 0,
+            },
+            Piece::Zeros(n) => clangoffload_piece {
+                kind: clangoffload_piece_kind::Zeros,
+                input: 0,
+                input_offset: 0,
+                bytes,
+                zeros: *n,
+            },
+        };
+        Ok(())
+    })
+}
+
+/// The error to report once the outputs are written (LLVM writes the
+/// outputs it found, then fails): `CLANGOFFLOAD_STATUS_OK` if none; else its
+/// status, with `*err` (if not NULL) filled. When there is one, write only
+/// the outputs that have pieces. `clangoffload_job_failure_message` gives
+/// the whole message.
+///
+/// Ownership: nothing to free. NULL: `job` must not be NULL; `err` may be.
+///
+/// # Safety
+/// `job` must be a live job; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_failure(
+    job: *const clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        match job.plan.failure() {
+            // SAFETY: NULL or writable, as the caller promises.
+            Some(e) => Err(unsafe { report_bundler(e, &job.input_name, err) }),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Writes the whole message of the job's failure (see
+/// `clangoffload_job_failure`; empty if none) into `buf` as a NUL-terminated
+/// string and its length (without the NUL) in `*out_len`; if `cap` is too
+/// small, stores the length and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+///
+/// Ownership: nothing to free. NULL: `job`, `out_len` must not be NULL;
+/// `buf` may be NULL only with `cap` 0.
+///
+/// # Safety
+/// `job` must be a live job; `buf` writable for `cap` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_failure_message(
+    job: *const clangoffload_job,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        let message = job
+            .plan
+            .failure()
+            .map(|e| alloc::format!("{}", e.message(&job.input_name)))
+            .unwrap_or_default();
+        // SAFETY: buffers as the caller promises.
+        unsafe { write_display(&message, buf, cap, out_len) }
+    })
+}
+
+/// How many IDs a listing job holds (0 for other jobs, or for NULL).
+///
+/// Ownership: nothing to free. NULL: `job` may be NULL.
+///
+/// # Safety
+/// `job` must be NULL or a live job.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_listed_count(job: *const clangoffload_job) -> usize {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { job.as_ref() }.map_or(0, |job| job.listed.len())
+}
+
+/// Stores listed ID `index` in `*id` and the archive member it is in (empty
+/// if none) in `*member`.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the views borrow the input or the job, until
+/// `clangoffload_job_free`.
+///
+/// NULL: no argument may be NULL.
+///
+/// # Safety
+/// `job` must be a live job; `member` and `id` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_get_listed(
+    job: *const clangoffload_job,
+    index: usize,
+    member: *mut clangoffload_bytes,
+    id: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        // SAFETY: writable, as the caller promises.
+        let (member, id) = unsafe { (out_arg(member)?, out_arg(id)?) };
+        let (in_member, listed) = job
+            .listed
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        *member = clangoffload_bytes::of(in_member.unwrap_or_default());
+        *id = clangoffload_bytes::of(listed);
+        Ok(())
+    })
+}
+
+/// Writes output `output` to the open file descriptor `fd` (from its
+/// current position; the descriptor stays open).
+///
+/// Ownership: nothing to free; `fd` stays the caller's.
+///
+/// NULL: `job` must not be NULL; `err` may be.
+///
+/// # Safety
+/// `job` must be a live job; `fd` an open descriptor the caller may write.
+#[cfg(all(feature = "std", unix))]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_write_fd(
+    job: *const clangoffload_job,
+    output: usize,
+    fd: core::ffi::c_int,
+) -> clangoffload_status {
+    use std::os::fd::FromRawFd;
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        // SAFETY: an open descriptor the caller lends for the call; it is
+        // not closed (ManuallyDrop).
+        let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        write_output(&job.plan, output, &mut &*file)
+    })
+}
+
+/// Creates (or truncates) the file at `path` (NUL-terminated) and writes
+/// output `output` to it.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `job`, `path` must not be NULL.
+///
+/// # Safety
+/// `job` must be a live job; `path` a NUL-terminated string.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_write_path(
+    job: *const clangoffload_job,
+    output: usize,
+    path: *const c_char,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        if path.is_null() {
+            return Err(clangoffload_status::NullArgument);
+        }
+        // SAFETY: NUL-terminated, as the caller promises.
+        let path = unsafe { core::ffi::CStr::from_ptr(path) };
+        let path = path
+            .to_str()
+            .map_err(|_| clangoffload_status::InvalidUtf8)?;
+        let mut file = std::fs::File::create(path).map_err(|_| clangoffload_status::IoError)?;
+        write_output(&job.plan, output, &mut file)
+    })
+}
+
+#[cfg(feature = "std")]
+fn write_output(
+    plan: &Plan<'_>,
+    output: usize,
+    out: &mut impl std::io::Write,
+) -> Result<(), clangoffload_status> {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    let io = |_| clangoffload_status::IoError;
+    for piece in plan.output(output) {
+        match (piece, plan.bytes(piece)) {
+            (_, Some(bytes)) => out.write_all(bytes).map_err(io)?,
+            (Piece::Zeros(mut n), None) => {
+                while n > 0 {
+                    let chunk = usize::try_from(n).unwrap_or(ZEROS.len()).min(ZEROS.len());
+                    out.write_all(ZEROS.get(..chunk).unwrap_or_default())
+                        .map_err(io)?;
+                    n = n.saturating_sub(u64::try_from(chunk).unwrap_or(n));
+                }
+            }
+            _ => {}
+        }
+    }
+    out.flush().map_err(io)
+}
+
+/// Releases a job. NULL is accepted and ignored.
+///
+/// Ownership: takes the job back; it must not be used again.
+///
+/// NULL: `job` may be NULL.
+///
+/// # Safety
+/// `job` must be NULL or a live job not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_free(job: *mut clangoffload_job) {
+    // SAFETY: NULL or a live job, as the caller promises.
+    unsafe { free_handle(job) }
+}

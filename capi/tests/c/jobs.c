@@ -1,0 +1,101 @@
+/* Unbundles a file with the library's high-level job calls, as
+ * clang-offload-bundler -unbundle does:
+ *
+ *   jobs TYPE FLAGS INPUT TARGET OUTPUT [TARGET OUTPUT ...]
+ *
+ * FLAGS is a number (CLANGOFFLOAD_ALLOW_MISSING_BUNDLES | ...). Warnings
+ * and the error's whole message go to stderr; exit 0 on success, 1 on
+ * failure (after writing the outputs that were found, as LLVM does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clangoffload.h"
+
+static void notify(void *context, uint32_t kind, const uint8_t *message, size_t len) {
+  const char *what = kind == CLANGOFFLOAD_NOTE_WARNING ? "warning" : "note";
+  (void)context;
+  if (kind == CLANGOFFLOAD_NOTE_ERROR) what = "error";
+  fprintf(stderr, "jobs: %s: %.*s\n", what, (int)len, (const char *)message);
+}
+
+static uint8_t *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  uint8_t *data = NULL;
+  long size;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+    data = malloc((size_t)size + 1);
+    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
+      free(data);
+      data = NULL;
+    }
+    *len = (size_t)size;
+  }
+  fclose(f);
+  return data;
+}
+
+int main(int argc, char **argv) {
+  size_t len = 0, count, i;
+  uint8_t *data;
+  clangoffload_bytes *targets;
+  clangoffload_bundler_options options;
+  clangoffload_job *job = NULL;
+  clangoffload_error err;
+  clangoffload_file_kind kind;
+  clangoffload_status status;
+  int failed = 0;
+
+  if (argc < 6 || (argc - 4) % 2 != 0) {
+    fprintf(stderr, "usage: jobs TYPE FLAGS INPUT TARGET OUTPUT [TARGET OUTPUT ...]\n");
+    return 2;
+  }
+  data = read_file(argv[3], &len);
+  if (!data) {
+    fprintf(stderr, "jobs: cannot read %s\n", argv[3]);
+    return 2;
+  }
+  if (clangoffload_file_kind_detect(data, len, &kind) != CLANGOFFLOAD_STATUS_OK) return 2;
+  printf("kind %u\n", (unsigned)kind.kind);
+
+  count = (size_t)(argc - 4) / 2;
+  targets = calloc(count, sizeof *targets);
+  if (!targets) return 2;
+  for (i = 0; i < count; i++) {
+    targets[i].ptr = (const uint8_t *)argv[4 + 2 * i];
+    targets[i].len = strlen(argv[4 + 2 * i]);
+  }
+  memset(&options, 0, sizeof options);
+  options.file_type.ptr = (const uint8_t *)argv[1];
+  options.file_type.len = strlen(argv[1]);
+  options.targets = targets;
+  options.target_count = count;
+  options.flags = (uint32_t)strtoul(argv[2], NULL, 0);
+  options.input_name.ptr = (const uint8_t *)argv[3];
+  options.input_name.len = strlen(argv[3]);
+  options.notify = notify;
+
+  status = clangoffload_bundler_unbundle(data, len, &options, &job, &err);
+  if (status != CLANGOFFLOAD_STATUS_OK) {
+    fprintf(stderr, "jobs: status %u at offset %llu\n", (unsigned)status,
+            (unsigned long long)err.offset);
+    free(targets);
+    free(data);
+    return 1;
+  }
+  failed = clangoffload_job_failure(job, &err) != CLANGOFFLOAD_STATUS_OK;
+  for (i = 0; i < clangoffload_job_output_count(job); i++) {
+    if (failed && clangoffload_job_piece_count(job, i) == 0) continue;
+    status = clangoffload_job_write_path(job, i, argv[5 + 2 * i]);
+    if (status != CLANGOFFLOAD_STATUS_OK) {
+      fprintf(stderr, "jobs: writing %s: %s\n", argv[5 + 2 * i], clangoffload_status_message(status));
+      failed = 1;
+    }
+  }
+  if (failed) fprintf(stderr, "jobs: error: %s\n", err.message);
+  clangoffload_job_free(job);
+  free(targets);
+  free(data);
+  return failed;
+}

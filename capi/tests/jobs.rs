@@ -1,0 +1,156 @@
+//! A C program unbundles with the high-level job calls
+//! (`clangoffload_bundler_unbundle`, `clangoffload_job_*`) and gets the same
+//! bytes as clang-offload-bundler 22: a compressed HIP fat binary and a
+//! device archive, checked against the outputs LLVM 22 wrote into the
+//! fixtures and, where LLVM 22 is installed, against the live tool.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{assert_success, build_c, root, SANITIZERS};
+
+const LLVM_BUNDLER: &str = "/usr/lib/llvm-22/bin/clang-offload-bundler";
+
+/// One unbundling: `-type`, job flags, input, and targets with the fixture
+/// LLVM 22 wrote for each (None: compare with the live tool only).
+struct Case {
+    file_type: &'static str,
+    flags: u32,
+    llvm_flags: &'static [&'static str],
+    input: &'static str,
+    targets: &'static [(&'static str, Option<&'static str>)],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        file_type: "o",
+        flags: 0,
+        llvm_flags: &[],
+        input: "tests/fixtures/compressed/llvm22/hip-align4096.v3.ccob",
+        targets: &[
+            ("hipv4-amdgcn-amd-amdhsa--gfx906", None),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", None),
+            ("host-x86_64-unknown-linux-gnu-", None),
+        ],
+    },
+    Case {
+        file_type: "a",
+        flags: clangoffload_capi::CLANGOFFLOAD_HIP_OPENMP,
+        llvm_flags: &["-hip-openmp-compatible"],
+        input: "tests/fixtures/archive/gnu-compressed.a",
+        targets: &[
+            (
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                Some("tests/fixtures/archive/unbundle-compressed-hip-gfx90a-xnack.a"),
+            ),
+            (
+                "openmp-amdgcn-amd-amdhsa--gfx906",
+                Some("tests/fixtures/archive/unbundle-compressed-openmp-gfx906.a"),
+            ),
+        ],
+    },
+];
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("clangoffload-jobs-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn outputs(dir: &Path, case: &Case, prefix: &str) -> Vec<PathBuf> {
+    (0..case.targets.len())
+        .map(|i| dir.join(format!("{prefix}{i}")))
+        .collect()
+}
+
+#[test]
+fn a_c_program_unbundles_as_clang_offload_bundler_22() {
+    if !common::tools_present(&["cc"], "job C test") {
+        return;
+    }
+    let program = build_c(&["capi/tests/c/jobs.c"], SANITIZERS, "jobs");
+    let live = Path::new(LLVM_BUNDLER).exists();
+    for (n, case) in CASES.iter().enumerate() {
+        let dir = scratch(&n.to_string());
+        let ours = outputs(&dir, case, "ours");
+        let mut run = Command::new(&program);
+        run.args([case.file_type, &case.flags.to_string()])
+            .arg(root().join(case.input));
+        for ((target, _), out) in case.targets.iter().zip(&ours) {
+            run.arg(target).arg(out);
+        }
+        let done = run.env("ASAN_OPTIONS", "detect_leaks=1").output().unwrap();
+        assert_success(&done, &format!("jobs on {}", case.input));
+        for ((target, fixture), out) in case.targets.iter().zip(&ours) {
+            let got = std::fs::read(out).unwrap();
+            // (The host entries of these fixtures are empty.)
+            assert!(
+                target.starts_with("host-") || !got.is_empty(),
+                "{}: {target}: empty output",
+                case.input
+            );
+            if let Some(fixture) = fixture {
+                let want = std::fs::read(root().join(fixture)).unwrap();
+                assert!(
+                    got == want,
+                    "{}: {target}: differs from {fixture}",
+                    case.input
+                );
+            }
+        }
+        if live {
+            let theirs = outputs(&dir, case, "llvm");
+            let targets: Vec<&str> = case.targets.iter().map(|(t, _)| *t).collect();
+            let mut llvm = Command::new(LLVM_BUNDLER);
+            llvm.arg("-unbundle")
+                .arg(format!("-type={}", case.file_type))
+                .args(case.llvm_flags)
+                .arg(format!("-targets={}", targets.join(",")))
+                .arg(format!("-input={}", root().join(case.input).display()));
+            for out in &theirs {
+                llvm.arg(format!("-output={}", out.display()));
+            }
+            common::run(&mut llvm);
+            for ((target, _), (a, b)) in case.targets.iter().zip(ours.iter().zip(&theirs)) {
+                assert!(
+                    std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+                    "{}: {target}: ours differs from LLVM 22's",
+                    case.input
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_file(&program);
+}
+
+#[test]
+fn a_missing_target_fails_after_the_found_outputs_are_written() {
+    if !common::tools_present(&["cc"], "job C test") {
+        return;
+    }
+    let program = build_c(&["capi/tests/c/jobs.c"], SANITIZERS, "jobs-missing");
+    let dir = scratch("missing");
+    let (found, missing) = (dir.join("found"), dir.join("missing"));
+    let done = Command::new(&program)
+        .args(["o", "0"])
+        .arg(root().join("tests/fixtures/llvm22/hip-4096.bundle"))
+        .args(["hip-amdgcn-amd-amdhsa--gfx906"])
+        .arg(&found)
+        .args(["hip-amdgcn-amd-amdhsa--gfx908"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Can't find bundles for hip-amdgcn-amd-amdhsa--gfx908"),
+        "{stderr}"
+    );
+    assert!(found.exists() && !missing.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&program);
+}

@@ -1,0 +1,346 @@
+//! The bundler's jobs through the C ABI (`clangoffload_bundler_*`,
+//! `clangoffload_job_*`): a safe layer that turns views into slices and
+//! notes into stderr lines. Every rule is the library's.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use c::{clangoffload_bytes, clangoffload_status as Status};
+use clangoffload_capi as c;
+
+/// A job's result, borrowing its inputs.
+pub struct Job<'data> {
+    handle: *mut c::clangoffload_job,
+    _data: PhantomData<&'data [u8]>,
+}
+
+/// A piece of an output.
+#[derive(Debug, Clone, Copy)]
+pub enum Piece<'a> {
+    /// Bytes of input `input` at `offset`.
+    Input {
+        input: usize,
+        offset: u64,
+        bytes: &'a [u8],
+    },
+    /// Bytes the job made.
+    Made(&'a [u8]),
+    /// Zero bytes.
+    Zeros(u64),
+}
+
+/// How a job reads its input.
+pub struct Options<'a> {
+    pub file_type: &'a str,
+    pub targets: &'a [&'a str],
+    pub flags: u32,
+    pub max_size: u64,
+    pub input_name: &'a str,
+}
+
+/// Where notes go: warnings and verbose reports to stderr now, the error's
+/// whole message kept for the caller.
+struct Sink<'a> {
+    program: &'a str,
+    error: Option<String>,
+}
+
+unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
+    // SAFETY: the library passes back the Sink given with the call, and a
+    // view of `len` bytes live during this call.
+    let (sink, text) = unsafe {
+        (
+            &mut *context.cast::<Sink>(),
+            std::slice::from_raw_parts(message, len),
+        )
+    };
+    let text = String::from_utf8_lossy(text);
+    match kind {
+        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
+        c::CLANGOFFLOAD_NOTE_VERBOSE => eprint!("{text}"),
+        _ => sink.error = Some(text.into_owned()),
+    }
+}
+
+fn view(bytes: &[u8]) -> clangoffload_bytes {
+    clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// # Safety
+/// `v` must come from the library and borrow memory that outlives `'a`.
+unsafe fn slice<'a>(v: clangoffload_bytes) -> &'a [u8] {
+    if v.ptr.is_null() || v.len == 0 {
+        return &[];
+    }
+    // SAFETY: the library hands out views of live memory, as the caller promises.
+    unsafe { std::slice::from_raw_parts(v.ptr, v.len) }
+}
+
+/// Runs a job call with a notes sink; the error is the whole message.
+fn run(
+    program: &str,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void, &mut *mut c::clangoffload_job) -> Status,
+) -> Result<*mut c::clangoffload_job, String> {
+    let mut sink = Sink {
+        program,
+        error: None,
+    };
+    let mut handle = std::ptr::null_mut();
+    let status = call(Some(notify), (&mut sink as *mut Sink).cast(), &mut handle);
+    match status {
+        Status::Ok => Ok(handle),
+        status => Err(sink.error.unwrap_or_else(|| status_message(status))),
+    }
+}
+
+pub fn status_message(status: Status) -> String {
+    // SAFETY: status_message returns a static NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(c::clangoffload_status_message(status as u32)) };
+    text.to_string_lossy().into_owned()
+}
+
+fn options(o: &Options, targets: &[clangoffload_bytes]) -> c::clangoffload_bundler_options {
+    c::clangoffload_bundler_options {
+        file_type: view(o.file_type.as_bytes()),
+        targets: targets.as_ptr(),
+        target_count: targets.len(),
+        flags: o.flags,
+        max_decompressed_size: o.max_size,
+        input_name: view(o.input_name.as_bytes()),
+        notify: None,
+        context: std::ptr::null_mut(),
+    }
+}
+
+impl<'data> Job<'data> {
+    fn new(handle: *mut c::clangoffload_job) -> Self {
+        Job {
+            handle,
+            _data: PhantomData,
+        }
+    }
+
+    /// `-unbundle` of `data`.
+    pub fn unbundle(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
+        run(program, |notify, context, out| {
+            let options = c::clangoffload_bundler_options {
+                notify,
+                context,
+                ..options(o, &targets)
+            };
+            // SAFETY: data, the options and their views are live for the
+            // call, and data for the job ('data).
+            unsafe {
+                c::clangoffload_bundler_unbundle(
+                    data.as_ptr(),
+                    data.len(),
+                    &options,
+                    out,
+                    std::ptr::null_mut(),
+                )
+            }
+        })
+        .map(Job::new)
+    }
+
+    /// `-list` of `data` (an empty file type: every ID of any file).
+    pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        run(program, |notify, context, out| {
+            let options = c::clangoffload_bundler_options {
+                notify,
+                context,
+                ..options(o, &[])
+            };
+            // SAFETY: as in `unbundle`.
+            unsafe {
+                c::clangoffload_bundler_list(
+                    data.as_ptr(),
+                    data.len(),
+                    &options,
+                    out,
+                    std::ptr::null_mut(),
+                )
+            }
+        })
+        .map(Job::new)
+    }
+
+    /// Bundling `inputs` for `o.targets`.
+    pub fn bundle(
+        program: &str,
+        inputs: &[&'data [u8]],
+        o: &Options,
+        align: u64,
+        compression: Option<(u32, u16, Option<i32>)>,
+    ) -> Result<Self, String> {
+        let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
+        let inputs: Vec<_> = inputs.iter().map(|i| view(i)).collect();
+        let (method, version, level) = compression.unwrap_or((0, 3, None));
+        run(program, |notify, context, out| {
+            let request = c::clangoffload_bundle_request {
+                file_type: view(o.file_type.as_bytes()),
+                targets: targets.as_ptr(),
+                inputs: inputs.as_ptr(),
+                count: targets.len().min(inputs.len()),
+                align,
+                compress: compression.is_some(),
+                compression_method: method,
+                compression_version: version,
+                compression_level: level.unwrap_or(0),
+                has_compression_level: level.is_some(),
+                flags: o.flags,
+                input_name: view(o.input_name.as_bytes()),
+                notify,
+                context,
+            };
+            // SAFETY: the request and its views are live for the call, the
+            // inputs for the job ('data).
+            unsafe { c::clangoffload_bundler_bundle(&request, out, std::ptr::null_mut()) }
+        })
+        .map(Job::new)
+    }
+
+    /// The pieces of output `output`.
+    pub fn pieces(&self, output: usize) -> Vec<Piece<'_>> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_job_piece_count(self.handle, output) };
+        (0..count)
+            .filter_map(|i| {
+                let mut p = c::clangoffload_piece {
+                    kind: c::clangoffload_piece_kind::Zeros,
+                    input: 0,
+                    input_offset: 0,
+                    bytes: view(&[]),
+                    zeros: 0,
+                };
+                // SAFETY: the handle is live; p is a valid record.
+                let status =
+                    unsafe { c::clangoffload_job_get_piece(self.handle, output, i, &mut p) };
+                // SAFETY: the view borrows the input or the job.
+                let bytes = unsafe { slice(p.bytes) };
+                (status == Status::Ok).then_some(match p.kind {
+                    c::clangoffload_piece_kind::Input => Piece::Input {
+                        input: p.input,
+                        offset: p.input_offset,
+                        bytes,
+                    },
+                    c::clangoffload_piece_kind::Made => Piece::Made(bytes),
+                    c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
+                })
+            })
+            .collect()
+    }
+
+    /// The error to report once the outputs are written, in full.
+    pub fn failure(&self) -> Option<String> {
+        // SAFETY: the handle is live; no error record wanted.
+        let status = unsafe { c::clangoffload_job_failure(self.handle, std::ptr::null_mut()) };
+        if status == Status::Ok {
+            return None;
+        }
+        let mut len = 0usize;
+        // SAFETY: the handle is live; a NULL buffer of 0 bytes asks the length.
+        unsafe {
+            c::clangoffload_job_failure_message(self.handle, std::ptr::null_mut(), 0, &mut len)
+        };
+        let mut buf = vec![0u8; len.saturating_add(1)];
+        // SAFETY: buf is writable for its length.
+        unsafe {
+            c::clangoffload_job_failure_message(
+                self.handle,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &mut len,
+            )
+        };
+        buf.truncate(len);
+        Some(String::from_utf8_lossy(&buf).into_owned())
+    }
+
+    /// The listed (member, ID) pairs.
+    pub fn listed(&self) -> Vec<(&[u8], &[u8])> {
+        // SAFETY: the handle is live.
+        let count = unsafe { c::clangoffload_job_listed_count(self.handle) };
+        (0..count)
+            .filter_map(|i| {
+                let (mut member, mut id) = (view(&[]), view(&[]));
+                // SAFETY: the handle is live; the records are valid.
+                let status =
+                    unsafe { c::clangoffload_job_get_listed(self.handle, i, &mut member, &mut id) };
+                // SAFETY: the views borrow the input or the job.
+                (status == Status::Ok).then(|| unsafe { (slice(member), slice(id)) })
+            })
+            .collect()
+    }
+}
+
+impl Drop for Job<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from the library and is released once.
+        unsafe { c::clangoffload_job_free(self.handle) }
+    }
+}
+
+/// Checks `-targets` as the bundler does before opening any file.
+pub fn check_targets(program: &str, targets: &[&str], unbundle: bool) -> Result<(), String> {
+    let views: Vec<_> = targets.iter().map(|t| view(t.as_bytes())).collect();
+    run(program, |notify, context, _| {
+        // SAFETY: the views are live for the call; the sink for the call.
+        unsafe {
+            c::clangoffload_bundler_check_targets(
+                views.as_ptr(),
+                views.len(),
+                unbundle,
+                notify,
+                context,
+                std::ptr::null_mut(),
+            )
+        }
+    })
+    .map(drop)
+}
+
+/// A target as the bundler writes it.
+pub fn normalize(target: &str) -> Result<String, String> {
+    let mut len = 0usize;
+    let mut buf = vec![0u8; target.len().saturating_mul(2).saturating_add(64)];
+    // SAFETY: target is live; buf writable for its length.
+    let status = unsafe {
+        c::clangoffload_entry_id_normalize(
+            target.as_ptr().cast(),
+            target.len(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut len,
+        )
+    };
+    if status != Status::Ok {
+        return Err(status_message(status));
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).map_err(|e| e.to_string())
+}
+
+/// What a file is, by its magic.
+pub fn detect(data: &[u8]) -> c::clangoffload_file_kind {
+    let mut out = c::clangoffload_file_kind {
+        kind: c::clangoffload_file_kind_tag::Other,
+        elf_class: 0,
+        elf_encoding: 0,
+        elf_machine: 0,
+        is_object: false,
+        text_comment: 0,
+    };
+    // SAFETY: data is live; out is a valid record.
+    unsafe { c::clangoffload_file_kind_detect(data.as_ptr(), data.len(), &mut out) };
+    out
+}
+
+/// The kind of a file, by its magic.
+pub fn kind(data: &[u8]) -> c::clangoffload_file_kind_tag {
+    detect(data).kind
+}
