@@ -519,6 +519,59 @@ pub unsafe extern "C" fn clangoffload_bundler_unbundle(
     })
 }
 
+/// Plans extracting every entry of every bundle and compressed bundle in
+/// the `len` bytes at `data` (repeats included, in file order): output `i`
+/// is entry `i`, named (`clangoffload_job_output_name`)
+/// `<file name>.<i>.<entry ID>`, the file name being `input_name` without
+/// its directory (`bundle` if empty), both parts made safe as file names
+/// (only `[A-Za-z0-9._+:-]`, never starting with `.`). A bundle whose
+/// payloads overlap so that extracting them all would write more than it
+/// holds is refused (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Only
+/// `options->flags`' `_SKIP_HASH_CHECK` and `_VERBOSE` apply.
+///
+/// Ownership, Lifetime, NULL: as `clangoffload_bundler_list`.
+///
+/// # Safety
+/// As `clangoffload_bundler_list`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_extract(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the job's life, as the caller promises.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable, as the caller promises.
+        let options = unsafe { handle_arg(options) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the options' views are readable, as the caller promises.
+        let (_, name, decoding) = unsafe { read_options(options) }?;
+        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
+        // Outputs are named after the input's file name, without its
+        // directory.
+        let stem = notifier
+            .input_name
+            .rsplit(['/', '\\'])
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("bundle")
+            .to_owned();
+        let plan = bundler::extract(data, stem.as_bytes(), decoding, &mut notifier);
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        *out = into_handle(clangoffload_job {
+            plan,
+            listed: Listed::default(),
+            input_name: notifier.input_name,
+        });
+        Ok(())
+    })
+}
+
 /// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
 /// -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
 /// that is an object file, the object with one section per target; else a
@@ -723,6 +776,36 @@ pub unsafe extern "C" fn clangoffload_job_get_piece(
                 zeros: *n,
             },
         };
+        Ok(())
+    })
+}
+
+/// Stores in `*out` the name the job chose for output `output` (an
+/// extraction's file names; empty for other jobs).
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the view borrows the job, until `clangoffload_job_free`.
+///
+/// NULL: `job` and `out` must not be NULL.
+///
+/// # Safety
+/// `job` must be a live job; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_output_name(
+    job: *const clangoffload_job,
+    output: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        if output >= job.plan.output_count() {
+            return Err(clangoffload_status::IndexOutOfRange);
+        }
+        *out = clangoffload_bytes::of(job.plan.output_name(output));
         Ok(())
     })
 }

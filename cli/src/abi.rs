@@ -7,12 +7,6 @@ pub use c::clangoffload_status as Status;
 use c::{clangoffload_bytes, clangoffload_error};
 use clangoffload_capi as c;
 
-/// How many of a bundle's diagnostics are printed as warnings.
-pub const SHOWN_DIAGNOSTICS: usize = 10;
-
-/// The decompression limit when none is given.
-pub const DEFAULT_MAX_DECOMPRESSED_SIZE: u64 = c::CLANGOFFLOAD_DEFAULT_MAX_DECOMPRESSED_SIZE;
-
 /// A failure reported by the library: its status and, where it has one, the
 /// precise message with offsets.
 #[derive(Debug, Clone)]
@@ -137,68 +131,6 @@ impl<'data> Bundle<'data> {
 
     pub fn entries(&self) -> impl Iterator<Item = Entry<'data>> + '_ {
         (0..self.len()).filter_map(|i| self.entry(i))
-    }
-
-    /// Questionable features (duplicates, overlaps, ...), as text: the first
-    /// [`SHOWN_DIAGNOSTICS`], then how many more there are.
-    pub fn diagnostics(&self) -> Vec<String> {
-        let mut count = 0usize;
-        // SAFETY: the handle is live; cap 0 with a NULL array only counts.
-        let status = unsafe {
-            c::clangoffload_bundle_validate(self.handle, std::ptr::null_mut(), 0, &mut count)
-        };
-        if status != Status::Ok || count == 0 {
-            return Vec::new();
-        }
-        let blank = c::clangoffload_bundle_diagnostic {
-            kind: c::clangoffload_diagnostic_kind::TrailingBytes,
-            a: 0,
-            b: 0,
-        };
-        let mut found = vec![blank; count];
-        // SAFETY: found has room for count records.
-        let status = unsafe {
-            c::clangoffload_bundle_validate(
-                self.handle,
-                found.as_mut_ptr(),
-                found.len(),
-                &mut count,
-            )
-        };
-        if status != Status::Ok {
-            return Vec::new();
-        }
-        // A crafted bundle can have one per entry: a few say enough.
-        let mut shown: Vec<String> = found
-            .iter()
-            .take(count.min(SHOWN_DIAGNOSTICS))
-            .map(describe_diagnostic)
-            .collect();
-        if count > SHOWN_DIAGNOSTICS {
-            shown.push(format!(
-                "{} more such findings not shown",
-                count - SHOWN_DIAGNOSTICS
-            ));
-        }
-        shown
-    }
-}
-
-fn describe_diagnostic(d: &c::clangoffload_bundle_diagnostic) -> String {
-    use c::clangoffload_diagnostic_kind as K;
-    match d.kind {
-        K::DuplicateId => format!("entries {} and {} have the same ID", d.a, d.b),
-        K::OverlappingPayloads => format!("payloads of entries {} and {} overlap", d.a, d.b),
-        K::PayloadOverlapsHeader => {
-            format!(
-                "payload of entry {} starts inside the header (which ends at {:#x})",
-                d.a, d.b
-            )
-        }
-        K::TrailingBytes => format!(
-            "{} bytes follow the end of the bundle at offset {:#x}",
-            d.b, d.a
-        ),
     }
 }
 

@@ -147,6 +147,28 @@ impl<'data> Job<'data> {
         .map(Job::new)
     }
 
+    /// Every entry of every bundle in `data`, named after `o.input_name`.
+    pub fn extract(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        run(program, |notify, context, out| {
+            let options = c::clangoffload_bundler_options {
+                notify,
+                context,
+                ..options(o, &[])
+            };
+            // SAFETY: as in `unbundle`.
+            unsafe {
+                c::clangoffload_bundler_extract(
+                    data.as_ptr(),
+                    data.len(),
+                    &options,
+                    out,
+                    std::ptr::null_mut(),
+                )
+            }
+        })
+        .map(Job::new)
+    }
+
     /// `-list` of `data` (an empty file type: every ID of any file).
     pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
         run(program, |notify, context, out| {
@@ -202,6 +224,21 @@ impl<'data> Job<'data> {
             unsafe { c::clangoffload_bundler_bundle(&request, out, std::ptr::null_mut()) }
         })
         .map(Job::new)
+    }
+
+    pub fn output_count(&self) -> usize {
+        // SAFETY: the handle is live.
+        unsafe { c::clangoffload_job_output_count(self.handle) }
+    }
+
+    /// The name the job chose for output `output`.
+    pub fn output_name(&self, output: usize) -> &[u8] {
+        let mut name = view(&[]);
+        // SAFETY: the handle is live; the view borrows the job.
+        unsafe {
+            c::clangoffload_job_output_name(self.handle, output, &mut name);
+            slice(name)
+        }
     }
 
     /// The pieces of output `output`.

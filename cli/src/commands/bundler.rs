@@ -316,7 +316,7 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
 }
 
 /// Writes pieces: input bytes file to file where the input is a file.
-fn write_pieces(out: &mut File, pieces: &[Piece], inputs: &[&Input]) -> std::io::Result<()> {
+pub fn write_pieces(out: &mut File, pieces: &[Piece], inputs: &[&Input]) -> std::io::Result<()> {
     for piece in pieces {
         match *piece {
             Piece::Input {

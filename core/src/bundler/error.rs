@@ -95,6 +95,16 @@ pub enum BundlerError {
     NotAnArchive,
     /// A file that holds no bundle of any flavour (for listing all IDs).
     NotAContainer,
+    /// Extracting every entry of a bundle whose payloads overlap would write
+    /// more than the bundle holds.
+    OverlappingPayloads {
+        /// The entry past which the budget is spent.
+        entry: usize,
+        /// The bundle's offset in the input.
+        bundle_offset: u64,
+        /// The bundle's size.
+        budget: u64,
+    },
     /// An archive member that cannot be read.
     Member {
         /// The member's name.
@@ -162,6 +172,7 @@ impl BundlerError {
                 | E::OffloadBinaryNotBundle { .. }
                 | E::Member { .. }
                 | E::NotAContainer
+                | E::OverlappingPayloads { .. }
                 | E::Input(_)
         )
     }
@@ -299,6 +310,16 @@ impl BundlerError {
             E::MissingHostBundle => f.write_str("Can't find bundle for the host target"),
             E::NotAnArchive => f.write_str("file too small to be an archive"),
             E::NotAContainer => f.write_str("not an offload bundle"),
+            E::OverlappingPayloads {
+                entry,
+                bundle_offset,
+                budget,
+            } => write!(
+                f,
+                "entry {entry} of the bundle at offset {bundle_offset:#x}: payloads overlap, and \
+                 extracting them all would write more than the bundle's {budget} bytes; \
+                 take single entries with `clangoffload bundler -unbundle`"
+            ),
             E::Member { name, error } => {
                 write!(f, "member '{}': ", alloc::string::String::from_utf8_lossy(name))?;
                 error.describe(input, f)

@@ -30,6 +30,7 @@
 
 mod bundle;
 mod error;
+mod extract;
 mod input;
 mod list;
 mod plan;
@@ -39,6 +40,7 @@ mod unbundle;
 
 pub use bundle::{bundle, host_input, BundleRequest, Compression};
 pub use error::{BundlerError, CompressedProblem, Place};
+pub use extract::{extract, safe_name};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};

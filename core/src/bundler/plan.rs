@@ -39,6 +39,8 @@ pub struct Plan<'data> {
     outputs: Vec<Vec<Piece<'data>>>,
     buffers: Buffers,
     failure: Option<super::BundlerError>,
+    /// Output names, for jobs that choose them (extracting).
+    names: Vec<Vec<u8>>,
 }
 
 impl<'data> Plan<'data> {
@@ -57,6 +59,7 @@ impl<'data> Plan<'data> {
             outputs: list,
             buffers,
             failure: None,
+            names: Vec::new(),
         })
     }
 
@@ -65,6 +68,20 @@ impl<'data> Plan<'data> {
     /// bundle). Outputs with no pieces are then not written.
     pub fn failure(&self) -> Option<&super::BundlerError> {
         self.failure.as_ref()
+    }
+
+    /// The name the job chose for output `index` (empty if none).
+    pub fn output_name(&self, index: usize) -> &[u8] {
+        self.names.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    pub(crate) fn name(&mut self, index: usize, name: Vec<u8>) {
+        if self.names.len() <= index {
+            self.names.resize_with(index.saturating_add(1), Vec::new);
+        }
+        if let Some(slot) = self.names.get_mut(index) {
+            *slot = name;
+        }
     }
 
     pub(crate) fn fail(&mut self, error: super::BundlerError) {
