@@ -195,6 +195,35 @@ enum Block {
     Enum(Enum, bool),
     Struct(Struct, bool),
     Statement(String),
+    /// A function pointer typedef read across lines.
+    FnTypedef(String),
+}
+
+/// `typedef RET (*NAME)(PARAMS);` as the alias (NAME, `RET (*)(TYPES)`),
+/// the parameter names dropped.
+fn parse_fn_typedef(statement: &str) -> (String, String) {
+    let parts = (|| {
+        let rest = statement.trim().strip_prefix("typedef ")?;
+        let (ret, rest) = rest.split_once("(*")?;
+        let (name, rest) = rest.split_once(')')?;
+        let params = rest
+            .trim()
+            .trim_end_matches(';')
+            .trim()
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        Some((ret, name, params))
+    })();
+    let (ret, name, params) =
+        parts.unwrap_or_else(|| panic!("header_model: cannot read the typedef `{statement}`"));
+    let types: Vec<String> = params
+        .split(',')
+        .map(|p| strip_param_name(&p.split_whitespace().collect::<Vec<_>>().join(" ")))
+        .collect();
+    (
+        name.trim().to_string(),
+        format!("{} (*)({})", normalize_type(ret.trim()), types.join(", ")),
+    )
 }
 
 /// Reads the header. Panics, naming the line, on what it does not know.
@@ -263,6 +292,17 @@ pub fn parse(text: &str) -> Header {
                         s.fields.push(parse_field(t));
                     }
                     Block::Struct(s, typedef)
+                }
+            }
+            Block::FnTypedef(mut statement) => {
+                statement.push(' ');
+                statement.push_str(t);
+                if t.ends_with(';') {
+                    header.aliases.push(parse_fn_typedef(&statement));
+                    doc.clear();
+                    Block::None
+                } else {
+                    Block::FnTypedef(statement)
                 }
             }
             Block::Statement(mut statement) => {
@@ -364,6 +404,14 @@ pub fn parse(text: &str) -> Header {
                         doc: std::mem::take(&mut doc),
                     };
                     Block::Struct(s, false)
+                } else if t.starts_with("typedef ") && t.contains("(*") {
+                    if t.ends_with(';') {
+                        header.aliases.push(parse_fn_typedef(t));
+                        doc.clear();
+                        Block::None
+                    } else {
+                        Block::FnTypedef(t.to_string())
+                    }
                 } else if let Some(rest) = t.strip_prefix("typedef ") {
                     let (ty, name) =
                         split_declarator(rest.trim_end_matches(';')).unwrap_or_else(|| {

@@ -473,7 +473,16 @@ pub unsafe extern "C" fn clangoffload_bundler_list(
 /// outputs: LLVM writes the outputs it found before it reports missing
 /// bundles. Entries are matched as LLVM 22's bundler reads them.
 ///
-/// Ownership, Lifetime, NULL: as `clangoffload_bundler_list`.
+/// Ownership: on success `*out` is a new job owned by the caller, released
+/// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+/// not NULL) says what is wrong and where, and `options->notify` gets the
+/// whole message.
+///
+/// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+/// unchanged until the job is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+/// not be NULL; `err` may be NULL.
 ///
 /// # Safety
 /// As `clangoffload_bundler_list`; the target views must be readable.
@@ -519,6 +528,77 @@ pub unsafe extern "C" fn clangoffload_bundler_unbundle(
     })
 }
 
+/// `clang-offload-bundler -unbundle` in one call: plans as
+/// `clangoffload_bundler_unbundle` does, writes output `i` to `paths[i]`
+/// (`options->target_count` NUL-terminated paths; an output LLVM would not
+/// write is not created), and returns the job's final status: OK, the
+/// planning error, an I/O error, or the failure LLVM reports after writing
+/// what it found (missing bundles).
+///
+/// Ownership: nothing to free; the files are the caller's.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `options` and `paths`
+/// must not be NULL; `err` may be NULL.
+///
+/// # Safety
+/// As `clangoffload_bundler_unbundle`; `paths` readable for
+/// `options->target_count` NUL-terminated strings.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_unbundle_files(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    paths: *const *const c_char,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    let mut job = core::ptr::null_mut();
+    // SAFETY: forwarded to the caller.
+    let status = unsafe { clangoffload_bundler_unbundle(data, len, options, &mut job, err) };
+    if status != clangoffload_status::Ok {
+        return status;
+    }
+    // SAFETY: the job is live until freed below; `paths` as the caller promises.
+    let status = unsafe { write_files(job, paths, err) };
+    // SAFETY: the job came from above and is freed once.
+    unsafe { clangoffload_job_free(job) };
+    status
+}
+
+/// Writes each output of a live job to its path, then gives its failure.
+///
+/// # Safety
+/// `job` live; `paths` readable for one NUL-terminated path per output.
+#[cfg(feature = "std")]
+unsafe fn write_files(
+    job: *mut clangoffload_job,
+    paths: *const *const c_char,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    // SAFETY: the job is live, as the caller promises.
+    let count = unsafe { clangoffload_job_output_count(job) };
+    // SAFETY: readable for one path per output, as the caller promises.
+    let paths = match unsafe { array_arg(paths, count) } {
+        Ok(paths) => paths,
+        Err(status) => return status,
+    };
+    // SAFETY: the job is live; `err` NULL or writable.
+    let failure = unsafe { clangoffload_job_failure(job, err) };
+    for (output, &path) in paths.iter().enumerate() {
+        // SAFETY: the job is live.
+        let pieces = unsafe { clangoffload_job_piece_count(job, output) };
+        if failure != clangoffload_status::Ok && pieces == 0 {
+            continue;
+        }
+        // SAFETY: the job is live; the path NUL-terminated, as promised.
+        let status = unsafe { clangoffload_job_write_path(job, output, path) };
+        if status != clangoffload_status::Ok {
+            return status;
+        }
+    }
+    failure
+}
+
 /// Plans extracting every entry of every bundle and compressed bundle in
 /// the `len` bytes at `data` (repeats included, in file order): output `i`
 /// is entry `i`, named (`clangoffload_job_output_name`)
@@ -529,7 +609,16 @@ pub unsafe extern "C" fn clangoffload_bundler_unbundle(
 /// holds is refused (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Only
 /// `options->flags`' `_SKIP_HASH_CHECK` and `_VERBOSE` apply.
 ///
-/// Ownership, Lifetime, NULL: as `clangoffload_bundler_list`.
+/// Ownership: on success `*out` is a new job owned by the caller, released
+/// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+/// not NULL) says what is wrong and where, and `options->notify` gets the
+/// whole message.
+///
+/// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+/// unchanged until the job is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+/// not be NULL; `err` may be NULL.
 ///
 /// # Safety
 /// As `clangoffload_bundler_list`.
@@ -699,7 +788,9 @@ pub unsafe extern "C" fn clangoffload_bundler_check_targets(
 
 /// How many outputs a job has (0 for a listing, or for NULL).
 ///
-/// Ownership: nothing to free. NULL: `job` may be NULL.
+/// Ownership: nothing to free.
+///
+/// NULL: `job` may be NULL.
 ///
 /// # Safety
 /// `job` must be NULL or a live job.
@@ -711,7 +802,9 @@ pub unsafe extern "C" fn clangoffload_job_output_count(job: *const clangoffload_
 
 /// How many pieces output `output` has (0 past the end, or for NULL).
 ///
-/// Ownership: nothing to free. NULL: `job` may be NULL.
+/// Ownership: nothing to free.
+///
+/// NULL: `job` may be NULL.
 ///
 /// # Safety
 /// `job` must be NULL or a live job.
@@ -816,7 +909,9 @@ pub unsafe extern "C" fn clangoffload_job_output_name(
 /// the outputs that have pieces. `clangoffload_job_failure_message` gives
 /// the whole message.
 ///
-/// Ownership: nothing to free. NULL: `job` must not be NULL; `err` may be.
+/// Ownership: nothing to free.
+///
+/// NULL: `job` must not be NULL; `err` may be.
 ///
 /// # Safety
 /// `job` must be a live job; `err` NULL or writable.
@@ -841,7 +936,9 @@ pub unsafe extern "C" fn clangoffload_job_failure(
 /// string and its length (without the NUL) in `*out_len`; if `cap` is too
 /// small, stores the length and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
 ///
-/// Ownership: nothing to free. NULL: `job`, `out_len` must not be NULL;
+/// Ownership: nothing to free.
+///
+/// NULL: `job`, `out_len` must not be NULL;
 /// `buf` may be NULL only with `cap` 0.
 ///
 /// # Safety
@@ -868,7 +965,9 @@ pub unsafe extern "C" fn clangoffload_job_failure_message(
 
 /// How many IDs a listing job holds (0 for other jobs, or for NULL).
 ///
-/// Ownership: nothing to free. NULL: `job` may be NULL.
+/// Ownership: nothing to free.
+///
+/// NULL: `job` may be NULL.
 ///
 /// # Safety
 /// `job` must be NULL or a live job.

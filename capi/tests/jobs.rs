@@ -3,7 +3,12 @@
 //! bytes as clang-offload-bundler 22: a compressed HIP fat binary and a
 //! device archive, checked against the outputs LLVM 22 wrote into the
 //! fixtures and, where LLVM 22 is installed, against the live tool.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
 
 mod common;
 

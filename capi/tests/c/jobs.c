@@ -95,6 +95,27 @@ int main(int argc, char **argv) {
   }
   if (failed) fprintf(stderr, "jobs: error: %s\n", err.message);
   clangoffload_job_free(job);
+
+  /* The same in one call, to OUTPUT.2. */
+  if (!failed) {
+    char **paths = calloc(count, sizeof *paths);
+    if (!paths) return 2;
+    for (i = 0; i < count; i++) {
+      size_t n = strlen(argv[5 + 2 * i]);
+      paths[i] = malloc(n + 3);
+      if (!paths[i]) return 2;
+      memcpy(paths[i], argv[5 + 2 * i], n);
+      memcpy(paths[i] + n, ".2", 3);
+    }
+    status = clangoffload_bundler_unbundle_files(data, len, &options,
+                                                 (const char *const *)paths, &err);
+    if (status != CLANGOFFLOAD_STATUS_OK) {
+      fprintf(stderr, "jobs: one call: status %u: %s\n", (unsigned)status, err.message);
+      failed = 1;
+    }
+    for (i = 0; i < count; i++) free(paths[i]);
+    free(paths);
+  }
   free(targets);
   free(data);
   return failed;
