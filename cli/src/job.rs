@@ -8,6 +8,15 @@ use std::marker::PhantomData;
 use c::{clangoffload_bytes, clangoffload_status as Status};
 use clangoffload_capi as c;
 
+/// A C job function that reads one input.
+type ReadJob = unsafe extern "C" fn(
+    *const u8,
+    usize,
+    *const c::clangoffload_bundler_options,
+    *mut *mut c::clangoffload_job,
+    *mut c::clangoffload_error,
+) -> Status;
+
 /// A job's result, borrowing its inputs.
 pub struct Job<'data> {
     handle: *mut c::clangoffload_job,
@@ -27,6 +36,13 @@ pub enum Piece<'a> {
     Made(&'a [u8]),
     /// Zero bytes.
     Zeros(u64),
+}
+
+/// An output of a job.
+pub struct Output<'a> {
+    /// The name the job chose (extracting), else empty.
+    pub name: &'a [u8],
+    pub pieces: Vec<Piece<'a>>,
 }
 
 /// How a job reads its input.
@@ -96,10 +112,9 @@ fn run(
     }
 }
 
+/// A status with no message from the job (a bad argument: not expected).
 pub fn status_message(status: Status) -> String {
-    // SAFETY: status_message returns a static NUL-terminated string.
-    let text = unsafe { std::ffi::CStr::from_ptr(c::clangoffload_status_message(status as u32)) };
-    text.to_string_lossy().into_owned()
+    format!("{status:?} (status {})", status as u32)
 }
 
 fn options(o: &Options, targets: &[clangoffload_bytes]) -> c::clangoffload_bundler_options {
@@ -125,6 +140,21 @@ impl<'data> Job<'data> {
 
     /// `-unbundle` of `data`.
     pub fn unbundle(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        Self::read(program, data, o, c::clangoffload_bundler_unbundle)
+    }
+
+    /// Every entry of every bundle in `data`, named after `o.input_name`.
+    pub fn extract(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        Self::read(program, data, o, c::clangoffload_bundler_extract)
+    }
+
+    /// `-list` of `data` (an empty file type: every ID of any file).
+    pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        Self::read(program, data, o, c::clangoffload_bundler_list)
+    }
+
+    /// Runs a job that reads one input with `o`.
+    fn read(program: &str, data: &'data [u8], o: &Options, job: ReadJob) -> Result<Self, String> {
         let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
         run(program, |notify, context, out| {
             let options = c::clangoffload_bundler_options {
@@ -135,51 +165,7 @@ impl<'data> Job<'data> {
             // SAFETY: data, the options and their views are live for the
             // call, and data for the job ('data).
             unsafe {
-                c::clangoffload_bundler_unbundle(
-                    data.as_ptr(),
-                    data.len(),
-                    &options,
-                    out,
-                    std::ptr::null_mut(),
-                )
-            }
-        })
-        .map(Job::new)
-    }
-
-    /// Every entry of every bundle in `data`, named after `o.input_name`.
-    pub fn extract(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        run(program, |notify, context, out| {
-            let options = c::clangoffload_bundler_options {
-                notify,
-                context,
-                ..options(o, &[])
-            };
-            // SAFETY: as in `unbundle`.
-            unsafe {
-                c::clangoffload_bundler_extract(
-                    data.as_ptr(),
-                    data.len(),
-                    &options,
-                    out,
-                    std::ptr::null_mut(),
-                )
-            }
-        })
-        .map(Job::new)
-    }
-
-    /// `-list` of `data` (an empty file type: every ID of any file).
-    pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        run(program, |notify, context, out| {
-            let options = c::clangoffload_bundler_options {
-                notify,
-                context,
-                ..options(o, &[])
-            };
-            // SAFETY: as in `unbundle`.
-            unsafe {
-                c::clangoffload_bundler_list(
+                job(
                     data.as_ptr(),
                     data.len(),
                     &options,
@@ -226,92 +212,86 @@ impl<'data> Job<'data> {
         .map(Job::new)
     }
 
-    pub fn output_count(&self) -> usize {
-        // SAFETY: the handle is live.
-        unsafe { c::clangoffload_job_output_count(self.handle) }
-    }
-
-    /// The name the job chose for output `output`.
-    pub fn output_name(&self, output: usize) -> &[u8] {
+    /// Every output: its name (empty unless the job chose one) and pieces.
+    pub fn outputs(&self) -> Vec<Output<'_>> {
+        let mut p = c::clangoffload_piece {
+            kind: c::clangoffload_piece_kind::Zeros,
+            input: 0,
+            input_offset: 0,
+            bytes: view(&[]),
+            zeros: 0,
+        };
         let mut name = view(&[]);
-        // SAFETY: the handle is live; the view borrows the job.
+        let mut outputs = Vec::new();
+        // SAFETY: the handle is live; the records are valid; their views
+        // borrow the input or the job, both outliving the result.
         unsafe {
-            c::clangoffload_job_output_name(self.handle, output, &mut name);
-            slice(name)
+            for output in 0..c::clangoffload_job_output_count(self.handle) {
+                c::clangoffload_job_output_name(self.handle, output, &mut name);
+                let mut pieces = Vec::new();
+                for i in 0..c::clangoffload_job_piece_count(self.handle, output) {
+                    if c::clangoffload_job_get_piece(self.handle, output, i, &mut p) != Status::Ok {
+                        continue;
+                    }
+                    let bytes = slice(p.bytes);
+                    pieces.push(match p.kind {
+                        c::clangoffload_piece_kind::Input => Piece::Input {
+                            input: p.input,
+                            offset: p.input_offset,
+                            bytes,
+                        },
+                        c::clangoffload_piece_kind::Made => Piece::Made(bytes),
+                        c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
+                    });
+                }
+                outputs.push(Output {
+                    name: slice(name),
+                    pieces,
+                });
+            }
         }
-    }
-
-    /// The pieces of output `output`.
-    pub fn pieces(&self, output: usize) -> Vec<Piece<'_>> {
-        // SAFETY: the handle is live.
-        let count = unsafe { c::clangoffload_job_piece_count(self.handle, output) };
-        (0..count)
-            .filter_map(|i| {
-                let mut p = c::clangoffload_piece {
-                    kind: c::clangoffload_piece_kind::Zeros,
-                    input: 0,
-                    input_offset: 0,
-                    bytes: view(&[]),
-                    zeros: 0,
-                };
-                // SAFETY: the handle is live; p is a valid record.
-                let status =
-                    unsafe { c::clangoffload_job_get_piece(self.handle, output, i, &mut p) };
-                // SAFETY: the view borrows the input or the job.
-                let bytes = unsafe { slice(p.bytes) };
-                (status == Status::Ok).then_some(match p.kind {
-                    c::clangoffload_piece_kind::Input => Piece::Input {
-                        input: p.input,
-                        offset: p.input_offset,
-                        bytes,
-                    },
-                    c::clangoffload_piece_kind::Made => Piece::Made(bytes),
-                    c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
-                })
-            })
-            .collect()
+        outputs
     }
 
     /// The error to report once the outputs are written, in full.
     pub fn failure(&self) -> Option<String> {
-        // SAFETY: the handle is live; no error record wanted.
-        let status = unsafe { c::clangoffload_job_failure(self.handle, std::ptr::null_mut()) };
-        if status == Status::Ok {
-            return None;
-        }
         let mut len = 0usize;
-        // SAFETY: the handle is live; a NULL buffer of 0 bytes asks the length.
+        let mut buf = Vec::new();
+        // SAFETY: the handle is live; no error record is wanted; a NULL
+        // buffer of 0 bytes asks the length, then buf is writable for it.
         unsafe {
-            c::clangoffload_job_failure_message(self.handle, std::ptr::null_mut(), 0, &mut len)
-        };
-        let mut buf = vec![0u8; len.saturating_add(1)];
-        // SAFETY: buf is writable for its length.
-        unsafe {
+            if c::clangoffload_job_failure(self.handle, std::ptr::null_mut()) == Status::Ok {
+                return None;
+            }
+            c::clangoffload_job_failure_message(self.handle, std::ptr::null_mut(), 0, &mut len);
+            buf.resize(len.saturating_add(1), 0u8);
             c::clangoffload_job_failure_message(
                 self.handle,
                 buf.as_mut_ptr().cast(),
                 buf.len(),
                 &mut len,
-            )
-        };
+            );
+        }
         buf.truncate(len);
         Some(String::from_utf8_lossy(&buf).into_owned())
     }
 
     /// The listed (member, ID) pairs.
     pub fn listed(&self) -> Vec<(&[u8], &[u8])> {
-        // SAFETY: the handle is live.
-        let count = unsafe { c::clangoffload_job_listed_count(self.handle) };
-        (0..count)
-            .filter_map(|i| {
-                let (mut member, mut id) = (view(&[]), view(&[]));
-                // SAFETY: the handle is live; the records are valid.
-                let status =
-                    unsafe { c::clangoffload_job_get_listed(self.handle, i, &mut member, &mut id) };
-                // SAFETY: the views borrow the input or the job.
-                (status == Status::Ok).then(|| unsafe { (slice(member), slice(id)) })
-            })
-            .collect()
+        let (mut member, mut id) = (view(&[]), view(&[]));
+        let mut listed = Vec::new();
+        // SAFETY: the handle is live; the records are valid; the views
+        // borrow the input or the job, both outliving the result.
+        unsafe {
+            for i in 0..c::clangoffload_job_listed_count(self.handle) {
+                if c::clangoffload_job_get_listed(self.handle, i, &mut member, &mut id)
+                    == Status::Ok
+                {
+                    listed.push((slice(member), slice(id)));
+                }
+            }
+        }
+        listed
     }
 }
 

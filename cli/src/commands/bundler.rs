@@ -303,13 +303,12 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
     };
     let plan = Job::unbundle(args.argv0, input.data(), &options).map_err(Failure)?;
     let failure = plan.failure();
-    for (t, output) in args.outputs.iter().enumerate() {
-        let pieces = plan.pieces(t);
-        if failure.is_some() && pieces.is_empty() {
+    for (path, output) in args.outputs.iter().zip(plan.outputs()) {
+        if failure.is_some() && output.pieces.is_empty() {
             continue;
         }
-        let mut out = create_output(output)?;
-        write_pieces(&mut out, &pieces, &[&input])
+        let mut out = create_output(path)?;
+        write_pieces(&mut out, &output.pieces, &[&input])
             .map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
     }
     failure.map_or(Ok(()), |message| Err(Failure(message)))
@@ -370,7 +369,8 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
     let path = &args.outputs[0];
     let mut out = create_output(path)?;
     let refs: Vec<&Input> = inputs.iter().collect();
-    let written = write_pieces(&mut out, &plan.pieces(0), &refs);
+    let pieces = plan.outputs().into_iter().next().map(|o| o.pieces);
+    let written = write_pieces(&mut out, &pieces.unwrap_or_default(), &refs);
     if let Err(e) = written {
         let _ = std::fs::remove_file(path);
         return Err(Failure(format!("'{path}': {}", os_message(&e))));

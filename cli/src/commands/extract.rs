@@ -27,11 +27,11 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         input_name: file,
     };
     let plan = Job::extract(program, input.data(), &options).map_err(Failure)?;
-    for i in 0..plan.output_count() {
-        let path = dir.join(String::from_utf8_lossy(plan.output_name(i)).as_ref());
+    for output in plan.outputs() {
+        let path = dir.join(String::from_utf8_lossy(output.name).as_ref());
         let mut out = File::create(&path)
             .map_err(|e| Failure(format!("'{}': {}", path.display(), os_message(&e))))?;
-        write_pieces(&mut out, &plan.pieces(i), &[&input])?;
+        write_pieces(&mut out, &output.pieces, &[&input])?;
         println!("{}", path.display());
     }
     Ok(())
