@@ -84,8 +84,11 @@ impl Field {
 }
 
 /// What is wrong with an input, with the values that make it wrong.
+///
+/// Not `#[non_exhaustive]`: a new kind is a breaking change on purpose, so
+/// that exhaustive matches on it (the C API's statuses) stop compiling until
+/// they give it a place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum ErrorKind {
     /// The input does not start with the container's magic.
     BadMagic,

@@ -28,8 +28,10 @@ pub use normalize::{as_read_by_bundler, is_offload_arch, normalize_entry_id};
 
 /// Why a bundle entry ID or target ID does not parse. Positions are byte
 /// offsets into the string.
+///
+/// Not `#[non_exhaustive]`, as [`ErrorKind`](crate::ErrorKind): a new error
+/// is a breaking change, so that exhaustive matches on it stop compiling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum IdError {
     /// An entry ID has fewer than the five components kind and triple need.
     TooFewComponents {
