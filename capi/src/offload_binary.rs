@@ -654,7 +654,7 @@ pub unsafe extern "C" fn clangoffload_offload_kind_from_name(name: *const u8, le
 /// Names of an image kind: the extension LLVM 22 gives extracted images
 /// (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what `llvm-objdump
 /// --offloading` prints (`style` 1, and any other non-zero value: "elf", "llvm
-/// ir", ..., "<none>").
+/// ir", ..., `"<none>"`).
 ///
 /// Ownership: returns static storage; never free it.
 ///

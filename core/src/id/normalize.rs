@@ -51,7 +51,7 @@ pub fn normalize_entry_id(text: &str) -> Result<String, IdError> {
 
 /// An entry ID as clang-offload-bundler 22 reads it to match entries with
 /// targets (its `OffloadTargetInfo`): the triple as LLVM's parsed values
-/// ([`parsed_identity`]: `cudafoo` is CUDA, an unknown environment such as
+/// (`cudafoo` is CUDA, an unknown environment such as
 /// LLVM 16's `gfx906` in `hip-amdgcn-amd-amdhsa-gfx906` is no environment),
 /// and the target ID dropped unless its processor is a known offload
 /// architecture. [`BundleEntryId::is_compatible_with`] on two such views is

@@ -47,7 +47,7 @@ mod validate;
 mod writer;
 
 #[cfg(feature = "alloc")]
-pub use validate::BinaryDiagnostic;
+pub use validate::{BinaryDiagnostic, MAX_COMPARED_KEY};
 #[cfg(feature = "alloc")]
 pub use writer::{write_offload_binary, NewImage, WriteOptions};
 
