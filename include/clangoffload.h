@@ -73,6 +73,32 @@
 // `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 #define CLANGOFFLOAD_AS_BUNDLER 2
 
+// `clangoffload_bundler_options.flags`: `-allow-missing-bundles`.
+#define CLANGOFFLOAD_ALLOW_MISSING_BUNDLES 1
+
+// `-hip-openmp-compatible`.
+#define CLANGOFFLOAD_HIP_OPENMP 2
+
+// `-check-input-archive`.
+#define CLANGOFFLOAD_CHECK_INPUT_ARCHIVE 4
+
+// Accept a compressed bundle whose hash is wrong (LLVM never checks it).
+#define CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK 8
+
+// Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
+#define CLANGOFFLOAD_VERBOSE 16
+
+// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
+// goes on).
+#define CLANGOFFLOAD_NOTE_WARNING 1
+
+// Lines LLVM's `-verbose` prints, each ending in `\n`.
+#define CLANGOFFLOAD_NOTE_VERBOSE 2
+
+// The whole message of the error the job returns (the error record's
+// message holds at most 255 bytes of it).
+#define CLANGOFFLOAD_NOTE_ERROR 3
+
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0
 
@@ -218,6 +244,8 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_OUT_OF_MEMORY = 7,
   // An iteration has no more items (not an error).
   CLANGOFFLOAD_STATUS_END = 8,
+  // A file could not be created, read or written.
+  CLANGOFFLOAD_STATUS_IO_ERROR = 9,
   // The input is not a bundle (no magic).
   CLANGOFFLOAD_STATUS_NOT_A_BUNDLE = 10,
   // The input ends inside a header field.
@@ -340,6 +368,41 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NUL_IN_STRING = 110,
   // The container does not record its size (a version 1 compressed bundle).
   CLANGOFFLOAD_STATUS_UNKNOWN_EXTENT = 111,
+  // The bundler's file type (`-type`) names no type.
+  CLANGOFFLOAD_STATUS_INVALID_FILE_TYPE = 120,
+  // A bundler target is not `<offload kind>-<target triple>`.
+  CLANGOFFLOAD_STATUS_TARGET_FORMAT = 121,
+  // A bundler target is given twice.
+  CLANGOFFLOAD_STATUS_DUPLICATE_TARGETS = 122,
+  // A bundler target has an unknown offload kind or target triple.
+  CLANGOFFLOAD_STATUS_INVALID_TARGET = 123,
+  // Two bundler targets name one processor with conflicting target features.
+  CLANGOFFLOAD_STATUS_CONFLICTING_TARGETS = 124,
+  // Not exactly one host target where the bundler needs one.
+  CLANGOFFLOAD_STATUS_HOST_TARGET_COUNT = 125,
+  // Bundling into an archive (archives are only unbundled).
+  CLANGOFFLOAD_STATUS_ARCHIVE_BUNDLING = 127,
+  // A Mach-O host object (the bundler reads ELF host objects only).
+  CLANGOFFLOAD_STATUS_MACH_O_OBJECT = 128,
+  // An OffloadBinary where the bundler needs a bundle.
+  CLANGOFFLOAD_STATUS_OFFLOAD_BINARY_NOT_BUNDLE = 129,
+  // A bundle entry ID that is not `<offload kind>-<target triple>` as the bundler reads it.
+  CLANGOFFLOAD_STATUS_INVALID_BUNDLE_ID = 130,
+  // No bundle entry for some of the targets.
+  CLANGOFFLOAD_STATUS_MISSING_BUNDLES = 131,
+  // Bundle entries for the device targets but none for the host target.
+  CLANGOFFLOAD_STATUS_MISSING_HOST_BUNDLE = 132,
+  // The input holds no bundle of any flavour.
+  CLANGOFFLOAD_STATUS_NOT_A_CONTAINER = 133,
+  // Two entries of an archive member have conflicting target IDs.
+  CLANGOFFLOAD_STATUS_CONFLICTING_TARGET_IDS = 134,
+  // No archive member holds code for a target.
+  CLANGOFFLOAD_STATUS_NO_COMPATIBLE_CODE_OBJECT = 135,
+  // A compressed bundle decompresses to something other than a binary bundle.
+  CLANGOFFLOAD_STATUS_NOT_BINARY_BUNDLE = 136,
+  // Extracting every entry would write more than the bundle holds
+  // (overlapping payloads).
+  CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE = 137,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -408,6 +471,63 @@ enum clangoffload_diagnostic_kind
 typedef enum clangoffload_diagnostic_kind clangoffload_diagnostic_kind;
 #else
 typedef uint32_t clangoffload_diagnostic_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a file is, by its magic (`clangoffload_file_kind_detect`).
+enum clangoffload_file_kind_tag
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Anything else.
+  CLANGOFFLOAD_FILE_KIND_TAG_OTHER = 0,
+  // A binary bundle.
+  CLANGOFFLOAD_FILE_KIND_TAG_BUNDLE = 1,
+  // A compressed bundle (`CCOB`).
+  CLANGOFFLOAD_FILE_KIND_TAG_COMPRESSED_BUNDLE = 2,
+  // An OffloadBinary.
+  CLANGOFFLOAD_FILE_KIND_TAG_OFFLOAD_BINARY = 3,
+  // A text bundle (`text_comment` says which comment its markers use).
+  CLANGOFFLOAD_FILE_KIND_TAG_TEXT_BUNDLE = 4,
+  // An ELF file (`elf_*` say more).
+  CLANGOFFLOAD_FILE_KIND_TAG_ELF = 5,
+  // A Mach-O file.
+  CLANGOFFLOAD_FILE_KIND_TAG_MACH_O = 6,
+  // LLVM bitcode.
+  CLANGOFFLOAD_FILE_KIND_TAG_BITCODE = 7,
+  // An `ar` archive.
+  CLANGOFFLOAD_FILE_KIND_TAG_ARCHIVE = 8,
+  // A thin `ar` archive.
+  CLANGOFFLOAD_FILE_KIND_TAG_THIN_ARCHIVE = 9,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_file_kind_tag clangoffload_file_kind_tag;
+#else
+typedef uint32_t clangoffload_file_kind_tag;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a piece of an output is.
+enum clangoffload_piece_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Bytes of input `input` at `input_offset` (a view of the caller's
+  // buffer).
+  CLANGOFFLOAD_PIECE_KIND_INPUT = 0,
+  // Bytes the job made (a view of the job's memory).
+  CLANGOFFLOAD_PIECE_KIND_MADE = 1,
+  // `zeros` zero bytes.
+  CLANGOFFLOAD_PIECE_KIND_ZEROS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_piece_kind clangoffload_piece_kind;
+#else
+typedef uint32_t clangoffload_piece_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -489,6 +609,10 @@ typedef struct clangoffload_bundle clangoffload_bundle;
 // The key-value pairs of one `--image=` argument, in the order LLVM 22's
 // packager stores them (a repeated key's values joined with `,`).
 typedef struct clangoffload_image_arguments clangoffload_image_arguments;
+
+// A job's result: outputs made of pieces, or listed IDs, and the error to
+// report once the outputs are written.
+typedef struct clangoffload_job clangoffload_job;
 
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
@@ -586,6 +710,101 @@ typedef struct clangoffload_bundle_diagnostic {
   // Second value, as `kind` says.
   uint64_t b;
 } clangoffload_bundle_diagnostic;
+
+// What `clangoffload_file_kind_detect` found.
+typedef struct clangoffload_file_kind {
+  // The kind.
+  clangoffload_file_kind_tag kind;
+  // ELF only: `EI_CLASS` (1: 32-bit, 2: 64-bit).
+  uint8_t elf_class;
+  // ELF only: `EI_DATA` (1: little-endian, 2: big-endian).
+  uint8_t elf_encoding;
+  // ELF only: `e_machine`.
+  uint16_t elf_machine;
+  // Whether LLVM opens the file as an object (`-type=o` reads sections).
+  bool is_object;
+  // Text bundles only: the comment, `'/'` (`//`), `'#'` or `';'`; else 0.
+  uint8_t text_comment;
+} clangoffload_file_kind;
+
+// Receives a job's notes as they happen: `kind` is a
+// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
+// NUL-terminated), valid only during the call.
+typedef void (*clangoffload_notify_fn)(void *context,
+                                       uint32_t kind,
+                                       const uint8_t *message,
+                                       size_t len);
+
+// How a job reads its input (for `clangoffload_bundler_list` and
+// `clangoffload_bundler_unbundle`).
+typedef struct clangoffload_bundler_options {
+  // `-type`: `o`, `bc`, `a`, `i`, `ll`, ... (for listing, empty means
+  // "any file": every bundle, object, text bundle or archive member).
+  struct clangoffload_bytes file_type;
+  // `-targets` as given (unbundling only): `target_count` views.
+  const struct clangoffload_bytes *targets;
+  // How many targets.
+  size_t target_count;
+  // `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
+  // `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
+  uint32_t flags;
+  // The most all compressed bundles of the input may decompress to
+  // together; 0 for the default (1 GiB).
+  uint64_t max_decompressed_size;
+  // The input's name, for messages (may be empty).
+  struct clangoffload_bytes input_name;
+  // Receives warnings, verbose reports and the full error message; may be
+  // NULL.
+  clangoffload_notify_fn notify;
+  // Passed to `notify`.
+  void *context;
+} clangoffload_bundler_options;
+
+// What to bundle (`clangoffload_bundler_bundle`).
+typedef struct clangoffload_bundle_request {
+  // `-type`.
+  struct clangoffload_bytes file_type;
+  // `-targets` as given: `count` views.
+  const struct clangoffload_bytes *targets;
+  // The input of each target: `count` views.
+  const struct clangoffload_bytes *inputs;
+  // How many targets and inputs.
+  size_t count;
+  // `-bundle-align` (at least 1).
+  uint64_t align;
+  // Whether to compress (`-compress`).
+  bool compress;
+  // `CLANGOFFLOAD_COMPRESSION_ZLIB` or `_ZSTD`.
+  uint32_t compression_method;
+  // The compressed bundle's header version: 2 or 3.
+  uint16_t compression_version;
+  // The level, if `has_compression_level`.
+  int32_t compression_level;
+  // Whether `compression_level` is set (else the method's default).
+  bool has_compression_level;
+  // `CLANGOFFLOAD_VERBOSE` (the other flags do not apply).
+  uint32_t flags;
+  // The host input's name, for messages about it (may be empty).
+  struct clangoffload_bytes input_name;
+  // As in `clangoffload_bundler_options`.
+  clangoffload_notify_fn notify;
+  // Passed to `notify`.
+  void *context;
+} clangoffload_bundle_request;
+
+// One piece of an output.
+typedef struct clangoffload_piece {
+  // What it is.
+  clangoffload_piece_kind kind;
+  // `Input`: which input (0 for jobs with one).
+  size_t input;
+  // `Input`: where the bytes start in it.
+  uint64_t input_offset;
+  // `Input`, `Made`: the bytes.
+  struct clangoffload_bytes bytes;
+  // `Zeros`: how many.
+  uint64_t zeros;
+} clangoffload_piece;
 
 // The header of a compressed bundle.
 typedef struct clangoffload_compressed_header {
@@ -1318,6 +1537,307 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
                                                size_t *header_len,
                                                uint64_t *offsets,
                                                uint64_t *total_size);
+
+// Says what the `len` bytes at `data` are, from their magic (every magic
+// this library knows; a text bundle by its first start marker).
+//
+// Ownership: nothing to free; `*out` is a plain record. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL.
+//
+// # Safety
+// `data` must be readable for `len` bytes; `out` writable.
+clangoffload_status clangoffload_file_kind_detect(const uint8_t *data,
+                                                  size_t len,
+                                                  struct clangoffload_file_kind *out);
+
+// Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does
+// (a repeated ID of a binary bundle once), or with an empty `file_type`
+// every ID of any file this library reads as bundles, repeats included,
+// with the archive member each is in. Read them with
+// `clangoffload_job_listed_count` / `_get_listed`.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// Pointers as above; `notify`, if set, must be callable with `context`.
+clangoffload_status clangoffload_bundler_list(const uint8_t *data,
+                                              size_t len,
+                                              const struct clangoffload_bundler_options *options,
+                                              struct clangoffload_job **out,
+                                              struct clangoffload_error *err);
+
+// Plans `clang-offload-bundler -unbundle -type=<file_type>
+// -targets=<targets>` of the `len` bytes at `data`: output `i` of the job
+// is what target `i` gets (the entry chosen by the bundler's rules, the
+// host fallback, or for `-type=a` an archive of the matching members).
+// When the job succeeds, check `clangoffload_job_failure` after writing its
+// outputs: LLVM writes the outputs it found before it reports missing
+// bundles. Entries are matched as LLVM 22's bundler reads them.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`; the target views must be readable.
+clangoffload_status clangoffload_bundler_unbundle(const uint8_t *data,
+                                                  size_t len,
+                                                  const struct clangoffload_bundler_options *options,
+                                                  struct clangoffload_job **out,
+                                                  struct clangoffload_error *err);
+
+// `clang-offload-bundler -unbundle` in one call: plans as
+// `clangoffload_bundler_unbundle` does, writes output `i` to `paths[i]`
+// (`options->target_count` NUL-terminated paths; an output LLVM would not
+// write is not created), and returns the job's final status: OK, the
+// planning error, an I/O error, or the failure LLVM reports after writing
+// what it found (missing bundles).
+//
+// Ownership: nothing to free; the files are the caller's.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `paths`
+// must not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_unbundle`; `paths` readable for
+// `options->target_count` NUL-terminated strings.
+clangoffload_status clangoffload_bundler_unbundle_files(const uint8_t *data,
+                                                        size_t len,
+                                                        const struct clangoffload_bundler_options *options,
+                                                        const char *const *paths,
+                                                        struct clangoffload_error *err);
+
+// Plans extracting every entry of every bundle and compressed bundle in
+// the `len` bytes at `data` (repeats included, in file order): output `i`
+// is entry `i`, named (`clangoffload_job_output_name`)
+// `<file name>.<i>.<entry ID>`, the file name being `input_name` without
+// its directory (`bundle` if empty), both parts made safe as file names
+// (only `[A-Za-z0-9._+:-]`, never starting with `.`). A bundle whose
+// payloads overlap so that extracting them all would write more than it
+// holds is refused (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Only
+// `options->flags`' `_SKIP_HASH_CHECK` and `_VERBOSE` apply.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`.
+clangoffload_status clangoffload_bundler_extract(const uint8_t *data,
+                                                 size_t len,
+                                                 const struct clangoffload_bundler_options *options,
+                                                 struct clangoffload_job **out,
+                                                 struct clangoffload_error *err);
+
+// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
+// -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
+// that is an object file, the object with one section per target; else a
+// text bundle for text types or a binary bundle (payloads are views of the
+// inputs, not copies), compressed if asked.
+//
+// Ownership: as `clangoffload_bundler_list`.
+//
+// Lifetime: the job borrows every input: keep them alive and unchanged
+// until the job is freed.
+//
+// NULL: `request`, `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`; every view in `request` readable.
+clangoffload_status clangoffload_bundler_bundle(const struct clangoffload_bundle_request *request,
+                                                struct clangoffload_job **out,
+                                                struct clangoffload_error *err);
+
+// Checks `-targets` as clang-offload-bundler 22 does before it opens a
+// file, in its order: duplicates, the `<kind>-<triple>` format, known kinds
+// and triples, conflicting target IDs, the number of host targets (exactly
+// one when bundling, unless every target is HIP; at most one when
+// unbundling: `unbundle` true).
+//
+// Ownership: nothing to free. On failure `*err` (if not NULL) and `notify`
+// (if set) get the message.
+//
+// NULL: `targets` may be NULL only when `count` is 0; `err` may be NULL.
+//
+// # Safety
+// `targets` readable for `count` views, each readable; `notify`, if set,
+// callable with `context`.
+clangoffload_status clangoffload_bundler_check_targets(const struct clangoffload_bytes *targets,
+                                                       size_t count,
+                                                       bool unbundle,
+                                                       clangoffload_notify_fn notify,
+                                                       void *context,
+                                                       struct clangoffload_error *err);
+
+// How many outputs a job has (0 for a listing, or for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `job` may be NULL.
+//
+// # Safety
+// `job` must be NULL or a live job.
+size_t clangoffload_job_output_count(const struct clangoffload_job *job);
+
+// How many pieces output `output` has (0 past the end, or for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `job` may be NULL.
+//
+// # Safety
+// `job` must be NULL or a live job.
+size_t clangoffload_job_piece_count(const struct clangoffload_job *job, size_t output);
+
+// Stores piece `index` of output `output` in `*out`.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `Input` views borrow the caller's input; `Made` views borrow
+// the job, until `clangoffload_job_free`.
+//
+// NULL: `job` and `out` must not be NULL.
+//
+// # Safety
+// `job` must be a live job; `out` writable.
+clangoffload_status clangoffload_job_get_piece(const struct clangoffload_job *job,
+                                               size_t output,
+                                               size_t index,
+                                               struct clangoffload_piece *out);
+
+// Stores in `*out` the name the job chose for output `output` (an
+// extraction's file names; empty for other jobs).
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the job, until `clangoffload_job_free`.
+//
+// NULL: `job` and `out` must not be NULL.
+//
+// # Safety
+// `job` must be a live job; `out` writable.
+clangoffload_status clangoffload_job_output_name(const struct clangoffload_job *job,
+                                                 size_t output,
+                                                 struct clangoffload_bytes *out);
+
+// The error to report once the outputs are written (LLVM writes the
+// outputs it found, then fails): `CLANGOFFLOAD_STATUS_OK` if none; else its
+// status, with `*err` (if not NULL) filled. When there is one, write only
+// the outputs that have pieces. `clangoffload_job_failure_message` gives
+// the whole message.
+//
+// Ownership: nothing to free.
+//
+// NULL: `job` must not be NULL; `err` may be.
+//
+// # Safety
+// `job` must be a live job; `err` NULL or writable.
+clangoffload_status clangoffload_job_failure(const struct clangoffload_job *job,
+                                             struct clangoffload_error *err);
+
+// Writes the whole message of the job's failure (see
+// `clangoffload_job_failure`; empty if none) into `buf` as a NUL-terminated
+// string and its length (without the NUL) in `*out_len`; if `cap` is too
+// small, stores the length and returns `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+//
+// Ownership: nothing to free.
+//
+// NULL: `job`, `out_len` must not be NULL;
+// `buf` may be NULL only with `cap` 0.
+//
+// # Safety
+// `job` must be a live job; `buf` writable for `cap` bytes.
+clangoffload_status clangoffload_job_failure_message(const struct clangoffload_job *job,
+                                                     char *buf,
+                                                     size_t cap,
+                                                     size_t *out_len);
+
+// How many IDs a listing job holds (0 for other jobs, or for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `job` may be NULL.
+//
+// # Safety
+// `job` must be NULL or a live job.
+size_t clangoffload_job_listed_count(const struct clangoffload_job *job);
+
+// Stores listed ID `index` in `*id` and the archive member it is in (empty
+// if none) in `*member`.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the input or the job, until
+// `clangoffload_job_free`.
+//
+// NULL: no argument may be NULL.
+//
+// # Safety
+// `job` must be a live job; `member` and `id` writable.
+clangoffload_status clangoffload_job_get_listed(const struct clangoffload_job *job,
+                                                size_t index,
+                                                struct clangoffload_bytes *member,
+                                                struct clangoffload_bytes *id);
+
+// Writes output `output` to the open file descriptor `fd` (from its
+// current position; the descriptor stays open).
+//
+// Ownership: nothing to free; `fd` stays the caller's.
+//
+// NULL: `job` must not be NULL; `err` may be.
+//
+// # Safety
+// `job` must be a live job; `fd` an open descriptor the caller may write.
+clangoffload_status clangoffload_job_write_fd(const struct clangoffload_job *job,
+                                              size_t output,
+                                              int fd);
+
+// Creates (or truncates) the file at `path` (NUL-terminated) and writes
+// output `output` to it.
+//
+// Ownership: nothing to free.
+//
+// NULL: `job`, `path` must not be NULL.
+//
+// # Safety
+// `job` must be a live job; `path` a NUL-terminated string.
+clangoffload_status clangoffload_job_write_path(const struct clangoffload_job *job,
+                                                size_t output,
+                                                const char *path);
+
+// Releases a job. NULL is accepted and ignored.
+//
+// Ownership: takes the job back; it must not be used again.
+//
+// NULL: `job` may be NULL.
+//
+// # Safety
+// `job` must be NULL or a live job not yet freed.
+void clangoffload_job_free(struct clangoffload_job *job);
 
 // Reads the header of the compressed bundle in `len` bytes at `data` into
 // `*out`. Reads nothing past the header.
@@ -2186,7 +2706,7 @@ uint16_t clangoffload_offload_kind_from_name(const uint8_t *name, size_t len);
 // Names of an image kind: the extension LLVM 22 gives extracted images
 // (`style` 0: "o", "bc", ..., "" for unnamed kinds) or what `llvm-objdump
 // --offloading` prints (`style` 1, and any other non-zero value: "elf", "llvm
-// ir", ..., "<none>").
+// ir", ..., `"<none>"`).
 //
 // Ownership: returns static storage; never free it.
 //

@@ -3,6 +3,8 @@
 use core::ffi::c_char;
 use core::fmt::Write;
 
+#[cfg(feature = "alloc")]
+use clangoffload::bundler::BundlerError;
 use clangoffload::id::IdError;
 use clangoffload::{Error, ErrorKind};
 
@@ -31,6 +33,8 @@ pub enum clangoffload_status {
     OutOfMemory = 7,
     /// An iteration has no more items (not an error).
     End = 8,
+    /// A file could not be created, read or written.
+    IoError = 9,
     /// The input is not a bundle (no magic).
     NotABundle = 10,
     /// The input ends inside a header field.
@@ -153,6 +157,42 @@ pub enum clangoffload_status {
     NulInString = 110,
     /// The container does not record its size (a version 1 compressed bundle).
     UnknownExtent = 111,
+    /// The bundler's file type (`-type`) names no type.
+    InvalidFileType = 120,
+    /// A bundler target is not `<offload kind>-<target triple>`.
+    TargetFormat = 121,
+    /// A bundler target is given twice.
+    DuplicateTargets = 122,
+    /// A bundler target has an unknown offload kind or target triple.
+    InvalidTarget = 123,
+    /// Two bundler targets name one processor with conflicting target features.
+    ConflictingTargets = 124,
+    /// Not exactly one host target where the bundler needs one.
+    HostTargetCount = 125,
+    // 126 is not assigned: the bundler's alignment of 0 is `ZeroAlignment` (18).
+    /// Bundling into an archive (archives are only unbundled).
+    ArchiveBundling = 127,
+    /// A Mach-O host object (the bundler reads ELF host objects only).
+    MachOObject = 128,
+    /// An OffloadBinary where the bundler needs a bundle.
+    OffloadBinaryNotBundle = 129,
+    /// A bundle entry ID that is not `<offload kind>-<target triple>` as the bundler reads it.
+    InvalidBundleId = 130,
+    /// No bundle entry for some of the targets.
+    MissingBundles = 131,
+    /// Bundle entries for the device targets but none for the host target.
+    MissingHostBundle = 132,
+    /// The input holds no bundle of any flavour.
+    NotAContainer = 133,
+    /// Two entries of an archive member have conflicting target IDs.
+    ConflictingTargetIds = 134,
+    /// No archive member holds code for a target.
+    NoCompatibleCodeObject = 135,
+    /// A compressed bundle decompresses to something other than a binary bundle.
+    NotBinaryBundle = 136,
+    /// Extracting every entry would write more than the bundle holds
+    /// (overlapping payloads).
+    ExtractionTooLarge = 137,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -173,182 +213,147 @@ pub enum clangoffload_status {
     Panic = 255,
 }
 
-impl clangoffload_status {
-    fn message(self) -> &'static str {
-        use clangoffload_status as S;
-        match self {
-            S::Ok => "success\0",
-            S::NullArgument => "a required pointer argument is NULL\0",
-            S::InvalidArgument => "invalid argument\0",
-            S::InvalidUtf8 => "string argument is not UTF-8\0",
-            S::BufferTooSmall => "output buffer too small\0",
-            S::IndexOutOfRange => "index out of range\0",
-            S::NotFound => "not found\0",
-            S::OutOfMemory => "out of memory\0",
-            S::End => "no more items\0",
-            S::NotABundle => "not a bundle: missing magic\0",
-            S::Truncated => "truncated header\0",
-            S::CountTooLarge => "entry count cannot fit in the input\0",
-            S::IdOutOfBounds => "entry ID runs past the end of the input\0",
-            S::EmptyId => "empty entry ID\0",
-            S::ZeroOffset => "entry payload offset is 0\0",
-            S::PayloadOverflow => "entry payload offset + size overflows\0",
-            S::PayloadOutOfBounds => "entry payload ends past the end of the input\0",
-            S::ZeroAlignment => "bundle alignment must be at least 1\0",
-            S::LayoutOverflow => "bundle layout overflows 64 bits\0",
-            S::UnsupportedVersion => "unsupported compressed bundle version\0",
-            S::UnknownMethod => "unknown compression method\0",
-            S::MethodUnavailable => "compression method not available in this build\0",
-            S::BadTotalSize => "total size smaller than the header\0",
-            S::SizeLimitExceeded => "size exceeds the limit\0",
-            S::SizeMismatch => "stream does not decompress to the declared size\0",
-            S::HashMismatch => "hash of the decompressed bundle does not match\0",
-            S::CorruptStream => "corrupt compressed stream\0",
-            S::NestedCompressedBundle => "compressed bundle inside a compressed bundle\0",
-            S::UnknownContainer => "no known container starts here\0",
-            S::TooLargeForVersion => "too large for the compressed bundle version\0",
-            S::NotElf => "not an ELF file: missing magic\0",
-            S::UnsupportedElf => "unsupported ELF file (big-endian or unknown class)\0",
-            S::SectionTableOutOfBounds => "section header table runs past the end of the file\0",
-            S::BadNameTableIndex => "section name table index names no section\0",
-            S::BadSectionIndex => "section index out of range\0",
-            S::BadSectionName => "section name outside its string table\0",
-            S::SectionOutOfBounds => "section contents run past the end of the file\0",
-            S::SectionInUse => "section to remove is still referenced\0",
-            S::NulInSectionName => "section name contains a NUL byte\0",
-            S::MissingEndMarker => "text bundle entry has no end marker\0",
-            S::EndMarkerWithoutStart => "text bundle end marker closes no entry\0",
-            S::NestedStartMarker => "text bundle start marker inside an open entry\0",
-            S::EndMarkerIdMismatch => "text bundle end marker names another entry\0",
-            S::NewlineInId => "entry ID contains a newline\0",
-            S::MarkerInPayload => "payload contains a text bundle marker line\0",
-            S::NotAnArchive => "not an ar archive\0",
-            S::ThinArchive => "thin archives are not supported\0",
-            S::BadMemberTerminator => "archive member header does not end with `\\n`\0",
-            S::BadDecimal => "archive member header field is not a decimal number\0",
-            S::MemberOutOfBounds => "archive member runs past the end of the archive\0",
-            S::MissingLongNameTable => {
-                "archive member names a long name but there is no // table\0"
+/// Writes, from one table of `Status => "message"` rows,
+/// `clangoffload_status::message` (an exhaustive `match` without wildcard: a
+/// status without a row, or a row without a status, does not compile; a row
+/// twice is an unreachable pattern, denied) and `clangoffload_status::ALL`
+/// (every status, from the same rows). The enum above stays written out
+/// because cbindgen reads the source, not expanded macros.
+macro_rules! status_table {
+    ($($status:ident => $message:literal,)+) => {
+        impl clangoffload_status {
+            /// Every status, in the order of the table.
+            pub(crate) const ALL: &'static [clangoffload_status] =
+                &[$(clangoffload_status::$status,)+];
+
+            /// The status's English message, NUL-terminated.
+            #[deny(unreachable_patterns)]
+            fn message(self) -> &'static str {
+                match self {
+                    $(clangoffload_status::$status => concat!($message, "\0"),)+
+                }
             }
-            S::LongNameOutOfBounds => "archive long name offset outside the // table\0",
-            S::UnterminatedLongName => "archive long name is not terminated\0",
-            S::BsdNameOutOfBounds => "BSD archive member name runs past its data\0",
-            S::SymbolCountTooLarge => "archive symbol count cannot fit in the symbol table\0",
-            S::SymbolNameOutOfBounds => "archive symbol name outside the symbol table\0",
-            S::InvalidMemberName => "archive member name cannot be written\0",
-            S::InvalidSymbolName => "archive symbol name cannot be written\0",
-            S::NotOffloadBinary => "not an OffloadBinary: missing magic\0",
-            S::UnsupportedBinaryVersion => "unsupported OffloadBinary version\0",
-            S::BinarySizeTooSmall => "OffloadBinary size smaller than its header\0",
-            S::BinaryOutOfBounds => "OffloadBinary runs past the end of the input\0",
-            S::EntryTableOutOfBounds => "OffloadBinary entries do not fit inside it\0",
-            S::ImageOutOfBounds => "OffloadBinary image lies outside the binary\0",
-            S::StringTableOutOfBounds => {
-                "OffloadBinary string entries do not fit inside the binary\0"
-            }
-            S::StringOutOfBounds => "OffloadBinary key or value lies outside the binary\0",
-            S::UnterminatedString => "OffloadBinary key or value has no terminating NUL\0",
-            S::NotCompressed => "OffloadBinary is not compressed\0",
-            S::NulInString => "key or value to write contains a NUL byte\0",
-            S::UnknownExtent => "container does not record its size\0",
-            S::EntryIdTooFewComponents => {
-                "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>\0"
-            }
-            S::TargetIdEmptyProcessor => "target ID has no processor\0",
-            S::TargetIdMissingSign => "target feature does not end in '+' or '-'\0",
-            S::TargetIdUnknownFeature => "unknown target feature\0",
-            S::TargetIdDuplicateFeature => "target feature given twice\0",
-            S::TargetIdUnknownProcessor => "unknown processor\0",
-            S::TargetIdUnsupportedFeature => "processor does not support the target feature\0",
-            S::EntryIdUnsupportedTriple => "triple cannot be normalised\0",
-            S::Panic => "internal error (panic) in clangoffload\0",
         }
+    };
+}
+
+status_table! {
+    Ok => "success",
+    NullArgument => "a required pointer argument is NULL",
+    InvalidArgument => "invalid argument",
+    InvalidUtf8 => "string argument is not UTF-8",
+    BufferTooSmall => "output buffer too small",
+    IndexOutOfRange => "index out of range",
+    NotFound => "not found",
+    OutOfMemory => "out of memory",
+    End => "no more items",
+    IoError => "input/output error",
+    NotABundle => "not a bundle: missing magic",
+    Truncated => "truncated header",
+    CountTooLarge => "entry count cannot fit in the input",
+    IdOutOfBounds => "entry ID runs past the end of the input",
+    EmptyId => "empty entry ID",
+    ZeroOffset => "entry payload offset is 0",
+    PayloadOverflow => "entry payload offset + size overflows",
+    PayloadOutOfBounds => "entry payload ends past the end of the input",
+    ZeroAlignment => "bundle alignment must be at least 1",
+    LayoutOverflow => "bundle layout overflows 64 bits",
+    UnsupportedVersion => "unsupported compressed bundle version",
+    UnknownMethod => "unknown compression method",
+    MethodUnavailable => "compression method not available in this build",
+    BadTotalSize => "total size smaller than the header",
+    SizeLimitExceeded => "size exceeds the limit",
+    SizeMismatch => "stream does not decompress to the declared size",
+    HashMismatch => "hash of the decompressed bundle does not match",
+    CorruptStream => "corrupt compressed stream",
+    NestedCompressedBundle => "compressed bundle inside a compressed bundle",
+    UnknownContainer => "no known container starts here",
+    TooLargeForVersion => "too large for the compressed bundle version",
+    NotElf => "not an ELF file: missing magic",
+    UnsupportedElf => "unsupported ELF file (big-endian or unknown class)",
+    SectionTableOutOfBounds => "section header table runs past the end of the file",
+    BadNameTableIndex => "section name table index names no section",
+    BadSectionIndex => "section index out of range",
+    BadSectionName => "section name outside its string table",
+    SectionOutOfBounds => "section contents run past the end of the file",
+    SectionInUse => "section to remove is still referenced",
+    NulInSectionName => "section name contains a NUL byte",
+    MissingEndMarker => "text bundle entry has no end marker",
+    EndMarkerWithoutStart => "text bundle end marker closes no entry",
+    NestedStartMarker => "text bundle start marker inside an open entry",
+    EndMarkerIdMismatch => "text bundle end marker names another entry",
+    NewlineInId => "entry ID contains a newline",
+    MarkerInPayload => "payload contains a text bundle marker line",
+    NotAnArchive => "not an ar archive",
+    ThinArchive => "thin archives are not supported",
+    BadMemberTerminator => "archive member header does not end with `\\n`",
+    BadDecimal => "archive member header field is not a decimal number",
+    MemberOutOfBounds => "archive member runs past the end of the archive",
+    MissingLongNameTable => "archive member names a long name but there is no // table",
+    LongNameOutOfBounds => "archive long name offset outside the // table",
+    UnterminatedLongName => "archive long name is not terminated",
+    BsdNameOutOfBounds => "BSD archive member name runs past its data",
+    SymbolCountTooLarge => "archive symbol count cannot fit in the symbol table",
+    SymbolNameOutOfBounds => "archive symbol name outside the symbol table",
+    InvalidMemberName => "archive member name cannot be written",
+    InvalidSymbolName => "archive symbol name cannot be written",
+    NotOffloadBinary => "not an OffloadBinary: missing magic",
+    UnsupportedBinaryVersion => "unsupported OffloadBinary version",
+    BinarySizeTooSmall => "OffloadBinary size smaller than its header",
+    BinaryOutOfBounds => "OffloadBinary runs past the end of the input",
+    EntryTableOutOfBounds => "OffloadBinary entries do not fit inside it",
+    ImageOutOfBounds => "OffloadBinary image lies outside the binary",
+    StringTableOutOfBounds => "OffloadBinary string entries do not fit inside the binary",
+    StringOutOfBounds => "OffloadBinary key or value lies outside the binary",
+    UnterminatedString => "OffloadBinary key or value has no terminating NUL",
+    NotCompressed => "OffloadBinary is not compressed",
+    NulInString => "key or value to write contains a NUL byte",
+    UnknownExtent => "container does not record its size",
+    InvalidFileType => "invalid file type specified",
+    TargetFormat => "target is not <offload kind>-<target triple>",
+    DuplicateTargets => "duplicate targets are not allowed",
+    InvalidTarget => "unknown offload kind or target triple",
+    ConflictingTargets => "targets with conflicting target features",
+    HostTargetCount => "expecting exactly one host target",
+    ArchiveBundling => "archives are only supported for unbundling",
+    MachOObject => "Mach-O host objects are not supported",
+    OffloadBinaryNotBundle => "an OffloadBinary, not a bundle",
+    InvalidBundleId => "invalid bundle ID read from the bundle",
+    MissingBundles => "no bundle for a target",
+    MissingHostBundle => "no bundle for the host target",
+    NotAContainer => "not an offload bundle",
+    ConflictingTargetIds => "conflicting target IDs in an archive member",
+    NoCompatibleCodeObject => "no compatible code object for a target",
+    NotBinaryBundle => "compressed bundle does not hold a binary bundle",
+    ExtractionTooLarge => "overlapping payloads: extracting every entry would write more than the bundle",
+    EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
+    TargetIdEmptyProcessor => "target ID has no processor",
+    TargetIdMissingSign => "target feature does not end in '+' or '-'",
+    TargetIdUnknownFeature => "unknown target feature",
+    TargetIdDuplicateFeature => "target feature given twice",
+    TargetIdUnknownProcessor => "unknown processor",
+    TargetIdUnsupportedFeature => "processor does not support the target feature",
+    EntryIdUnsupportedTriple => "triple cannot be normalised",
+    Panic => "internal error (panic) in clangoffload",
+}
+
+impl clangoffload_status {
+    /// The status's number.
+    pub(crate) const fn code(self) -> u32 {
+        // A fieldless `repr(u32)` enum: the cast is its discriminant, lossless.
+        #[allow(clippy::as_conversions)]
+        let code = self as u32;
+        code
     }
 
     fn from_u32(n: u32) -> Option<Self> {
-        use clangoffload_status as S;
-        const ALL: &[clangoffload_status] = &[
-            S::Ok,
-            S::NullArgument,
-            S::InvalidArgument,
-            S::InvalidUtf8,
-            S::BufferTooSmall,
-            S::IndexOutOfRange,
-            S::NotFound,
-            S::OutOfMemory,
-            S::End,
-            S::NotABundle,
-            S::Truncated,
-            S::CountTooLarge,
-            S::IdOutOfBounds,
-            S::EmptyId,
-            S::ZeroOffset,
-            S::PayloadOverflow,
-            S::PayloadOutOfBounds,
-            S::ZeroAlignment,
-            S::LayoutOverflow,
-            S::UnsupportedVersion,
-            S::UnknownMethod,
-            S::MethodUnavailable,
-            S::BadTotalSize,
-            S::SizeLimitExceeded,
-            S::SizeMismatch,
-            S::HashMismatch,
-            S::CorruptStream,
-            S::NestedCompressedBundle,
-            S::UnknownContainer,
-            S::TooLargeForVersion,
-            S::NotElf,
-            S::UnsupportedElf,
-            S::SectionTableOutOfBounds,
-            S::BadNameTableIndex,
-            S::BadSectionIndex,
-            S::BadSectionName,
-            S::SectionOutOfBounds,
-            S::SectionInUse,
-            S::NulInSectionName,
-            S::MissingEndMarker,
-            S::EndMarkerWithoutStart,
-            S::NestedStartMarker,
-            S::EndMarkerIdMismatch,
-            S::NewlineInId,
-            S::MarkerInPayload,
-            S::NotAnArchive,
-            S::ThinArchive,
-            S::BadMemberTerminator,
-            S::BadDecimal,
-            S::MemberOutOfBounds,
-            S::MissingLongNameTable,
-            S::LongNameOutOfBounds,
-            S::UnterminatedLongName,
-            S::BsdNameOutOfBounds,
-            S::SymbolCountTooLarge,
-            S::SymbolNameOutOfBounds,
-            S::InvalidMemberName,
-            S::InvalidSymbolName,
-            S::EntryIdTooFewComponents,
-            S::TargetIdEmptyProcessor,
-            S::TargetIdMissingSign,
-            S::TargetIdUnknownFeature,
-            S::TargetIdDuplicateFeature,
-            S::TargetIdUnknownProcessor,
-            S::TargetIdUnsupportedFeature,
-            S::EntryIdUnsupportedTriple,
-            S::Panic,
-            S::NotOffloadBinary,
-            S::UnsupportedBinaryVersion,
-            S::BinarySizeTooSmall,
-            S::BinaryOutOfBounds,
-            S::EntryTableOutOfBounds,
-            S::ImageOutOfBounds,
-            S::StringTableOutOfBounds,
-            S::StringOutOfBounds,
-            S::UnterminatedString,
-            S::NotCompressed,
-            S::NulInString,
-            S::UnknownExtent,
-        ];
-        ALL.iter().copied().find(|s| *s as u32 == n)
+        Self::ALL.iter().copied().find(|s| s.code() == n)
+    }
+}
+
+impl From<clangoffload_status> for u32 {
+    fn from(status: clangoffload_status) -> u32 {
+        status.code()
     }
 }
 
@@ -420,7 +425,6 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::UnterminatedString { .. } => S::UnterminatedString,
             ErrorKind::NotCompressed => S::NotCompressed,
             ErrorKind::NulInString => S::NulInString,
-            _ => S::InvalidArgument,
         }
     }
 }
@@ -437,7 +441,6 @@ impl From<IdError> for clangoffload_status {
             IdError::UnknownProcessor => S::TargetIdUnknownProcessor,
             IdError::UnsupportedFeature => S::TargetIdUnsupportedFeature,
             IdError::UnsupportedShaderModel => S::EntryIdUnsupportedTriple,
-            _ => S::InvalidArgument,
         }
     }
 }
@@ -477,23 +480,34 @@ pub struct clangoffload_error {
 }
 
 impl clangoffload_error {
-    pub(crate) fn from_core(e: &Error) -> Self {
+    /// A record of `status` at `offset` in `entry` (or
+    /// `CLANGOFFLOAD_NO_ENTRY`), with `message` truncated to fit.
+    fn new(
+        status: clangoffload_status,
+        offset: u64,
+        entry: Option<u64>,
+        message: impl core::fmt::Display,
+    ) -> Self {
         let mut err = clangoffload_error {
-            status: clangoffload_status::from(e.kind()) as u32,
-            offset: e.offset(),
-            entry: e.entry().unwrap_or(CLANGOFFLOAD_NO_ENTRY),
+            status: status.code(),
+            offset,
+            entry: entry.unwrap_or(CLANGOFFLOAD_NO_ENTRY),
             message: [0; 256],
         };
         // Truncation of an over-long message is fine: the last byte stays NUL.
-        let mut message = Message {
+        let mut text = Message {
             buf: err
                 .message
                 .split_last_mut()
                 .map_or(&mut [][..], |(_, text)| text),
             len: 0,
         };
-        let _ = write!(message, "{e}");
+        let _ = write!(text, "{message}");
         err
+    }
+
+    pub(crate) fn from_core(e: &Error) -> Self {
+        Self::new(e.kind().into(), e.offset(), e.entry(), e)
     }
 }
 
@@ -524,4 +538,392 @@ pub(crate) unsafe fn report(e: &Error, out: *mut clangoffload_error) -> clangoff
         *slot = clangoffload_error::from_core(e);
     }
     clangoffload_status::from(e.kind())
+}
+
+/// The status of a bundler job's failure: that of the core error behind it
+/// where there is one, else the bundler's own. Every variant is named, so a
+/// new one does not compile until it has a status.
+#[cfg(feature = "alloc")]
+pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
+    use clangoffload::bundler::CompressedProblem as P;
+    use clangoffload_status as S;
+    use BundlerError as E;
+    match e {
+        E::InvalidFileType(_) => S::InvalidFileType,
+        E::TargetFormat => S::TargetFormat,
+        E::DuplicateTargets => S::DuplicateTargets,
+        E::InvalidTarget { .. } => S::InvalidTarget,
+        E::Id(e) => S::from(*e),
+        E::ConflictingTargets(..) => S::ConflictingTargets,
+        E::HostTargetCount(_) => S::HostTargetCount,
+        E::ZeroAlignment => S::ZeroAlignment,
+        E::ArchiveBundling => S::ArchiveBundling,
+        E::MachOObject => S::MachOObject,
+        E::MalformedObject(e)
+        | E::MalformedTextBundle(e)
+        | E::MalformedBundle { error: e, .. }
+        | E::Unreadable { error: e, .. }
+        | E::Input(e)
+        | E::Writer(e) => S::from(e.kind()),
+        E::Compressed { problem, .. } => match problem {
+            P::Decode(e) | P::Budget { error: e, .. } => S::from(e.kind()),
+            P::HashMismatch { .. } => S::HashMismatch,
+            P::NotBinaryBundle => S::NotBinaryBundle,
+        },
+        E::OffloadBinaryNotBundle { .. } => S::OffloadBinaryNotBundle,
+        E::InvalidBundleId => S::InvalidBundleId,
+        E::MissingBundles(_) => S::MissingBundles,
+        E::MissingHostBundle => S::MissingHostBundle,
+        E::NotAnArchive => S::NotAnArchive,
+        E::NotAContainer => S::NotAContainer,
+        E::OverlappingPayloads { .. } => S::ExtractionTooLarge,
+        E::Member { error, .. } => status_of(error),
+        E::ConflictingTargetIds { .. } => S::ConflictingTargetIds,
+        E::NoCompatibleCodeObject { .. } => S::NoCompatibleCodeObject,
+    }
+}
+
+/// Stores a bundler job's failure into the caller's optional error record:
+/// its status ([`status_of`]), the offset and entry of the core error behind
+/// it (0 and `CLANGOFFLOAD_NO_ENTRY` if none), and the message the tool
+/// prints for an input named `input_name` (truncated to fit).
+///
+/// # Safety
+/// `out` must be NULL or point to a writable `clangoffload_error`.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn report_bundler(
+    e: &BundlerError,
+    input_name: &str,
+    out: *mut clangoffload_error,
+) -> clangoffload_status {
+    let status = status_of(e);
+    // SAFETY: forwarded to the caller; NULL means "not wanted".
+    if let Ok(slot) = unsafe { out_arg(out) } {
+        let behind = e.core_error();
+        *slot = clangoffload_error::new(
+            status,
+            behind.map_or(0, Error::offset),
+            behind.and_then(Error::entry),
+            e.message(input_name),
+        );
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn message_of(n: u32) -> &'static str {
+        // SAFETY: static NUL-terminated storage.
+        unsafe { CStr::from_ptr(clangoffload_status_message(n)) }
+            .to_str()
+            .expect("UTF-8 message")
+    }
+
+    #[test]
+    fn every_number_decodes_to_its_own_status_or_none() {
+        for n in 0..=1024 {
+            if let Some(s) = clangoffload_status::from_u32(n) {
+                assert_eq!(s.code(), n);
+                assert_eq!(u32::from(s), n);
+            }
+        }
+        for s in clangoffload_status::ALL {
+            assert_eq!(clangoffload_status::from_u32(s.code()), Some(*s));
+        }
+        assert_eq!(
+            clangoffload_status::from_u32(126),
+            None,
+            "126 is not assigned"
+        );
+        assert_eq!(clangoffload_status::from_u32(u32::MAX), None);
+    }
+
+    #[test]
+    fn every_status_has_one_message() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in clangoffload_status::ALL {
+            assert!(seen.insert(s.code()), "{s:?} twice in the table");
+            let m = s.message();
+            assert_eq!(
+                m.find('\0'),
+                Some(m.len() - 1),
+                "{s:?}: one NUL, at the end"
+            );
+            assert!(m.len() > 1, "{s:?}: empty message");
+            assert_eq!(message_of(s.code()), &m[..m.len() - 1]);
+        }
+        assert_eq!(message_of(126), "unknown status");
+    }
+
+    /// The header (checked to be what cbindgen makes of the enum) lists
+    /// exactly the statuses of the table, with the same numbers.
+    #[test]
+    fn the_header_lists_the_statuses_of_the_table() {
+        let header = include_str!("../../include/clangoffload.h");
+        let mut in_header = Vec::new();
+        for line in header.lines() {
+            let Some(rest) = line.trim().strip_prefix("CLANGOFFLOAD_STATUS_") else {
+                continue;
+            };
+            let Some((name, value)) = rest.split_once(" = ") else {
+                continue;
+            };
+            let value: u32 = value.trim_end_matches(',').parse().expect("a number");
+            in_header.push((name.to_owned(), value));
+        }
+        let mut in_table: Vec<_> = clangoffload_status::ALL
+            .iter()
+            .map(|s| (screaming_snake(&format!("{s:?}")), s.code()))
+            .collect();
+        in_header.sort();
+        in_table.sort();
+        assert_eq!(in_header, in_table);
+    }
+
+    fn screaming_snake(name: &str) -> String {
+        let mut out = String::new();
+        for (i, c) in name.char_indices() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_uppercase());
+        }
+        out
+    }
+
+    #[test]
+    fn id_errors_have_their_own_statuses() {
+        assert_eq!(
+            clangoffload_status::from(IdError::EmptyProcessor),
+            clangoffload_status::TargetIdEmptyProcessor
+        );
+        assert_eq!(
+            clangoffload_status::from(IdError::TooFewComponents { found: 2 }),
+            clangoffload_status::EntryIdTooFewComponents
+        );
+    }
+
+    /// A bundle whose only entry has payload offset 0: an error in entry 0.
+    fn zero_offset_error() -> Error {
+        let mut bytes = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+        for field in [1u64, 0, 4, 1] {
+            bytes.extend_from_slice(&field.to_le_bytes());
+        }
+        bytes.extend_from_slice(b"a");
+        let e = clangoffload::Bundle::parse(&bytes).expect_err("offset 0");
+        assert_eq!(e.kind(), ErrorKind::ZeroOffset);
+        assert_eq!(e.entry(), Some(0));
+        e
+    }
+
+    #[test]
+    fn core_errors_are_reported_with_their_place() {
+        let e = zero_offset_error();
+        let mut out = core::mem::MaybeUninit::<clangoffload_error>::uninit();
+        // SAFETY: a writable record.
+        let status = unsafe { report(&e, out.as_mut_ptr()) };
+        assert_eq!(status, clangoffload_status::ZeroOffset);
+        // SAFETY: written by report.
+        let out = unsafe { out.assume_init() };
+        assert_eq!(out.status, status.code());
+        assert_eq!((out.offset, out.entry), (e.offset(), 0));
+        // SAFETY: NUL-terminated (the last byte stays 0).
+        let text = unsafe { CStr::from_ptr(out.message.as_ptr()) };
+        assert_eq!(text.to_str().unwrap(), e.to_string());
+    }
+
+    #[cfg(feature = "alloc")]
+    mod bundler {
+        use super::*;
+        use clangoffload::bundler::{CompressedProblem, Place};
+        use clangoffload_status as S;
+        use BundlerError as E;
+
+        #[test]
+        fn every_bundler_error_has_a_precise_status() {
+            let core = zero_offset_error();
+            let cases = [
+                (E::InvalidFileType("z".into()), S::InvalidFileType),
+                (E::TargetFormat, S::TargetFormat),
+                (E::DuplicateTargets, S::DuplicateTargets),
+                (
+                    E::InvalidTarget {
+                        target: "x".into(),
+                        unknown_kind: Some("x".into()),
+                        unknown_triple: None,
+                    },
+                    S::InvalidTarget,
+                ),
+                (
+                    E::Id(IdError::UnknownProcessor),
+                    S::TargetIdUnknownProcessor,
+                ),
+                (
+                    E::ConflictingTargets("a".into(), "b".into()),
+                    S::ConflictingTargets,
+                ),
+                (E::HostTargetCount(2), S::HostTargetCount),
+                (E::ZeroAlignment, S::ZeroAlignment),
+                (E::ArchiveBundling, S::ArchiveBundling),
+                (E::MachOObject, S::MachOObject),
+                (E::MalformedObject(core), S::ZeroOffset),
+                (E::MalformedTextBundle(core), S::ZeroOffset),
+                (
+                    E::MalformedBundle {
+                        error: core,
+                        place: Place::At(8),
+                    },
+                    S::ZeroOffset,
+                ),
+                (
+                    E::Unreadable {
+                        offset: 0,
+                        what: None,
+                        error: core,
+                    },
+                    S::ZeroOffset,
+                ),
+                (
+                    E::Compressed {
+                        offset: 0,
+                        problem: CompressedProblem::Decode(core),
+                    },
+                    S::ZeroOffset,
+                ),
+                (
+                    E::Compressed {
+                        offset: 0,
+                        problem: CompressedProblem::Budget {
+                            error: core,
+                            used: 1,
+                            limit: 2,
+                        },
+                    },
+                    S::ZeroOffset,
+                ),
+                (
+                    E::Compressed {
+                        offset: 0,
+                        problem: CompressedProblem::HashMismatch {
+                            stored: 1,
+                            computed: 2,
+                        },
+                    },
+                    S::HashMismatch,
+                ),
+                (
+                    E::Compressed {
+                        offset: 0,
+                        problem: CompressedProblem::NotBinaryBundle,
+                    },
+                    S::NotBinaryBundle,
+                ),
+                (
+                    E::OffloadBinaryNotBundle { offset: 16 },
+                    S::OffloadBinaryNotBundle,
+                ),
+                (E::InvalidBundleId, S::InvalidBundleId),
+                (E::MissingBundles(vec!["t".into()]), S::MissingBundles),
+                (E::MissingHostBundle, S::MissingHostBundle),
+                (E::NotAnArchive, S::NotAnArchive),
+                (E::NotAContainer, S::NotAContainer),
+                (
+                    E::Member {
+                        name: b"m.o".to_vec(),
+                        error: Box::new(E::MachOObject),
+                    },
+                    S::MachOObject,
+                ),
+                (
+                    E::Member {
+                        name: b"m.o".to_vec(),
+                        error: Box::new(E::Input(core)),
+                    },
+                    S::ZeroOffset,
+                ),
+                (
+                    E::ConflictingTargetIds {
+                        member: b"m.o".to_vec(),
+                        ids: ("a".into(), "b".into()),
+                    },
+                    S::ConflictingTargetIds,
+                ),
+                (
+                    E::NoCompatibleCodeObject { target: "t".into() },
+                    S::NoCompatibleCodeObject,
+                ),
+                (E::Input(core), S::ZeroOffset),
+                (E::Writer(core), S::ZeroOffset),
+            ];
+            for (e, status) in cases {
+                assert_eq!(status_of(&e), status, "{e:?}");
+            }
+        }
+
+        fn reported(e: &BundlerError, input: &str) -> (clangoffload_status, clangoffload_error) {
+            let mut out = core::mem::MaybeUninit::<clangoffload_error>::uninit();
+            // SAFETY: a writable record.
+            let status = unsafe { report_bundler(e, input, out.as_mut_ptr()) };
+            // SAFETY: written by report_bundler.
+            (status, unsafe { out.assume_init() })
+        }
+
+        fn text(out: &clangoffload_error) -> &str {
+            // SAFETY: NUL-terminated (the last byte stays 0).
+            unsafe { CStr::from_ptr(out.message.as_ptr()) }
+                .to_str()
+                .unwrap()
+        }
+
+        #[test]
+        fn a_bundler_error_is_reported_with_the_core_errors_place() {
+            let core = zero_offset_error();
+            let e = E::Member {
+                name: b"m.o".to_vec(),
+                error: Box::new(E::MalformedObject(core)),
+            };
+            let (status, out) = reported(&e, "lib.a");
+            assert_eq!(status, S::ZeroOffset);
+            assert_eq!(out.status, S::ZeroOffset.code());
+            assert_eq!((out.offset, out.entry), (core.offset(), 0));
+            assert_eq!(text(&out), e.message("lib.a").to_string());
+            assert!(text(&out).starts_with("'lib.a': member 'm.o': malformed object: "));
+        }
+
+        #[test]
+        fn a_bundler_error_without_a_core_error_has_no_place() {
+            let e = E::OffloadBinaryNotBundle { offset: 16 };
+            let (status, out) = reported(&e, "f.o");
+            assert_eq!(status, S::OffloadBinaryNotBundle);
+            assert_eq!((out.offset, out.entry), (0, CLANGOFFLOAD_NO_ENTRY));
+            assert_eq!(
+                text(&out),
+                "'f.o': an OffloadBinary at offset 0x10, not a bundle; see clangoffload packager"
+            );
+        }
+
+        #[test]
+        fn a_long_bundler_message_is_truncated_and_terminated() {
+            let targets = (0..100)
+                .map(|i| format!("hip-amdgcn-amd-amdhsa--gfx{i}"))
+                .collect();
+            let e = E::MissingBundles(targets);
+            let (status, out) = reported(&e, "f.o");
+            assert_eq!(status, S::MissingBundles);
+            let full = e.message("f.o").to_string();
+            assert_eq!(out.message.last(), Some(&0));
+            assert_eq!(text(&out), &full[..out.message.len() - 1]);
+        }
+
+        #[test]
+        fn no_record_is_written_through_null() {
+            // SAFETY: NULL means "not wanted".
+            let status =
+                unsafe { report_bundler(&E::MissingHostBundle, "f.o", core::ptr::null_mut()) };
+            assert_eq!(status, S::MissingHostBundle);
+        }
+    }
 }
