@@ -24,6 +24,14 @@
 //! with `compare-llvm-compressed.sh`'s (the hash must be the same: the
 //! uncompressed bundle is byte-identical to LLVM's).
 
+// Benchmark code: a panic is a failed run, and the sizes are known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -12,6 +12,14 @@
 //!
 //! The payload is filled with pseudo-random bytes so it is real memory.
 
+// Benchmark code: a panic is a failed run, and the sizes are known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -9,6 +9,14 @@
 //! * `parse_list/entries/*`: 1, 100 and 10 000 entries, to show the cost is
 //!   linear in the number of entries.
 
+// Benchmark code: a panic is a failed run, and the sizes are known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -37,6 +37,14 @@
 //! time. The CLI and C library build `memchr` without `std` and so search
 //! with SSE2 only: see "Scanning" in the README.
 
+// Benchmark code: a panic is a failed run, and the sizes are known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

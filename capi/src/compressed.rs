@@ -9,7 +9,7 @@ use clangoffload::compressed::{compress, CompressOptions};
 use clangoffload::CompressionMethod;
 use clangoffload::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
 
-use crate::ffi::{clangoffload_bytes, out_arg, slice_arg};
+use crate::ffi::{clangoffload_bytes, len_u64, out_arg, slice_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// Compression method 0: zlib.
@@ -403,15 +403,15 @@ pub unsafe extern "C" fn clangoffload_containers_next(
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: the caller promises writable records.
         let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
-        if *cursor > len as u64 {
+        if *cursor > len_u64(len) {
             return Err(clangoffload_status::InvalidArgument);
         }
         let Some(found) = Containers::at(data, *cursor).next() else {
-            *cursor = len as u64;
+            *cursor = len_u64(len);
             return Err(clangoffload_status::End);
         };
         let (offset, container) = found.map_err(|e| {
-            *cursor = len as u64;
+            *cursor = len_u64(len);
             // SAFETY: `err` is NULL or writable, as the caller promises.
             unsafe { report(&e, err) }
         })?;
@@ -425,7 +425,7 @@ pub unsafe extern "C" fn clangoffload_containers_next(
             offset,
             data: clangoffload_bytes::of(container.data()),
         };
-        *cursor = offset.saturating_add(container.data().len() as u64);
+        *cursor = offset.saturating_add(len_u64(container.data().len()));
         Ok(())
     })
 }

@@ -48,6 +48,12 @@ pub struct clangoffload_bytes {
     pub len: usize,
 }
 
+/// A length as a 64-bit offset (lossless: `usize` is at most 64 bits on every
+/// target the library supports; saturates otherwise).
+pub(crate) fn len_u64(len: usize) -> u64 {
+    u64::try_from(len).unwrap_or(u64::MAX)
+}
+
 impl clangoffload_bytes {
     pub(crate) fn of(bytes: &[u8]) -> Self {
         clangoffload_bytes {

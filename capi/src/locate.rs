@@ -15,7 +15,7 @@ use clangoffload::scan::{scan, Found};
 use crate::compressed::clangoffload_container_kind;
 #[cfg(feature = "alloc")]
 use crate::ffi::fill_array;
-use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, write_display};
+use crate::ffi::{clangoffload_bytes, len_u64, out_arg, slice_arg, write_display};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
 /// What an offload section of an ELF file holds.
@@ -344,13 +344,13 @@ pub unsafe extern "C" fn clangoffload_scan_next(
                 Found::Container(offset, container) => {
                     let offset = base.saturating_add(offset);
                     let skip = match container {
-                        Container::Compressed(c) => c.data().len() as u64,
+                        Container::Compressed(c) => len_u64(c.data().len()),
                         _ => 1,
                     };
                     *cursor = offset.saturating_add(skip);
                     clangoffload_scan_hit {
                         kind: kind_of(&container),
-                        status: clangoffload_status::Ok as u32,
+                        status: clangoffload_status::Ok.code(),
                         offset,
                         data: clangoffload_bytes::of(container.data()),
                     }
@@ -364,7 +364,7 @@ pub unsafe extern "C" fn clangoffload_scan_next(
                         .unwrap_or_default();
                     clangoffload_scan_hit {
                         kind: kind_by_magic(magic),
-                        status: clangoffload_status::from(error.kind()) as u32,
+                        status: clangoffload_status::from(error.kind()).code(),
                         offset,
                         data: clangoffload_bytes::of(&[]),
                     }
@@ -374,7 +374,7 @@ pub unsafe extern "C" fn clangoffload_scan_next(
             *out = hit;
             return Ok(());
         }
-        *cursor = data.len() as u64;
+        *cursor = len_u64(data.len());
         Err(clangoffload_status::End)
     })
 }
@@ -441,7 +441,7 @@ pub unsafe extern "C" fn clangoffload_container_extent(
             match found {
                 Extent::Known(size) => {
                     *extent = size;
-                    return if size > max as u64 {
+                    return if size > len_u64(max) {
                         Err(clangoffload_status::Truncated)
                     } else {
                         Ok(())
@@ -521,7 +521,7 @@ mod tests {
             clangoffload_container_extent(bundle.as_ptr(), bundle.len(), &mut extent, null)
         };
         assert_eq!(status, clangoffload_status::Ok);
-        assert_eq!(extent, bundle.len() as u64);
+        assert_eq!(extent, len_u64(bundle.len()));
         // A bound below the extent: refused, with the extent still told.
         // SAFETY: as above, with a smaller bound.
         let status =
@@ -586,7 +586,7 @@ mod tests {
             assert_eq!(status, clangoffload_status::Ok);
             found.push((hit.offset, hit.kind, hit.status, hit.data.len));
         }
-        let ok = clangoffload_status::Ok as u32;
+        let ok = clangoffload_status::Ok.code();
         assert_eq!(
             found,
             [
@@ -597,13 +597,13 @@ mod tests {
                     binary.len()
                 ),
                 (
-                    10_000 + binary.len() as u64,
+                    10_000 + len_u64(binary.len()),
                     clangoffload_container_kind::Compressed,
-                    clangoffload_status::UnsupportedVersion as u32,
+                    clangoffload_status::UnsupportedVersion.code(),
                     0
                 ),
                 (
-                    10_009 + binary.len() as u64,
+                    10_009 + len_u64(binary.len()),
                     clangoffload_container_kind::Bundle,
                     ok,
                     bundle.len()

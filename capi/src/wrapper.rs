@@ -468,7 +468,7 @@ mod tests {
                     r.ImageEnd.cast::<u8>().cast_const(),
                 );
                 assert!(range.start <= s && s <= e && e <= range.end);
-                unsafe { std::slice::from_raw_parts(s, e.offset_from(s) as usize) }
+                unsafe { std::slice::from_raw_parts(s, usize::try_from(e.offset_from(s)).unwrap()) }
             })
             .collect();
         assert_eq!(texts, [&b"first image"[..], b"second", b"third!"]);

@@ -37,6 +37,14 @@
 //! `CLANGOFFLOAD_VERSION_MAJOR/MINOR/PATCH` are left out of the constants:
 //! they are the `version` line.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 #[path = "../abi/header_model.rs"]
 mod header_model;
 

@@ -1,6 +1,14 @@
 //! The allocator-free bundle functions against the handle-based ones: same
 //! entries, same choices, same errors at the same place.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::ptr::{null, null_mut};
 
 use clangoffload_capi::*;

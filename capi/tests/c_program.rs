@@ -2,6 +2,14 @@
 //! plain and under AddressSanitizer + UndefinedBehaviorSanitizer, and runs it
 //! on the LLVM 22 fixtures. Also checks that the header compiles as C++17.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::process::Command;

@@ -13,6 +13,14 @@
 //!
 //! Skipped, with a notice, when there is no C++ compiler.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::os::unix::process::ExitStatusExt;

@@ -3,6 +3,14 @@
 //! Without an allocator the library must not even name malloc; with one it
 //! allocates only through the program's two hooks.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::collections::BTreeSet;

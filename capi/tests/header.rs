@@ -25,6 +25,14 @@
 //! Thread safety is stated once, in the preamble (its `Thread safety:`
 //! paragraph, checked here too), and per function only where one deviates.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 #[path = "../abi/header_model.rs"]
 mod header_model;
 

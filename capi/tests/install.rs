@@ -9,6 +9,14 @@
 //! Needs make, pkg-config and cmake (`.ci/run` installs them); prints a
 //! notice and passes when one is missing.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::collections::BTreeSet;

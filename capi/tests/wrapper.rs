@@ -3,6 +3,14 @@
 //! layout, and `clangoffload_device_images_fill` finds the images of LLVM 22's
 //! files in place.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use clangoffload::compressed::CompressionMethod;

@@ -3,6 +3,14 @@
 //! back byte for byte, the device-archive member names, and one test per
 //! class of malformed input.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::path::PathBuf;
 
 use clangoffload::archive::{

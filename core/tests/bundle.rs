@@ -1,5 +1,13 @@
 //! One test per malformed-input class, plus the layout rules of the writer.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use clangoffload::bundle::{write_bundle, BundleDiagnostic, BundleLayout, BUNDLE_MAGIC};
 use clangoffload::{Bundle, ErrorKind, Field};
 

@@ -2,6 +2,14 @@
 //! both methods and both zstd decoders, one test per malformed class, the
 //! bomb, and the walker over containers laid back to back.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use clangoffload::bundle::write_bundle;
 use clangoffload::compressed::{
     compress, truncated_md5, CompressOptions, StreamFault, ZstdDecoder, COMPRESSED_MAGIC,

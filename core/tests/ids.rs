@@ -1,6 +1,14 @@
 //! Entry IDs, target IDs, compatibility and selection, against what LLVM 22
 //! does (verified with its tools; see README).
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use clangoffload::bundle::write_bundle;
 use clangoffload::id::{
     first_compatible, normalize_entry_id, select_for_device, BundleEntryId, DeviceMatch,

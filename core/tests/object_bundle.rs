@@ -1,6 +1,14 @@
 //! Object-flavour bundles and the ELF reader, against objects that clang 22
 //! compiled and clang-offload-bundler 22 bundled (tests/fixtures/object).
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::path::PathBuf;
 
 use clangoffload::elf::{Class, ElfFile, NewSection, SHF_EXCLUDE, SHT_PROGBITS};

@@ -1,6 +1,14 @@
 //! OffloadBinaries, the ELF locator and scan, against what LLVM 22 made
 //! (tests/fixtures/offload), and one test per malformed class.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 

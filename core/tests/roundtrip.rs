@@ -1,5 +1,13 @@
 //! Property tests: whatever we write, we read back unchanged.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use clangoffload::bundle::{write_bundle, BundleLayout};
 use clangoffload::Bundle;
 use proptest::prelude::*;

@@ -2,6 +2,14 @@
 //! does with odd but readable files, one test per malformed class, and a
 //! property-based round trip.
 
+// Test code: a panic is a failed test, and the sizes are small and known.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 use std::path::PathBuf;
 
 use clangoffload::text_bundle::{check_entry, write_text_bundle, Comment, Marker, TEXT_FILE_TYPES};
