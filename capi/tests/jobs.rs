@@ -159,3 +159,123 @@ fn a_missing_target_fails_after_the_found_outputs_are_written() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&program);
 }
+
+/// The job calls give what core's `bundler` gives, for every bundle fixture
+/// and each of its IDs (plus one missing target): same outputs, same
+/// failure, same listing.
+#[test]
+fn jobs_agree_with_core_on_every_fixture() {
+    use clangoffload::bundler::{self, FileType, UnbundleRequest};
+    use clangoffload_capi as c;
+
+    let mut compared = 0usize;
+    for dir in [
+        "llvm22",
+        "llvm19",
+        "llvm16",
+        "compressed/llvm22",
+        "text",
+        "object",
+    ] {
+        for file in std::fs::read_dir(root().join("tests/fixtures").join(dir)).unwrap() {
+            let path = file.unwrap().path();
+            if !path.is_file() {
+                continue;
+            }
+            let data = std::fs::read(&path).unwrap();
+            let file_type = match path.extension().and_then(|e| e.to_str()) {
+                Some("bundle" | "ccob" | "fatbin") => "o",
+                Some("o") => "o",
+                Some(ext) if FileType::from_name(ext).is_ok() && dir == "text" => ext,
+                _ => continue,
+            };
+            let Ok(listed) = bundler::list(
+                &data,
+                FileType::from_name(file_type).unwrap(),
+                Default::default(),
+                &mut (),
+            ) else {
+                continue;
+            };
+            let mut ids: Vec<String> = listed
+                .iter()
+                .map(|(_, id)| String::from_utf8_lossy(id).into_owned())
+                .collect();
+            ids.push("hip-amdgcn-amd-amdhsa--gfx1100".into());
+            for id in &ids {
+                let targets = [id.as_str()];
+                let request = UnbundleRequest {
+                    file_type: FileType::from_name(file_type).unwrap(),
+                    targets: &targets,
+                    ..UnbundleRequest::default()
+                };
+                let ours = bundler::unbundle(&data, &request, &mut ());
+                let views = [c::clangoffload_bytes {
+                    ptr: id.as_ptr(),
+                    len: id.len(),
+                }];
+                let options = c::clangoffload_bundler_options {
+                    file_type: c::clangoffload_bytes {
+                        ptr: file_type.as_ptr(),
+                        len: file_type.len(),
+                    },
+                    targets: views.as_ptr(),
+                    target_count: 1,
+                    flags: 0,
+                    max_decompressed_size: 0,
+                    input_name: c::clangoffload_bytes {
+                        ptr: std::ptr::null(),
+                        len: 0,
+                    },
+                    notify: None,
+                    context: std::ptr::null_mut(),
+                };
+                let mut job = std::ptr::null_mut();
+                // SAFETY: data, options and views are live for the call and
+                // the job, which is freed below.
+                let status = unsafe {
+                    c::clangoffload_bundler_unbundle(
+                        data.as_ptr(),
+                        data.len(),
+                        &options,
+                        &mut job,
+                        std::ptr::null_mut(),
+                    )
+                };
+                let what = format!("{} -targets={id}", path.display());
+                match ours {
+                    Err(_) => assert_ne!(status, c::clangoffload_status::Ok, "{what}"),
+                    Ok(plan) => {
+                        assert_eq!(status, c::clangoffload_status::Ok, "{what}");
+                        let dir = scratch(&format!("agree-{compared}"));
+                        let out = dir.join("out");
+                        let path_c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
+                        // SAFETY: the job is live; the path NUL-terminated.
+                        let (failure, wrote) = unsafe {
+                            (
+                                c::clangoffload_job_failure(job, std::ptr::null_mut()),
+                                c::clangoffload_job_write_path(job, 0, path_c.as_ptr()),
+                            )
+                        };
+                        assert_eq!(
+                            failure == c::clangoffload_status::Ok,
+                            plan.failure().is_none(),
+                            "{what}"
+                        );
+                        assert_eq!(wrote, c::clangoffload_status::Ok, "{what}");
+                        assert!(
+                            std::fs::read(&out).unwrap() == plan.output_bytes(0).unwrap(),
+                            "{what}: the C job wrote other bytes than core's plan"
+                        );
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
+                }
+                // SAFETY: NULL or a job from above, freed once.
+                unsafe { c::clangoffload_job_free(job) };
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 50, "only {compared} comparisons");
+    println!("{compared} unbundlings compared");
+}
