@@ -11,6 +11,7 @@
 //! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
 //! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
+//! - `inspect` (`alloc`): what any file holds, container by container, as data for a report.
 //! - [`kind`]: what a file is from its first bytes ([`FileKind::detect`]): every magic in one place.
 //! - [`text_bundle`]: text bundles (`-type=i`, `s`, `ll`, ...), entries between comment markers.
 //! - [`elf`]: the ELF sections that carry offload containers.
@@ -343,6 +344,8 @@ pub mod container;
 pub mod elf;
 mod error;
 pub mod id;
+#[cfg(feature = "alloc")]
+pub mod inspect;
 pub mod kind;
 pub mod locate;
 pub mod object_bundle;

@@ -148,6 +148,16 @@ impl WrapperKind {
         }
     }
 
+    /// The magic as text (`HIPF`, `HIPK`, `CUDA`), or `unknown magic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WrapperKind::Hip => "HIPF",
+            WrapperKind::HipKpack => "HIPK",
+            WrapperKind::Cuda => "CUDA",
+            WrapperKind::Unknown(_) => "unknown magic",
+        }
+    }
+
     /// The kind a magic names.
     pub fn from_magic(magic: u32) -> Self {
         match magic {
