@@ -647,8 +647,7 @@ pub unsafe extern "C" fn clangoffload_bundler_extract(
             .rsplit(['/', '\\'])
             .next()
             .filter(|s| !s.is_empty())
-            .unwrap_or("bundle")
-            .to_owned();
+            .map_or_else(|| String::from("bundle"), String::from);
         let plan = bundler::extract(data, stem.as_bytes(), decoding, &mut notifier);
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
