@@ -19,6 +19,8 @@
 //! - [`object_bundle`]: object-flavour bundles, entries as ELF sections of a host object.
 //! - [`scan`]: every container anywhere in a buffer (memory images, unknown files).
 //! - [`offload_binary`]: OffloadBinary images (clang-offload-packager, `.llvm.offloading`).
+//! - [`registration`]: the records an offload wrapper hands to the runtimes, and (`alloc`)
+//!   the C unit that embeds an image and registers it, as llvm-offload-wrapper does.
 //!
 //! # Features
 //!
@@ -350,6 +352,7 @@ pub mod kind;
 pub mod locate;
 pub mod object_bundle;
 pub mod offload_binary;
+pub mod registration;
 pub mod scan;
 pub mod text_bundle;
 

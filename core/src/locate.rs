@@ -14,7 +14,7 @@
 //! [`wrapper_target`] follows either back to the fat binary in the file.
 
 use zerocopy::little_endian::{U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::bundle::BUNDLE_MAGIC;
 use crate::bytes::to_u64;
@@ -87,42 +87,10 @@ pub fn offload_sections<'a, 'data>(
     })
 }
 
-/// Magic of a HIP fat-binary wrapper (`__hip_fatbin_wrapper`): "HIPF".
-pub const HIP_WRAPPER_MAGIC: u32 = 0x4849_5046;
-/// Magic of a ROCm kpack wrapper: "HIPK".
-pub const HIPK_WRAPPER_MAGIC: u32 = 0x4b50_4948;
-/// Magic of a CUDA fat-binary wrapper (`__cuda_fatbin_wrapper`).
-pub const CUDA_WRAPPER_MAGIC: u32 = 0x4662_43b1;
-
-/// A 64-bit fat-binary wrapper record, as clang emits it.
-#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub struct FatbinWrapper64 {
-    /// [`HIP_WRAPPER_MAGIC`], [`HIPK_WRAPPER_MAGIC`] or [`CUDA_WRAPPER_MAGIC`].
-    pub magic: U32,
-    /// 1.
-    pub version: U32,
-    /// Address of the fat binary.
-    pub binary: U64,
-    /// Unused (NULL).
-    pub reserved: U64,
-}
-const _: () = assert!(core::mem::size_of::<FatbinWrapper64>() == 24);
-
-/// A 32-bit fat-binary wrapper record.
-#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub struct FatbinWrapper32 {
-    /// The magic.
-    pub magic: U32,
-    /// 1.
-    pub version: U32,
-    /// Address of the fat binary.
-    pub binary: U32,
-    /// Unused (NULL).
-    pub reserved: U32,
-}
-const _: () = assert!(core::mem::size_of::<FatbinWrapper32>() == 16);
+// The wrapper records' layouts and magics are registration's.
+pub use crate::registration::{
+    FatbinWrapper32, FatbinWrapper64, CUDA_WRAPPER_MAGIC, HIPK_WRAPPER_MAGIC, HIP_WRAPPER_MAGIC,
+};
 
 /// Which runtime a wrapper record is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
