@@ -133,6 +133,11 @@
 // Compress a version 3 binary with zstd.
 #define CLANGOFFLOAD_COMPRESSION_ZSTD 2
 
+// Input bytes on one line of `clangoffload_wrap_hex`'s text: pieces of an
+// image that are multiples of this, formatted one after the other, give the
+// text of the whole image.
+#define CLANGOFFLOAD_WRAP_HEX_BYTES_PER_LINE 16
+
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
@@ -403,6 +408,16 @@ enum clangoffload_status
   // Extracting every entry would write more than the bundle holds
   // (overlapping payloads).
   CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE = 137,
+  // The host triple's object format is not ELF (registration code is
+  // written for ELF hosts only).
+  CLANGOFFLOAD_STATUS_NOT_ELF_HOST = 150,
+  // An offload kind without a runtime registration (only OpenMP, HIP and
+  // CUDA have one).
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_OFFLOAD_KIND = 151,
+  // A compressed OffloadBinary where its image is needed in place.
+  CLANGOFFLOAD_STATUS_COMPRESSED_OFFLOAD_BINARY = 152,
+  // An OffloadBinary without a device image (no entry, or metadata only).
+  CLANGOFFLOAD_STATUS_NO_DEVICE_IMAGE = 153,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -992,6 +1007,19 @@ typedef struct clangoffload_image_input {
   // The image bytes.
   struct clangoffload_bytes image;
 } clangoffload_image_input;
+
+// What `clangoffload_wrap_c_source` wraps, and how the translation unit
+// describes it.
+typedef struct clangoffload_wrap_options {
+  // The runtime to register with, as an offload kind:
+  // `CLANGOFFLOAD_ENTRY_KIND_OPENMP`, `_HIP` or `_CUDA`.
+  uint16_t kind;
+  // The host triple (UTF-8); only ELF hosts are supported.
+  struct clangoffload_bytes triple;
+  // The input's name (UTF-8, may be empty), for the unit's leading
+  // comment.
+  struct clangoffload_bytes input_name;
+} clangoffload_wrap_options;
 
 // One entry of a text bundle; the views borrow the parsed buffer.
 typedef struct clangoffload_text_bundle_entry {
@@ -2724,6 +2752,94 @@ const char *clangoffload_image_kind_name(uint16_t kind, uint32_t style);
 //
 // NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_offload_kind_name(uint16_t kind);
+
+// Checks that the host triple in the `len` bytes at `triple` (UTF-8) names
+// an ELF host, the only hosts whose registration code the library writes:
+// Mach-O (Apple) and COFF (Windows, MinGW, Cygwin, UEFI) hosts, and an empty
+// triple, give `CLANGOFFLOAD_STATUS_NOT_ELF_HOST`, with the object format in
+// `err->message`.
+//
+// Ownership: nothing is allocated and nothing to free. Pure.
+//
+// NULL: `triple` may be NULL only when `len` is 0 (an empty triple); `err`
+// may be NULL (no details).
+//
+// # Safety
+// `triple` is NULL or readable for `len` bytes; `err` is NULL or writable.
+clangoffload_status clangoffload_wrap_check_triple(const char *triple,
+                                                   size_t len,
+                                                   struct clangoffload_error *err);
+
+// Writes the C11 translation unit that embeds the image in the `len` bytes at
+// `data` and registers it with the runtime `options->kind` names, as
+// llvm-offload-wrapper 22's output does, into `*head` and `*tail`: the unit
+// is `head`, then the image as `clangoffload_wrap_hex` formats it, then
+// `tail` (for an empty image, nothing between them).
+//
+// OpenMP: the whole input in `.llvm.offloading`, one `__tgt_device_image`
+// bounding the first device image of the OffloadBinary the input starts with
+// (the whole input if it starts with none), a `__tgt_bin_desc`, and a
+// constructor calling `__tgt_register_lib`. HIP / CUDA: the input in
+// `.hip_fatbin` / `.nv_fatbin`, the fat binary wrapper record, and a
+// constructor registering it and every offload entry of its kind. Compile the
+// unit as C11 for an ELF host and link it into the program.
+//
+// Failures: a host triple that is not ELF (`NOT_ELF_HOST`), a kind other
+// than OpenMP, HIP and CUDA (`UNSUPPORTED_OFFLOAD_KIND`); for OpenMP, an input
+// with the OffloadBinary magic that is no valid OffloadBinary (the
+// OffloadBinary's status), is compressed (`COMPRESSED_OFFLOAD_BINARY`) or has
+// no device image (`NO_DEVICE_IMAGE`).
+//
+// Ownership: on success `*head` and `*tail` are new buffers owned by the
+// caller, each released with `clangoffload_buffer_free`. On failure both are
+// untouched and `*err` (if not NULL) says what.
+//
+// Lifetime: the buffers borrow nothing: they stay valid until
+// `clangoffload_buffer_free`. The inputs are only read during the call.
+//
+// NULL: `options` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; a view's
+// `ptr` may be NULL only when its `len` is 0; `data` may be NULL only when
+// `len` is 0; `head` or `tail` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
+//
+// # Safety
+// `options` is NULL or readable, with readable views; `data` is NULL (only
+// with `len` 0) or readable for `len` bytes; `head`, `tail` and `err` are
+// NULL or writable.
+clangoffload_status clangoffload_wrap_c_source(const struct clangoffload_wrap_options *options,
+                                               const uint8_t *data,
+                                               size_t len,
+                                               struct clangoffload_buffer *head,
+                                               struct clangoffload_buffer *tail,
+                                               struct clangoffload_error *err);
+
+// Formats the `len` bytes at `data` as (part of) the body of a C array
+// initializer, 16 bytes (`CLANGOFFLOAD_WRAP_HEX_BYTES_PER_LINE`) a line
+// (`  0x7f, 0x45, ...,\n`), into the caller's buffer `buf` of `cap` bytes,
+// and stores the text's length in `*out_len`: 6 bytes per input byte and 2
+// per line. The text is not NUL-terminated. Pieces of an image that are
+// multiples of 16 bytes, formatted one after the other, give the text of the
+// whole: a caller streams a large image through one buffer. An empty input
+// gives an empty text.
+//
+// When the text does not fit, nothing is written, `*out_len` gets the length
+// needed and the status is `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` (call with
+// `buf` NULL and `cap` 0 to ask for it).
+//
+// Ownership: the text is written into the caller's buffer; nothing is
+// allocated and nothing to free. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0; `buf` may be NULL only when
+// `cap` is 0; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `buf` is NULL or writable for
+// `cap` bytes and does not overlap `data`; `out_len` is NULL or writable.
+clangoffload_status clangoffload_wrap_hex(const uint8_t *data,
+                                          size_t len,
+                                          uint8_t *buf,
+                                          size_t cap,
+                                          size_t *out_len);
 
 // An English message for any status value (unknown values get "unknown
 // status").

@@ -32,6 +32,8 @@ pub mod locate;
 pub mod object_bundle;
 #[cfg(feature = "alloc")]
 pub mod offload_binary;
+#[cfg(feature = "alloc")]
+pub mod registration;
 pub mod status;
 #[cfg(feature = "alloc")]
 pub mod text_bundle;
@@ -50,6 +52,8 @@ pub use locate::*;
 pub use object_bundle::*;
 #[cfg(feature = "alloc")]
 pub use offload_binary::*;
+#[cfg(feature = "alloc")]
+pub use registration::*;
 pub use status::*;
 #[cfg(feature = "alloc")]
 pub use text_bundle::*;

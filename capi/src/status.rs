@@ -193,6 +193,16 @@ pub enum clangoffload_status {
     /// Extracting every entry would write more than the bundle holds
     /// (overlapping payloads).
     ExtractionTooLarge = 137,
+    /// The host triple's object format is not ELF (registration code is
+    /// written for ELF hosts only).
+    NotElfHost = 150,
+    /// An offload kind without a runtime registration (only OpenMP, HIP and
+    /// CUDA have one).
+    UnsupportedOffloadKind = 151,
+    /// A compressed OffloadBinary where its image is needed in place.
+    CompressedOffloadBinary = 152,
+    /// An OffloadBinary without a device image (no entry, or metadata only).
+    NoDeviceImage = 153,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -326,6 +336,10 @@ status_table! {
     NoCompatibleCodeObject => "no compatible code object for a target",
     NotBinaryBundle => "compressed bundle does not hold a binary bundle",
     ExtractionTooLarge => "overlapping payloads: extracting every entry would write more than the bundle",
+    NotElfHost => "host object format is not ELF; only ELF hosts are supported",
+    UnsupportedOffloadKind => "no runtime registration for the offload kind",
+    CompressedOffloadBinary => "OffloadBinary is compressed: its image exists only once decompressed",
+    NoDeviceImage => "OffloadBinary has no device image",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",
@@ -482,7 +496,7 @@ pub struct clangoffload_error {
 impl clangoffload_error {
     /// A record of `status` at `offset` in `entry` (or
     /// `CLANGOFFLOAD_NO_ENTRY`), with `message` truncated to fit.
-    fn new(
+    pub(crate) fn new(
         status: clangoffload_status,
         offset: u64,
         entry: Option<u64>,

@@ -29,7 +29,7 @@ use core::ffi::{c_char, c_void};
 
 use clangoffload::container::Container;
 use clangoffload::locate::WrapperKind;
-use clangoffload::offload_binary::FLAG_METADATA;
+use clangoffload::registration;
 use clangoffload::scan::{scan, Found};
 
 use crate::ffi::{out_arg, slice_arg};
@@ -164,12 +164,40 @@ const _: () = {
     assert!(size_of::<clangoffload_fatbin_wrapper>() == 24);
 };
 
-// The header needs literals; they are the core's.
+// The header needs literals; they are the core's (`registration`), and so
+// are the 64-bit layouts.
 const _: () = {
-    use clangoffload::locate::{CUDA_WRAPPER_MAGIC, HIPK_WRAPPER_MAGIC, HIP_WRAPPER_MAGIC};
-    assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIP == HIP_WRAPPER_MAGIC);
-    assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIPK == HIPK_WRAPPER_MAGIC);
-    assert!(CLANGOFFLOAD_FATBIN_MAGIC_CUDA == CUDA_WRAPPER_MAGIC);
+    use clangoffload::registration as r;
+    assert!(CLANGOFFLOAD_OFFLOAD_ENTRY_VERSION == r::OFFLOAD_ENTRY_VERSION);
+    assert!(CLANGOFFLOAD_ENTRY_TYPE_MASK == r::ENTRY_TYPE_MASK);
+    assert!(CLANGOFFLOAD_ENTRY_GLOBAL == r::ENTRY_GLOBAL);
+    assert!(CLANGOFFLOAD_ENTRY_MANAGED == r::ENTRY_MANAGED);
+    assert!(CLANGOFFLOAD_ENTRY_SURFACE == r::ENTRY_SURFACE);
+    assert!(CLANGOFFLOAD_ENTRY_TEXTURE == r::ENTRY_TEXTURE);
+    assert!(CLANGOFFLOAD_ENTRY_EXTERN == r::ENTRY_EXTERN);
+    assert!(CLANGOFFLOAD_ENTRY_CONSTANT == r::ENTRY_CONSTANT);
+    assert!(CLANGOFFLOAD_ENTRY_NORMALIZED == r::ENTRY_NORMALIZED);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_TO == r::ENTRY_OMP_TO);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_LINK == r::ENTRY_OMP_LINK);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_ENTER == r::ENTRY_OMP_ENTER);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_NONE == r::ENTRY_OMP_NONE);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_INDIRECT == r::ENTRY_OMP_INDIRECT);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_REGISTER_REQUIRES == r::ENTRY_OMP_REGISTER_REQUIRES);
+    assert!(CLANGOFFLOAD_ENTRY_OMP_INDIRECT_VTABLE == r::ENTRY_OMP_INDIRECT_VTABLE);
+    assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIP == r::HIP_WRAPPER_MAGIC);
+    assert!(CLANGOFFLOAD_FATBIN_MAGIC_HIPK == r::HIPK_WRAPPER_MAGIC);
+    assert!(CLANGOFFLOAD_FATBIN_MAGIC_CUDA == r::CUDA_WRAPPER_MAGIC);
+    assert!(CLANGOFFLOAD_FATBIN_WRAPPER_VERSION == r::FATBIN_WRAPPER_VERSION);
+};
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    use clangoffload::registration as r;
+    use core::mem::size_of;
+    assert!(size_of::<__tgt_offload_entry>() == size_of::<r::TgtOffloadEntry>());
+    assert!(size_of::<__tgt_offload_entry_legacy>() == size_of::<r::TgtOffloadEntryLegacy>());
+    assert!(size_of::<__tgt_device_image>() == size_of::<r::TgtDeviceImage>());
+    assert!(size_of::<__tgt_bin_desc>() == size_of::<r::TgtBinDesc>());
+    assert!(size_of::<clangoffload_fatbin_wrapper>() == size_of::<r::FatbinWrapper64>());
 };
 
 /// `__tgt_offload_entry.version` of the current layout.
@@ -325,10 +353,7 @@ fn device_images(data: &[u8], mut each: impl FnMut(usize, &[u8])) -> (usize, usi
             compressed = compressed.saturating_add(1);
             continue;
         }
-        for entry in binary.entries() {
-            if entry.flags() & FLAG_METADATA != 0 && binary.version() >= 2 {
-                continue;
-            }
+        for entry in registration::device_images(&binary) {
             each(images, entry.image());
             images = images.saturating_add(1);
         }
