@@ -8,6 +8,7 @@ mod contents;
 mod flags;
 mod io;
 mod job;
+mod wrapping;
 
 use std::path::Path;
 

@@ -1,0 +1,171 @@
+//! Registration code through the C ABI (`clangoffload_wrap_*`): a safe layer
+//! that hands out the translation unit's parts as slices and streams the
+//! image through one buffer. Every rule is the library's.
+
+use std::ffi::CStr;
+use std::io::{self, Write};
+
+use c::{clangoffload_bytes, clangoffload_error, clangoffload_status as Status};
+use clangoffload_capi as c;
+
+/// The runtimes `--kind` names, as the offload kinds the library takes.
+pub const KINDS: [(&str, u16); 3] = [
+    ("openmp", c::CLANGOFFLOAD_ENTRY_KIND_OPENMP),
+    ("hip", c::CLANGOFFLOAD_ENTRY_KIND_HIP),
+    ("cuda", c::CLANGOFFLOAD_ENTRY_KIND_CUDA),
+];
+
+/// The translation unit around the image bytes.
+pub struct Source {
+    head: Buffer,
+    tail: Buffer,
+}
+
+/// Checks that `triple` names an ELF host; the error is the library's
+/// message.
+pub fn check_triple(triple: &str) -> Result<(), String> {
+    let mut err = blank_error();
+    // SAFETY: the triple and the record are live for the call.
+    let status = unsafe {
+        c::clangoffload_wrap_check_triple(triple.as_ptr().cast(), triple.len(), &mut err)
+    };
+    check(status, &err)
+}
+
+impl Source {
+    /// The unit that embeds `data` and registers it with the runtime of
+    /// `kind` (one of [`KINDS`]) for a `triple` host, naming `input_name`.
+    pub fn new(kind: u16, triple: &str, input_name: &str, data: &[u8]) -> Result<Source, String> {
+        let options = c::clangoffload_wrap_options {
+            kind,
+            triple: view(triple.as_bytes()),
+            input_name: view(input_name.as_bytes()),
+        };
+        let (mut head, mut tail, mut err) = (Buffer::empty(), Buffer::empty(), blank_error());
+        // SAFETY: the options, their views, data and the out-records are live
+        // for the call.
+        let status = unsafe {
+            c::clangoffload_wrap_c_source(
+                &options,
+                data.as_ptr(),
+                data.len(),
+                &mut head.0,
+                &mut tail.0,
+                &mut err,
+            )
+        };
+        check(status, &err)?;
+        Ok(Source { head, tail })
+    }
+
+    /// Writes the unit: the head, `data` (the image it was made for) as the
+    /// array's body, the tail.
+    pub fn write(&self, out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+        out.write_all(self.head.bytes())?;
+        write_hex(out, data)?;
+        out.write_all(self.tail.bytes())
+    }
+}
+
+/// Writes `data` as the library formats an image, 64 KiB of it (about 400 KiB
+/// of text) at a time through one buffer.
+fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+    const PIECE: usize = 4096 * c::CLANGOFFLOAD_WRAP_HEX_BYTES_PER_LINE;
+    let mut text = Vec::new();
+    for piece in data.chunks(PIECE) {
+        let mut len = 0;
+        // SAFETY: piece is live; NULL with capacity 0 asks for the length.
+        let status = unsafe {
+            c::clangoffload_wrap_hex(
+                piece.as_ptr(),
+                piece.len(),
+                std::ptr::null_mut(),
+                0,
+                &mut len,
+            )
+        };
+        if status != Status::BufferTooSmall {
+            return Err(io::Error::other(status_message(status)));
+        }
+        text.resize(len, 0);
+        // SAFETY: piece is live; text is writable for its length.
+        let status = unsafe {
+            c::clangoffload_wrap_hex(
+                piece.as_ptr(),
+                piece.len(),
+                text.as_mut_ptr(),
+                text.len(),
+                &mut len,
+            )
+        };
+        if status != Status::Ok {
+            return Err(io::Error::other(status_message(status)));
+        }
+        out.write_all(&text)?;
+    }
+    Ok(())
+}
+
+/// Bytes the library allocated, released when dropped.
+struct Buffer(c::clangoffload_buffer);
+
+impl Buffer {
+    fn empty() -> Buffer {
+        Buffer(c::clangoffload_buffer {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.0.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the library filled the buffer; it lives until drop.
+        unsafe { std::slice::from_raw_parts(self.0.ptr, self.0.len) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: the buffer came from the library (or is empty) and is
+        // released once.
+        unsafe { c::clangoffload_buffer_free(&mut self.0) }
+    }
+}
+
+fn view(bytes: &[u8]) -> clangoffload_bytes {
+    clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+fn blank_error() -> clangoffload_error {
+    clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    }
+}
+
+/// The status as a result, with the record's message.
+fn check(status: Status, err: &clangoffload_error) -> Result<(), String> {
+    if status == Status::Ok {
+        return Ok(());
+    }
+    // SAFETY: the library NUL-terminates the message it wrote (the last byte
+    // stays 0).
+    let text = unsafe { CStr::from_ptr(err.message.as_ptr()) };
+    match text.to_string_lossy() {
+        message if message.is_empty() => Err(status_message(status)),
+        message => Err(message.into_owned()),
+    }
+}
+
+fn status_message(status: Status) -> String {
+    // SAFETY: status_message returns a static NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(c::clangoffload_status_message(u32::from(status))) };
+    text.to_string_lossy().into_owned()
+}
