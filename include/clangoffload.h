@@ -588,6 +588,27 @@ typedef uint32_t clangoffload_feature;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What a note is about.
+enum clangoffload_inspection_note_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A section holding one entry of an object-flavour bundle.
+  CLANGOFFLOAD_INSPECTION_NOTE_KIND_BUNDLE_ENTRY = 1,
+  // An NVIDIA fat binary (`.nv_fatbin`), not read further.
+  CLANGOFFLOAD_INSPECTION_NOTE_KIND_NV_FATBIN = 2,
+  // A HIP or CUDA fat-binary wrapper record.
+  CLANGOFFLOAD_INSPECTION_NOTE_KIND_WRAPPER = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_inspection_note_kind clangoffload_inspection_note_kind;
+#else
+typedef uint32_t clangoffload_inspection_note_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // What an offload section of an ELF file holds.
 enum clangoffload_section_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -624,6 +645,9 @@ typedef struct clangoffload_bundle clangoffload_bundle;
 // The key-value pairs of one `--image=` argument, in the order LLVM 22's
 // packager stores them (a repeated key's values joined with `,`).
 typedef struct clangoffload_image_arguments clangoffload_image_arguments;
+
+// What `clangoffload_inspect` found in a file. Borrows the file's bytes.
+typedef struct clangoffload_inspection clangoffload_inspection;
 
 // A job's result: outputs made of pieces, or listed IDs, and the error to
 // report once the outputs are written.
@@ -887,19 +911,109 @@ typedef struct clangoffload_target_id {
   clangoffload_feature sramecc;
 } clangoffload_target_id;
 
-// An ELF section holding offload data; views borrow the file's buffer.
-typedef struct clangoffload_offload_section {
-  // What it holds.
-  clangoffload_section_kind kind;
-  // The section's index.
-  uint32_t section_index;
-  // The section's name (not NUL-terminated).
+// The input (file 0) or an archive member.
+typedef struct clangoffload_inspected_file {
+  // Whether it is an archive member (with a name and a parent).
+  bool has_name;
+  // The member's name: bytes from the file, never a path.
   struct clangoffload_bytes name;
-  // The section's contents.
-  struct clangoffload_bytes data;
-  // Where the contents start in the file.
+  // The archive it is a member of (a file index, less than its own; 0
+  // for the input).
+  size_t parent;
+  // Whether it is an ELF file.
+  bool is_elf;
+  // For an ELF file, the format name `llvm-objdump` prints
+  // (`elf64-x86-64`, ...); else empty.
+  struct clangoffload_bytes objdump_format;
+} clangoffload_inspected_file;
+
+// Where something was found.
+typedef struct clangoffload_inspection_place {
+  // The file: an index for `clangoffload_inspection_get_file` (0: the
+  // input).
+  size_t file;
+  // Whether it is in an ELF section.
+  bool has_section;
+  // The section's name (not NUL-terminated).
+  struct clangoffload_bytes section;
+} clangoffload_inspection_place;
+
+// One container.
+typedef struct clangoffload_inspected_container {
+  // Where it is.
+  struct clangoffload_inspection_place place;
+  // Its offset in its file.
   uint64_t offset;
-} clangoffload_offload_section;
+  // What it is.
+  clangoffload_container_kind kind;
+  // Its bytes, cut to its extent.
+  struct clangoffload_bytes data;
+  // `COMPRESSED` only: the header (zeros and empty views otherwise).
+  struct clangoffload_compressed_header compressed;
+  // `COMPRESSED` only: the method's name (`zlib`, `zstd`, `unknown`).
+  struct clangoffload_bytes method_name;
+  // `COMPRESSED` only: uncompressed over compressed size (0 for an empty
+  // stream).
+  double ratio;
+  // Whether it decoded, and so `computed_hash` is set.
+  bool has_computed_hash;
+  // The hash of what it decoded to.
+  uint64_t computed_hash;
+  // How many entries (a bundle's or a compressed bundle's).
+  size_t entry_count;
+  // How many images (an OffloadBinary's).
+  size_t image_count;
+  // `CLANGOFFLOAD_STATUS_OK` if it was read whole; else why not (for a
+  // wrong hash, `CLANGOFFLOAD_STATUS_HASH_MISMATCH`).
+  uint32_t error_status;
+  // The message of that error (empty if none; not NUL-terminated).
+  struct clangoffload_bytes error;
+} clangoffload_inspected_container;
+
+// One entry of a bundle.
+typedef struct clangoffload_inspected_entry {
+  // The entry ID.
+  struct clangoffload_bytes id;
+  // The payload's offset: in the file for a plain bundle, in the decoded
+  // bundle for a compressed one.
+  uint64_t offset;
+  // The payload's size.
+  uint64_t size;
+  // Whether the payload is an AMDGPU code object with a known target.
+  bool is_code_object;
+  // The target ID its header names (empty if none).
+  struct clangoffload_bytes code_object_target;
+  // Whether the entry ID ends with `-` and that target ID.
+  bool target_matches;
+} clangoffload_inspected_entry;
+
+// One image of an OffloadBinary.
+typedef struct clangoffload_inspected_image {
+  // Its binary's format version (of the decompressed binary for a
+  // compressed one).
+  uint32_t version;
+  // The image kind as stored.
+  uint16_t image_kind;
+  // The offload kind as stored.
+  uint16_t offload_kind;
+  // The image kind as `llvm-objdump` names it (`elf`, `llvm ir`, ...).
+  struct clangoffload_bytes image_kind_name;
+  // The offload kind's name (`openmp`, `hip`, ...; `none`).
+  struct clangoffload_bytes offload_kind_name;
+  // The image's size.
+  uint64_t size;
+  // How many key-value strings.
+  size_t string_count;
+} clangoffload_inspected_image;
+
+// One key-value string of an entry; views as in the entry.
+typedef struct clangoffload_string_pair {
+  // The key (not NUL-terminated).
+  struct clangoffload_bytes key;
+  // The value (version 1: up to its NUL; versions 2, 3: its stored size,
+  // NULs included).
+  struct clangoffload_bytes value;
+} clangoffload_string_pair;
 
 // A HIP or CUDA fat-binary wrapper record and the fat binary it points at.
 typedef struct clangoffload_fatbin_wrapper_record {
@@ -920,6 +1034,56 @@ typedef struct clangoffload_fatbin_wrapper_record {
   // or, when none parses, the rest of the section.
   struct clangoffload_bytes target;
 } clangoffload_fatbin_wrapper_record;
+
+// What an offload section holds besides containers.
+typedef struct clangoffload_inspection_note {
+  // What it is about.
+  clangoffload_inspection_note_kind kind;
+  // The section.
+  struct clangoffload_inspection_place place;
+  // `BUNDLE_ENTRY`, `NV_FATBIN`: where the section's contents start in
+  // the file.
+  uint64_t offset;
+  // `BUNDLE_ENTRY`, `NV_FATBIN`: their size.
+  uint64_t size;
+  // `BUNDLE_ENTRY`: the entry ID.
+  struct clangoffload_bytes id;
+  // `WRAPPER`: the record's index in its section.
+  size_t wrapper_index;
+  // `WRAPPER`: the record and where it leads.
+  struct clangoffload_fatbin_wrapper_record wrapper;
+  // `WRAPPER`: the magic as text (`HIPF`, `HIPK`, `CUDA`, `unknown magic`).
+  struct clangoffload_bytes wrapper_name;
+} clangoffload_inspection_note;
+
+// Something that could not be read outside any one container.
+typedef struct clangoffload_inspection_error {
+  // Where.
+  struct clangoffload_inspection_place place;
+  // Whether `offset` is set: for bytes that start no readable container,
+  // where the walk of that section or file stopped.
+  bool has_offset;
+  // That offset in the file.
+  uint64_t offset;
+  // The status of the error.
+  uint32_t status;
+  // Its message (not NUL-terminated).
+  struct clangoffload_bytes message;
+} clangoffload_inspection_error;
+
+// An ELF section holding offload data; views borrow the file's buffer.
+typedef struct clangoffload_offload_section {
+  // What it holds.
+  clangoffload_section_kind kind;
+  // The section's index.
+  uint32_t section_index;
+  // The section's name (not NUL-terminated).
+  struct clangoffload_bytes name;
+  // The section's contents.
+  struct clangoffload_bytes data;
+  // Where the contents start in the file.
+  uint64_t offset;
+} clangoffload_offload_section;
 
 // What `clangoffload_scan_next` found.
 typedef struct clangoffload_scan_hit {
@@ -980,15 +1144,6 @@ typedef struct clangoffload_offload_entry {
   // The `arch` string (empty if absent).
   struct clangoffload_bytes arch;
 } clangoffload_offload_entry;
-
-// One key-value string of an entry; views as in the entry.
-typedef struct clangoffload_string_pair {
-  // The key (not NUL-terminated).
-  struct clangoffload_bytes key;
-  // The value (version 1: up to its NUL; versions 2, 3: its stored size,
-  // NULs included).
-  struct clangoffload_bytes value;
-} clangoffload_string_pair;
 
 // An image to write, with its metadata; every view is borrowed for the
 // duration of the call.
@@ -2162,6 +2317,242 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
                                                          const char *requested,
                                                          size_t requested_len,
                                                          bool *out);
+
+// Inspects the `len` bytes at `data` (any file: an archive, an ELF file, or
+// containers back to back) and stores what it found in `*out`. Compressed
+// bundles and OffloadBinaries are decoded under `max_decompressed_size`
+// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) and a compressed bundle's hash
+// always computed; a wrong hash is a container error unless `flags` has
+// `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
+// in the inspection (containers' errors, `clangoffload_inspection_get_error`).
+// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_inspection_free` (exactly once). On failure
+// `*out` is untouched.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
+// and unchanged until it is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer.
+clangoffload_status clangoffload_inspect(const uint8_t *data,
+                                         size_t len,
+                                         uint32_t flags,
+                                         uint64_t max_decompressed_size,
+                                         struct clangoffload_inspection **out);
+
+// Releases a handle from `clangoffload_inspect`; views taken from it
+// become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `inspection` does nothing.
+//
+// # Safety
+// `inspection` is NULL or a live handle not yet freed.
+void clangoffload_inspection_free(struct clangoffload_inspection *inspection);
+
+// How many files were read: the input, then every archive member.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_file_count(const struct clangoffload_inspection *inspection);
+
+// Stores file `index` (0: the input) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: `out->name` borrows the inspected buffer; `objdump_format` is
+// static.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_file(const struct clangoffload_inspection *inspection,
+                                                     size_t index,
+                                                     struct clangoffload_inspected_file *out);
+
+// How many containers were read, damaged ones included (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_container_count(const struct clangoffload_inspection *inspection);
+
+// Stores container `index` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: `out->data`, the section name and the header's views borrow
+// the inspected buffer; `out->error` borrows the handle; both until the
+// handle is freed.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_container(const struct clangoffload_inspection *inspection,
+                                                          size_t index,
+                                                          struct clangoffload_inspected_container *out);
+
+// How many entries container `container` has (0 past the last container,
+// or for NULL).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_entry_count(const struct clangoffload_inspection *inspection,
+                                           size_t container);
+
+// Stores entry `index` of container `container` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` when either index is past the
+// last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the views borrow the inspected buffer or (IDs of decoded
+// bundles, target IDs) the handle, until the handle is freed.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_entry(const struct clangoffload_inspection *inspection,
+                                                      size_t container,
+                                                      size_t index,
+                                                      struct clangoffload_inspected_entry *out);
+
+// How many images container `container` has (0 past the last container,
+// or for NULL).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_image_count(const struct clangoffload_inspection *inspection,
+                                           size_t container);
+
+// Stores image `index` of container `container` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` when either index is past the
+// last.
+//
+// Ownership: nothing to free; `*out` is a plain record.
+//
+// Lifetime: the names are static.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_image(const struct clangoffload_inspection *inspection,
+                                                      size_t container,
+                                                      size_t index,
+                                                      struct clangoffload_inspected_image *out);
+
+// How many strings image `image` of container `container` has (0 past
+// the last, or for NULL).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_string_count(const struct clangoffload_inspection *inspection,
+                                            size_t container,
+                                            size_t image);
+
+// Stores string `index` (table order) of image `image` of container
+// `container` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` when any
+// index is past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the views borrow the inspected buffer or (strings of
+// compressed binaries) the handle, until the handle is freed.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_string(const struct clangoffload_inspection *inspection,
+                                                       size_t container,
+                                                       size_t image,
+                                                       size_t index,
+                                                       struct clangoffload_string_pair *out);
+
+// How many notes there are (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_note_count(const struct clangoffload_inspection *inspection);
+
+// Stores note `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the section name, `id` and `wrapper.target` borrow the
+// inspected buffer; `wrapper_name` is static.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_note(const struct clangoffload_inspection *inspection,
+                                                     size_t index,
+                                                     struct clangoffload_inspection_note *out);
+
+// How many errors there are outside any one container (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `inspection` gives 0.
+//
+// # Safety
+// `inspection` is NULL or a live handle.
+size_t clangoffload_inspection_error_count(const struct clangoffload_inspection *inspection);
+
+// Stores error `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the section name borrows the inspected buffer, `message` the
+// handle, until the handle is freed.
+//
+// NULL: `inspection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `inspection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_inspection_get_error(const struct clangoffload_inspection *inspection,
+                                                      size_t index,
+                                                      struct clangoffload_inspection_error *out);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) in `len` bytes at `data`, starting at

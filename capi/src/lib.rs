@@ -27,6 +27,8 @@ pub mod compressed;
 #[cfg(not(feature = "std"))]
 pub mod embedded;
 pub mod id;
+#[cfg(feature = "alloc")]
+pub mod inspect;
 pub mod locate;
 #[cfg(feature = "alloc")]
 pub mod object_bundle;
@@ -47,6 +49,8 @@ pub use bundler::*;
 pub use compressed::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
+#[cfg(feature = "alloc")]
+pub use inspect::*;
 pub use locate::*;
 #[cfg(feature = "alloc")]
 pub use object_bundle::*;
