@@ -352,6 +352,8 @@ pub mod kind;
 pub mod locate;
 pub mod object_bundle;
 pub mod offload_binary;
+#[cfg(feature = "alloc")]
+pub mod packager;
 pub mod registration;
 pub mod scan;
 pub mod text_bundle;

@@ -165,6 +165,12 @@ pub enum Warning {
         /// The ID both are written as.
         written: alloc::string::String,
     },
+    /// llvm-offload-binary: several images match a filter that names one
+    /// `file`; the last one is written to it.
+    MultipleMatches {
+        /// The file.
+        file: alloc::string::String,
+    },
 }
 
 impl Warning {
@@ -235,6 +241,9 @@ impl core::fmt::Display for WarningMessage<'_> {
                 f,
                 "targets '{first}' and '{second}' are both written as '{written}'; readers will take one of them"
             ),
+            Warning::MultipleMatches { file } => {
+                write!(f, "Multiple inputs match to a single file, '{file}'")
+            }
         }
     }
 }

@@ -1,0 +1,118 @@
+//! Why a packager job failed, as data, with the messages llvm-offload-binary
+//! prints.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::{CompressionMethod, Error};
+
+/// Why a packager job failed. [`PackagerError::message`] gives the text
+/// llvm-offload-binary 22 prints after `error: ` (where LLVM has one; ours
+/// where it has none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackagerError {
+    /// Packaging: an `--image` argument has no `file` key.
+    MissingFile,
+    /// Extracting to an archive (`--archive`) with a filter that matches
+    /// images but has no `file` key.
+    ArchiveWithoutFile,
+    /// LLVM bitcode: LLVM 22 reads the OffloadBinaries of its
+    /// `llvm.embedded.objects`; this crate does not.
+    Bitcode,
+    /// `--format-version` is not 1, 2 or 3.
+    FormatVersion(u32),
+    /// `--compression-format` is neither `zlib` nor `zstd`.
+    CompressionFormat(String),
+    /// `--compression-level` is outside the method's range.
+    CompressionLevel {
+        /// The method.
+        method: CompressionMethod,
+        /// The level asked for.
+        level: i32,
+    },
+    /// An ELF file or archive holding the binaries cannot be read.
+    Container(Error),
+    /// An OffloadBinary cannot be read.
+    Binary(Error),
+    /// Writing the package or an archive failed.
+    Writer(Error),
+}
+
+impl PackagerError {
+    /// Whether the message names the input file first (`'<file>': ...`).
+    pub fn names_input(&self) -> bool {
+        matches!(self, PackagerError::Binary(_))
+    }
+
+    /// The core error behind this one, if there is one (for its status,
+    /// offset and entry).
+    pub fn core_error(&self) -> Option<&Error> {
+        match self {
+            PackagerError::Container(e) | PackagerError::Binary(e) | PackagerError::Writer(e) => {
+                Some(e)
+            }
+            _ => None,
+        }
+    }
+
+    /// The message as llvm-offload-binary prints it after `error: `, for an
+    /// input named `input`.
+    pub fn message<'a>(&'a self, input: &'a str) -> impl fmt::Display + 'a {
+        Message { error: self, input }
+    }
+
+    /// The valid levels of `method`: zlib's and zstd's own bounds.
+    pub(crate) fn level_range(method: CompressionMethod) -> (i32, i32) {
+        match method {
+            CompressionMethod::Zlib => (0, 9),
+            _ => (-131_072, 22),
+        }
+    }
+}
+
+struct Message<'a> {
+    error: &'a PackagerError,
+    input: &'a str,
+}
+
+impl fmt::Display for Message<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.error.names_input() {
+            write!(f, "'{}': ", self.input)?;
+        }
+        fmt::Display::fmt(self.error, f)
+    }
+}
+
+impl fmt::Display for PackagerError {
+    /// The message without the input's name in front.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use PackagerError as E;
+        match self {
+            E::MissingFile => f.write_str("'file' is a required image arguments"),
+            E::ArchiveWithoutFile => f.write_str("Image must have a 'file' argument."),
+            E::Bitcode => f.write_str(
+                "LLVM bitcode inputs (llvm.embedded.objects) are not supported; extract from \
+                 the object file",
+            ),
+            E::FormatVersion(version) => {
+                write!(f, "invalid format version {version}; expected 1, 2 or 3")
+            }
+            E::CompressionFormat(name) => write!(
+                f,
+                "invalid compression format '{name}'; expected 'zlib' or 'zstd'"
+            ),
+            E::CompressionLevel { method, level } => {
+                let (low, high) = PackagerError::level_range(*method);
+                write!(
+                    f,
+                    "invalid {} compression level {level}; expected a value in [{low}, {high}]",
+                    method.name()
+                )
+            }
+            E::Container(e) | E::Binary(e) | E::Writer(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl core::error::Error for PackagerError {}
