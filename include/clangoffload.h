@@ -133,6 +133,10 @@
 // Compress a version 3 binary with zstd.
 #define CLANGOFFLOAD_COMPRESSION_ZSTD 2
 
+// `clangoffload_packager_options.flags`: `--archive` (extracting: each
+// filter's images go to one archive named by its `file`).
+#define CLANGOFFLOAD_PACKAGER_ARCHIVE 1
+
 // Input bytes on one line of `clangoffload_wrap_hex`'s text: pieces of an
 // image that are multiples of this, formatted one after the other, give the
 // text of the whole image.
@@ -408,6 +412,14 @@ enum clangoffload_status
   // Extracting every entry would write more than the bundle holds
   // (overlapping payloads).
   CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE = 137,
+  // An `--image` argument to package has no `file` key.
+  CLANGOFFLOAD_STATUS_MISSING_IMAGE_FILE = 140,
+  // Extracting to an archive with a filter that has no `file` key.
+  CLANGOFFLOAD_STATUS_ARCHIVE_WITHOUT_FILE = 141,
+  // LLVM bitcode where the packager reads OffloadBinaries (not supported).
+  CLANGOFFLOAD_STATUS_BITCODE_INPUT = 142,
+  // A compression level outside the method's range.
+  CLANGOFFLOAD_STATUS_INVALID_COMPRESSION_LEVEL = 143,
   // The host triple's object format is not ELF (registration code is
   // written for ELF hosts only).
   CLANGOFFLOAD_STATUS_NOT_ELF_HOST = 150,
@@ -660,6 +672,9 @@ typedef struct clangoffload_object_bundle clangoffload_object_bundle;
 // contents of a `.llvm.offloading` section), and their entries. Borrows the
 // buffer; compressed (version 3) binaries are decompressed into the handle.
 typedef struct clangoffload_offload_binaries clangoffload_offload_binaries;
+
+// The images of an input (`clangoffload_packager_list`).
+typedef struct clangoffload_packager_images clangoffload_packager_images;
 
 // A parsed text bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_text_bundle clangoffload_text_bundle;
@@ -1162,6 +1177,76 @@ typedef struct clangoffload_image_input {
   // The image bytes.
   struct clangoffload_bytes image;
 } clangoffload_image_input;
+
+// How a packager job reads its input (`clangoffload_packager_extract`,
+// `clangoffload_packager_list`).
+typedef struct clangoffload_packager_options {
+  // The input's name as given: for messages, and when extracting for the
+  // automatic output names (its stem) and the names of archive members
+  // (may be empty).
+  struct clangoffload_bytes input_name;
+  // The `--image` filters (extracting only): `filter_count` views.
+  const struct clangoffload_bytes *filters;
+  // How many filters.
+  size_t filter_count;
+  // `CLANGOFFLOAD_PACKAGER_ARCHIVE` (extracting only).
+  uint32_t flags;
+  // Receives warnings and the full error message; may be NULL.
+  clangoffload_notify_fn notify;
+  // Passed to `notify`.
+  void *context;
+} clangoffload_packager_options;
+
+// One image of an input.
+typedef struct clangoffload_packager_image {
+  // The (innermost) archive member it was found in; empty when it is in
+  // the input itself (LLVM names it after the input then).
+  struct clangoffload_bytes member;
+  // Its binary's version (3 for a compressed one).
+  uint32_t version;
+  // Whether its binary was compressed.
+  bool compressed;
+  // The image kind, as stored.
+  uint16_t image_kind;
+  // The offload kind, as stored.
+  uint16_t offload_kind;
+  // The entry flags.
+  uint32_t flags;
+  // The image bytes.
+  struct clangoffload_bytes image;
+  // How many key-value strings (`clangoffload_packager_get_string`).
+  uint64_t string_count;
+} clangoffload_packager_image;
+
+// A file to package.
+typedef struct clangoffload_package_image {
+  // The whole `--image` argument that names it.
+  struct clangoffload_bytes argument;
+  // The file's name as given (its extension gives the image kind).
+  struct clangoffload_bytes file;
+  // The file's bytes.
+  struct clangoffload_bytes data;
+} clangoffload_package_image;
+
+// How `clangoffload_packager_package` writes: llvm-offload-binary's
+// `--format-version`, `--compress`, `--compression-format` and
+// `--compression-level`, each with whether it was given.
+typedef struct clangoffload_packager_format {
+  // The version, if `has_format_version` (else 1).
+  uint32_t format_version;
+  // Whether `format_version` is set.
+  bool has_format_version;
+  // Write one compressed version 3 binary.
+  bool compress;
+  // `zlib` or `zstd`, if `has_compression_format` (else `zstd`).
+  struct clangoffload_bytes compression_format;
+  // Whether `compression_format` is set.
+  bool has_compression_format;
+  // The level, if `has_compression_level` (else the method's default).
+  int32_t compression_level;
+  // Whether `compression_level` is set.
+  bool has_compression_level;
+} clangoffload_packager_format;
 
 // What `clangoffload_wrap_c_source` wraps, and how the translation unit
 // describes it.
@@ -3143,6 +3228,179 @@ const char *clangoffload_image_kind_name(uint16_t kind, uint32_t style);
 //
 // NULL: never returns NULL. Pure; takes no pointer.
 const char *clangoffload_offload_kind_name(uint16_t kind);
+
+// Plans what `llvm-offload-binary <input> --image=<filter>...` (LLVM 22)
+// writes for the `len` bytes at `data`: the images of every OffloadBinary
+// of the input (a raw binary, an ELF file's `SHT_LLVM_OFFLOADING`
+// sections, the members of an archive, recursively; LLVM bitcode is
+// refused with `CLANGOFFLOAD_STATUS_BITCODE_INPUT`) that each filter
+// matches (every `key=value` holds; `file` is not compared, `kind` compares
+// the offload kind, a missing key reads as empty). Per filter that matches:
+// with `CLANGOFFLOAD_PACKAGER_ARCHIVE`, an archive of them named by the
+// filter's `file` (without one: `CLANGOFFLOAD_STATUS_ARCHIVE_WITHOUT_FILE`);
+// else with a `file`, the last one, named so (and LLVM's warning "Multiple
+// inputs match to a single file" if there are several); else each one,
+// named `<input stem>-<triple>-<arch>.<i>.<kind extension>` with `/` and NUL
+// replaced by `_`. `clangoffload_job_output_name` gives each output's name.
+// LLVM writes each filter's files before it reads the next filter: call
+// once per filter to fail where it does. With no filter the job is empty,
+// but the input is read and its errors reported.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong, and `options->notify` gets the whole
+// message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed. The options are read during the call.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// Pointers as above; every view in `options` readable; `notify`, if set,
+// callable with `context`.
+clangoffload_status clangoffload_packager_extract(const uint8_t *data,
+                                                  size_t len,
+                                                  const struct clangoffload_packager_options *options,
+                                                  struct clangoffload_job **out,
+                                                  struct clangoffload_error *err);
+
+// Lists the images of the `len` bytes at `data`, found as
+// `clangoffload_packager_extract` finds them, in file order: read them with
+// `clangoffload_packager_image_count`, `_get_image` and `_get_string`. Only
+// `options->input_name` (for messages), `notify` and `context` apply.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_packager_images_free`; it owns the
+// decompressed bytes of compressed binaries. On failure `*out` is
+// untouched, `*err` (if not NULL) says what is wrong, and
+// `options->notify` gets the whole message.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
+// and unchanged until it is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_packager_extract`.
+clangoffload_status clangoffload_packager_list(const uint8_t *data,
+                                               size_t len,
+                                               const struct clangoffload_packager_options *options,
+                                               struct clangoffload_packager_images **out,
+                                               struct clangoffload_error *err);
+
+// How many images a listing holds (0 for NULL).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// Lifetime: nothing is handed out.
+//
+// NULL: `images` may be NULL.
+//
+// # Safety
+// `images` must be NULL or a live handle.
+size_t clangoffload_packager_image_count(const struct clangoffload_packager_images *images);
+
+// Stores image `index` of a listing in `*out`
+// (`CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the end).
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the views borrow the input or the handle, until
+// `clangoffload_packager_images_free`.
+//
+// NULL: `images` and `out` must not be NULL.
+//
+// # Safety
+// `images` must be a live handle; `out` writable.
+clangoffload_status clangoffload_packager_get_image(const struct clangoffload_packager_images *images,
+                                                    size_t index,
+                                                    struct clangoffload_packager_image *out);
+
+// Stores string `string` (in table order) of image `index` in `*out`
+// (`CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the end of either).
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the views borrow the input or the handle, until
+// `clangoffload_packager_images_free`.
+//
+// NULL: `images` and `out` must not be NULL.
+//
+// # Safety
+// `images` must be a live handle; `out` writable.
+clangoffload_status clangoffload_packager_get_string(const struct clangoffload_packager_images *images,
+                                                     size_t index,
+                                                     uint64_t string,
+                                                     struct clangoffload_string_pair *out);
+
+// Releases a listing. NULL is accepted and ignored.
+//
+// Ownership: takes the handle back; it must not be used again, nor any
+// view taken from it.
+//
+// Lifetime: every view taken from the handle ends here.
+//
+// NULL: `images` may be NULL.
+//
+// # Safety
+// `images` must be NULL or a live handle not yet freed.
+void clangoffload_packager_images_free(struct clangoffload_packager_images *images);
+
+// Stores in `files` the names of the files the `--image` argument in `len`
+// bytes at `argument` names, in order (the values of its `file` keys), and
+// their number in `*count`. When they do not fit in `capacity` views,
+// nothing is copied, `*count` still gets their number and the status is
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`. An argument without a `file` is
+// `CLANGOFFLOAD_STATUS_MISSING_IMAGE_FILE`, with LLVM's message in `*err`.
+//
+// Ownership: nothing to free; the views are copied into the caller's array.
+//
+// Lifetime: the views borrow `argument`.
+//
+// NULL: `argument` may be NULL only when `len` is 0; `files` only when
+// `capacity` is 0; `count` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `argument` readable for `len` bytes; `files` writable for `capacity`
+// views; `count` writable; `err` NULL or writable.
+clangoffload_status clangoffload_packager_image_files(const uint8_t *argument,
+                                                      size_t len,
+                                                      struct clangoffload_bytes *files,
+                                                      size_t capacity,
+                                                      size_t *count,
+                                                      struct clangoffload_error *err);
+
+// Writes into `*out` the package `llvm-offload-binary -o <file>
+// --image=...` writes for `count` files (in order), as `format` says
+// (checked first, with LLVM's messages): each image with its argument's
+// offload kind (`kind`), its other keys but `file` as strings (in LLVM 22's
+// order), and an image kind from the bytes when they are LLVM bitcode, else
+// from the file name's extension. The default format is byte-identical to
+// LLVM 22's output.
+//
+// Ownership: on success `*out` holds a new buffer, released with
+// `clangoffload_buffer_free`. On failure `*out` is untouched, `*err` (if not
+// NULL) says what is wrong, and `notify` (if set) gets the whole message.
+//
+// Lifetime: the buffer is the caller's; it borrows nothing.
+//
+// NULL: `images` may be NULL only when `count` is 0; `format` and `out`
+// must not be NULL; `notify` and `err` may be NULL.
+//
+// # Safety
+// `images` readable for `count` records whose views are readable; `format`
+// readable with its view; `out` writable; `err` NULL or writable; `notify`,
+// if set, callable with `context`.
+clangoffload_status clangoffload_packager_package(const struct clangoffload_package_image *images,
+                                                  size_t count,
+                                                  const struct clangoffload_packager_format *format,
+                                                  clangoffload_notify_fn notify,
+                                                  void *context,
+                                                  struct clangoffload_buffer *out,
+                                                  struct clangoffload_error *err);
 
 // Checks that the host triple in the `len` bytes at `triple` (UTF-8) names
 // an ELF host, the only hosts whose registration code the library writes:

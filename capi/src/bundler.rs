@@ -217,6 +217,17 @@ pub struct clangoffload_job {
     input_name: String,
 }
 
+impl clangoffload_job {
+    /// A job of `plan`'s outputs (other modules' jobs: the packager's).
+    pub(crate) fn from_plan(plan: Plan<'static>, input_name: String) -> Self {
+        clangoffload_job {
+            plan,
+            listed: Listed::default(),
+            input_name,
+        }
+    }
+}
+
 /// What a piece of an output is.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,6 +35,8 @@ pub mod object_bundle;
 #[cfg(feature = "alloc")]
 pub mod offload_binary;
 #[cfg(feature = "alloc")]
+pub mod packager;
+#[cfg(feature = "alloc")]
 pub mod registration;
 pub mod status;
 #[cfg(feature = "alloc")]
@@ -56,6 +58,8 @@ pub use locate::*;
 pub use object_bundle::*;
 #[cfg(feature = "alloc")]
 pub use offload_binary::*;
+#[cfg(feature = "alloc")]
+pub use packager::*;
 #[cfg(feature = "alloc")]
 pub use registration::*;
 pub use status::*;

@@ -193,6 +193,14 @@ pub enum clangoffload_status {
     /// Extracting every entry would write more than the bundle holds
     /// (overlapping payloads).
     ExtractionTooLarge = 137,
+    /// An `--image` argument to package has no `file` key.
+    MissingImageFile = 140,
+    /// Extracting to an archive with a filter that has no `file` key.
+    ArchiveWithoutFile = 141,
+    /// LLVM bitcode where the packager reads OffloadBinaries (not supported).
+    BitcodeInput = 142,
+    /// A compression level outside the method's range.
+    InvalidCompressionLevel = 143,
     /// The host triple's object format is not ELF (registration code is
     /// written for ELF hosts only).
     NotElfHost = 150,
@@ -336,6 +344,10 @@ status_table! {
     NoCompatibleCodeObject => "no compatible code object for a target",
     NotBinaryBundle => "compressed bundle does not hold a binary bundle",
     ExtractionTooLarge => "overlapping payloads: extracting every entry would write more than the bundle",
+    MissingImageFile => "'file' is a required image argument",
+    ArchiveWithoutFile => "an image extracted to an archive must have a 'file' argument",
+    BitcodeInput => "LLVM bitcode inputs are not supported",
+    InvalidCompressionLevel => "compression level out of range",
     NotElfHost => "host object format is not ELF; only ELF hosts are supported",
     UnsupportedOffloadKind => "no runtime registration for the offload kind",
     CompressedOffloadBinary => "OffloadBinary is compressed: its image exists only once decompressed",
