@@ -334,67 +334,10 @@ fn call(f: impl FnOnce(&mut clangoffload_error) -> Status) -> Result<(), AbiErro
     }
 }
 
-/// Runs a library writer that fills a buffer it allocates.
-fn call_writer(
-    f: impl FnOnce(&mut c::clangoffload_buffer, &mut clangoffload_error) -> Status,
-) -> Result<OwnedBuffer, AbiError> {
-    let mut out = OwnedBuffer::empty();
-    call(|err| f(&mut out.0, err))?;
-    Ok(out)
-}
-
 const NO_BYTES: clangoffload_bytes = clangoffload_bytes {
     ptr: std::ptr::null(),
     len: 0,
 };
-
-/// Bytes the library allocated, released when dropped.
-pub struct OwnedBuffer(c::clangoffload_buffer);
-
-impl OwnedBuffer {
-    fn empty() -> Self {
-        OwnedBuffer(c::clangoffload_buffer {
-            ptr: std::ptr::null_mut(),
-            len: 0,
-        })
-    }
-}
-
-impl std::ops::Deref for OwnedBuffer {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: the library filled the buffer; it lives until drop.
-        unsafe {
-            view(clangoffload_bytes {
-                ptr: self.0.ptr,
-                len: self.0.len,
-            })
-        }
-    }
-}
-
-impl Drop for OwnedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: the buffer came from the library and is released once.
-        unsafe { c::clangoffload_buffer_free(&mut self.0) }
-    }
-}
-
-fn entry_inputs(entries: &[(&[u8], &[u8])]) -> Vec<c::clangoffload_entry_input> {
-    entries
-        .iter()
-        .map(|(id, payload)| c::clangoffload_entry_input {
-            id: clangoffload_bytes {
-                ptr: id.as_ptr(),
-                len: id.len(),
-            },
-            payload: clangoffload_bytes {
-                ptr: payload.as_ptr(),
-                len: payload.len(),
-            },
-        })
-        .collect()
-}
 
 /// An `ar` archive, borrowing the bytes it was parsed from.
 pub struct Archive<'data> {
@@ -462,15 +405,6 @@ impl Drop for Archive<'_> {
     }
 }
 
-/// A GNU archive of (name, data) members, as LLVM writes it.
-pub fn write_archive(members: &[(&[u8], &[u8])]) -> Result<OwnedBuffer, AbiError> {
-    let inputs = entry_inputs(members);
-    // SAFETY: every view is live for the call; out and err are valid records.
-    call_writer(|out, err| unsafe {
-        c::clangoffload_archive_write(inputs.as_ptr(), inputs.len(), out, err)
-    })
-}
-
 /// The OffloadBinaries back to back in a buffer, with their entries.
 pub struct OffloadBinaries<'data> {
     handle: *mut c::clangoffload_offload_binaries,
@@ -481,23 +415,10 @@ pub struct OffloadBinaries<'data> {
 #[derive(Debug, Clone)]
 pub struct OffloadImage<'a> {
     pub version: u32,
-    pub compressed: bool,
     pub image_kind: u16,
     pub offload_kind: u16,
     pub image: &'a [u8],
-    pub triple: &'a [u8],
-    pub arch: &'a [u8],
     pub strings: Vec<(&'a [u8], &'a [u8])>,
-}
-
-impl OffloadImage<'_> {
-    /// The value of `key`, or empty when absent (as LLVM's `getString`).
-    pub fn string(&self, key: &[u8]) -> &[u8] {
-        self.strings
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(&[][..], |(_, v)| v)
-    }
 }
 
 impl<'data> OffloadBinaries<'data> {
@@ -573,15 +494,10 @@ impl<'data> OffloadBinaries<'data> {
             .collect();
         Some(OffloadImage {
             version: out.version,
-            compressed: out.compressed != 0,
             image_kind: out.image_kind,
             offload_kind: out.offload_kind,
             // SAFETY: as above.
             image: unsafe { view(out.image) },
-            // SAFETY: as above.
-            triple: unsafe { view(out.triple) },
-            // SAFETY: as above.
-            arch: unsafe { view(out.arch) },
             strings,
         })
     }
@@ -592,115 +508,6 @@ impl Drop for OffloadBinaries<'_> {
         // SAFETY: the handle came from parse and is released once.
         unsafe { c::clangoffload_offload_binaries_free(self.handle) }
     }
-}
-
-/// An image to write into an OffloadBinary.
-pub struct NewImage<'a> {
-    pub image_kind: u16,
-    pub offload_kind: u16,
-    pub strings: Vec<(&'a [u8], &'a [u8])>,
-    pub image: &'a [u8],
-}
-
-/// Writes `images` as OffloadBinaries of `version`, compressed (version 3)
-/// with `compression` (`CLANGOFFLOAD_COMPRESSION_*`) at `level`.
-pub fn write_offload_binary(
-    images: &[NewImage<'_>],
-    version: u32,
-    compression: u32,
-    level: Option<i32>,
-) -> Result<OwnedBuffer, AbiError> {
-    let pairs: Vec<Vec<c::clangoffload_string_pair>> = images
-        .iter()
-        .map(|image| {
-            image
-                .strings
-                .iter()
-                .map(|(k, v)| c::clangoffload_string_pair {
-                    key: bytes_view(k),
-                    value: bytes_view(v),
-                })
-                .collect()
-        })
-        .collect();
-    let inputs: Vec<c::clangoffload_image_input> = images
-        .iter()
-        .zip(&pairs)
-        .map(|(image, strings)| c::clangoffload_image_input {
-            image_kind: image.image_kind,
-            offload_kind: image.offload_kind,
-            flags: 0,
-            strings: strings.as_ptr(),
-            string_count: strings.len(),
-            image: bytes_view(image.image),
-        })
-        .collect();
-    let level = level.unwrap_or(c::CLANGOFFLOAD_DEFAULT_LEVEL);
-    // SAFETY: every view is live for the call; out and err are valid records.
-    call_writer(|out, err| unsafe {
-        c::clangoffload_offload_binary_write(
-            inputs.as_ptr(),
-            inputs.len(),
-            version,
-            compression,
-            level,
-            out,
-            err,
-        )
-    })
-}
-
-fn bytes_view(bytes: &[u8]) -> clangoffload_bytes {
-    clangoffload_bytes {
-        ptr: bytes.as_ptr(),
-        len: bytes.len(),
-    }
-}
-
-/// The pairs of one `--image=` argument in the order LLVM 22 stores them.
-pub fn image_arguments(argument: &str) -> Vec<(String, String)> {
-    let mut handle = std::ptr::null_mut();
-    // SAFETY: the argument is live for the handle's life (dropped below).
-    let status = unsafe {
-        c::clangoffload_image_arguments_parse(argument.as_ptr(), argument.len(), &mut handle)
-    };
-    if status != Status::Ok {
-        return Vec::new();
-    }
-    // SAFETY: the handle is live.
-    let count = unsafe { c::clangoffload_image_arguments_count(handle) };
-    let pairs = (0..count)
-        .filter_map(|i| {
-            let mut pair = c::clangoffload_string_pair {
-                key: NO_BYTES,
-                value: NO_BYTES,
-            };
-            // SAFETY: the handle is live; pair is a valid record.
-            let status = unsafe { c::clangoffload_image_arguments_get(handle, i, &mut pair) };
-            // SAFETY: the views borrow the handle and the argument, both live.
-            (status == Status::Ok).then(|| unsafe {
-                (
-                    String::from_utf8_lossy(view(pair.key)).into_owned(),
-                    String::from_utf8_lossy(view(pair.value)).into_owned(),
-                )
-            })
-        })
-        .collect();
-    // SAFETY: the handle came from parse and is released once.
-    unsafe { c::clangoffload_image_arguments_free(handle) };
-    pairs
-}
-
-/// The image kind LLVM 22 gives an extension.
-pub fn image_kind_from_extension(extension: &str) -> u16 {
-    // SAFETY: the bytes are live for the call.
-    unsafe { c::clangoffload_image_kind_from_extension(extension.as_ptr(), extension.len()) }
-}
-
-/// The offload kind a `kind=` value names.
-pub fn offload_kind_from_name(name: &str) -> u16 {
-    // SAFETY: the bytes are live for the call.
-    unsafe { c::clangoffload_offload_kind_from_name(name.as_ptr(), name.len()) }
 }
 
 /// An image kind's extension (`style` 0) or objdump name (`style` 1).

@@ -8,6 +8,7 @@ mod contents;
 mod flags;
 mod io;
 mod job;
+mod packaging;
 mod wrapping;
 
 use std::path::Path;
@@ -56,8 +57,14 @@ fn main() {
 /// Whether the tool was invoked as LLVM's packager: `llvm-offload-binary`,
 /// or a name whose stem ends in `clang-offload-packager` (as LLVM checks).
 fn is_packager(name: &str) -> bool {
+    name == "llvm-offload-binary" || is_legacy_packager(name)
+}
+
+/// Whether a program name's stem ends in `clang-offload-packager`: LLVM's
+/// deprecated name for the packager, which it warns about.
+pub fn is_legacy_packager(name: &str) -> bool {
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    name == "llvm-offload-binary" || stem.ends_with("clang-offload-packager")
+    stem.ends_with("clang-offload-packager")
 }
 
 fn dispatch(argv0: &str, args: &[String]) -> i32 {

@@ -1,0 +1,365 @@
+//! llvm-offload-binary's jobs through the C ABI (`clangoffload_packager_*`):
+//! a safe layer that turns views into slices and notes into stderr lines.
+//! Every rule is the library's.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use c::{clangoffload_bytes, clangoffload_status as Status};
+use clangoffload_capi as c;
+
+use crate::job::Piece;
+
+/// An extraction's outputs, borrowing its input.
+pub struct Extraction<'data> {
+    handle: *mut c::clangoffload_job,
+    _data: PhantomData<&'data [u8]>,
+}
+
+/// The images of an input, borrowing it.
+pub struct Listing<'data> {
+    handle: *mut c::clangoffload_packager_images,
+    _data: PhantomData<&'data [u8]>,
+}
+
+/// One listed image.
+pub struct Image<'a> {
+    /// The archive member it is in (empty: the input itself).
+    pub member: &'a [u8],
+    pub version: u32,
+    pub compressed: bool,
+    pub image_kind: u16,
+    pub offload_kind: u16,
+    pub size: usize,
+    pub strings: Vec<(&'a [u8], &'a [u8])>,
+}
+
+/// How to write a package (`None`: not given).
+pub struct Format<'a> {
+    pub version: Option<u32>,
+    pub compress: bool,
+    pub compression_format: Option<&'a str>,
+    pub compression_level: Option<i32>,
+}
+
+/// Where notes go: warnings to stderr now, the error's whole message kept.
+struct Sink<'a> {
+    program: &'a str,
+    error: Option<String>,
+}
+
+unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
+    // SAFETY: the library passes back the Sink given with the call, and a
+    // view of `len` bytes live during this call.
+    let (sink, text) = unsafe { (&mut *context.cast::<Sink>(), slice(message, len)) };
+    let text = String::from_utf8_lossy(text);
+    match kind {
+        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
+        _ => sink.error = Some(text.into_owned()),
+    }
+}
+
+/// Runs a call with a notes sink; its error is the whole message.
+fn run(
+    program: &str,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
+) -> Result<(), String> {
+    let mut sink = Sink {
+        program,
+        error: None,
+    };
+    match call(Some(notify), (&mut sink as *mut Sink).cast()) {
+        Status::Ok => Ok(()),
+        status => Err(sink
+            .error
+            .unwrap_or_else(|| crate::job::status_message(status))),
+    }
+}
+
+fn view(bytes: &[u8]) -> clangoffload_bytes {
+    clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// # Safety
+/// `ptr` must be NULL (with `len` 0) or readable for `len` bytes that
+/// outlive `'a`.
+unsafe fn slice<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: live memory, as the caller promises.
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+fn options(
+    input_name: &str,
+    filters: &[clangoffload_bytes],
+    flags: u32,
+    notify: c::clangoffload_notify_fn,
+    context: *mut c_void,
+) -> c::clangoffload_packager_options {
+    c::clangoffload_packager_options {
+        input_name: view(input_name.as_bytes()),
+        filters: filters.as_ptr(),
+        filter_count: filters.len(),
+        flags,
+        notify,
+        context,
+    }
+}
+
+impl<'data> Extraction<'data> {
+    /// What `<input> --image=<filter>...` writes for `data`.
+    pub fn new(
+        program: &str,
+        data: &'data [u8],
+        input_name: &str,
+        filters: &[&str],
+        archive: bool,
+    ) -> Result<Self, String> {
+        let filters: Vec<_> = filters.iter().map(|f| view(f.as_bytes())).collect();
+        let flags = if archive {
+            c::CLANGOFFLOAD_PACKAGER_ARCHIVE
+        } else {
+            0
+        };
+        let mut handle = std::ptr::null_mut();
+        run(program, |notify, context| {
+            let options = options(input_name, &filters, flags, notify, context);
+            // SAFETY: data, the options and their views are live for the
+            // call, and data for the job ('data).
+            unsafe {
+                c::clangoffload_packager_extract(
+                    data.as_ptr(),
+                    data.len(),
+                    &options,
+                    &mut handle,
+                    std::ptr::null_mut(),
+                )
+            }
+        })?;
+        Ok(Extraction {
+            handle,
+            _data: PhantomData,
+        })
+    }
+
+    /// Every output: the name of the file to write and its pieces.
+    pub fn outputs(&self) -> Vec<(&[u8], Vec<Piece<'_>>)> {
+        let mut p = c::clangoffload_piece {
+            kind: c::clangoffload_piece_kind::Zeros,
+            input: 0,
+            input_offset: 0,
+            bytes: view(&[]),
+            zeros: 0,
+        };
+        let mut name = view(&[]);
+        let mut outputs = Vec::new();
+        // SAFETY: the handle is live; the records are valid; their views
+        // borrow the input or the job, both outliving the result.
+        unsafe {
+            for output in 0..c::clangoffload_job_output_count(self.handle) {
+                c::clangoffload_job_output_name(self.handle, output, &mut name);
+                let mut pieces = Vec::new();
+                for i in 0..c::clangoffload_job_piece_count(self.handle, output) {
+                    if c::clangoffload_job_get_piece(self.handle, output, i, &mut p) != Status::Ok {
+                        continue;
+                    }
+                    let bytes = slice(p.bytes.ptr, p.bytes.len);
+                    pieces.push(match p.kind {
+                        c::clangoffload_piece_kind::Input => Piece::Input {
+                            input: p.input,
+                            offset: p.input_offset,
+                            bytes,
+                        },
+                        c::clangoffload_piece_kind::Made => Piece::Made(bytes),
+                        c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
+                    });
+                }
+                outputs.push((slice(name.ptr, name.len), pieces));
+            }
+        }
+        outputs
+    }
+}
+
+impl Drop for Extraction<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from the library and is released once.
+        unsafe { c::clangoffload_job_free(self.handle) }
+    }
+}
+
+impl<'data> Listing<'data> {
+    /// The images of `data`.
+    pub fn new(program: &str, data: &'data [u8], input_name: &str) -> Result<Self, String> {
+        let mut handle = std::ptr::null_mut();
+        run(program, |notify, context| {
+            let options = options(input_name, &[], 0, notify, context);
+            // SAFETY: as in `Extraction::new`.
+            unsafe {
+                c::clangoffload_packager_list(
+                    data.as_ptr(),
+                    data.len(),
+                    &options,
+                    &mut handle,
+                    std::ptr::null_mut(),
+                )
+            }
+        })?;
+        Ok(Listing {
+            handle,
+            _data: PhantomData,
+        })
+    }
+
+    /// Every image, in file order.
+    pub fn images(&self) -> Vec<Image<'_>> {
+        let mut out = c::clangoffload_packager_image {
+            member: view(&[]),
+            version: 0,
+            compressed: false,
+            image_kind: 0,
+            offload_kind: 0,
+            flags: 0,
+            image: view(&[]),
+            string_count: 0,
+        };
+        let mut pair = c::clangoffload_string_pair {
+            key: view(&[]),
+            value: view(&[]),
+        };
+        let mut images = Vec::new();
+        // SAFETY: the handle is live; the records are valid; their views
+        // borrow the input or the handle, both outliving the result.
+        unsafe {
+            for i in 0..c::clangoffload_packager_image_count(self.handle) {
+                if c::clangoffload_packager_get_image(self.handle, i, &mut out) != Status::Ok {
+                    continue;
+                }
+                let mut strings = Vec::new();
+                for s in 0..out.string_count {
+                    if c::clangoffload_packager_get_string(self.handle, i, s, &mut pair)
+                        == Status::Ok
+                    {
+                        strings.push((
+                            slice(pair.key.ptr, pair.key.len),
+                            slice(pair.value.ptr, pair.value.len),
+                        ));
+                    }
+                }
+                images.push(Image {
+                    member: slice(out.member.ptr, out.member.len),
+                    version: out.version,
+                    compressed: out.compressed,
+                    image_kind: out.image_kind,
+                    offload_kind: out.offload_kind,
+                    size: out.image.len,
+                    strings,
+                });
+            }
+        }
+        images
+    }
+}
+
+impl Drop for Listing<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from the library and is released once.
+        unsafe { c::clangoffload_packager_images_free(self.handle) }
+    }
+}
+
+/// The files an `--image` argument names.
+pub fn image_files(argument: &str) -> Result<Vec<&str>, String> {
+    let mut count = 0usize;
+    // Each file is one of the `,`-separated parts.
+    let mut files = vec![view(&[]); argument.len().saturating_add(1)];
+    let mut err = c::clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    };
+    // SAFETY: argument is live; files writable for its length; count and
+    // err writable.
+    let status = unsafe {
+        c::clangoffload_packager_image_files(
+            argument.as_ptr(),
+            argument.len(),
+            files.as_mut_ptr(),
+            files.len(),
+            &mut count,
+            &mut err,
+        )
+    };
+    if status != Status::Ok {
+        let message: Vec<u8> = err
+            .message
+            .iter()
+            .take_while(|&&ch| ch != 0)
+            .map(|&ch| ch.to_ne_bytes()[0])
+            .collect();
+        return Err(String::from_utf8_lossy(&message).into_owned());
+    }
+    files.truncate(count);
+    // SAFETY: the views borrow `argument`, cut at ASCII `,` and `=`.
+    Ok(files
+        .iter()
+        .map(|f| std::str::from_utf8(unsafe { slice(f.ptr, f.len) }).unwrap_or_default())
+        .collect())
+}
+
+/// The package of `images` (argument, file name, bytes), as `format` says.
+pub fn package(
+    program: &str,
+    images: &[(&str, &str, &[u8])],
+    format: &Format,
+) -> Result<Vec<u8>, String> {
+    let records: Vec<_> = images
+        .iter()
+        .map(|(argument, file, data)| c::clangoffload_package_image {
+            argument: view(argument.as_bytes()),
+            file: view(file.as_bytes()),
+            data: view(data),
+        })
+        .collect();
+    let compression_format = format.compression_format.unwrap_or_default();
+    let format = c::clangoffload_packager_format {
+        format_version: format.version.unwrap_or(0),
+        has_format_version: format.version.is_some(),
+        compress: format.compress,
+        compression_format: view(compression_format.as_bytes()),
+        has_compression_format: format.compression_format.is_some(),
+        compression_level: format.compression_level.unwrap_or(0),
+        has_compression_level: format.compression_level.is_some(),
+    };
+    let mut buffer = c::clangoffload_buffer {
+        ptr: std::ptr::null_mut(),
+        len: 0,
+    };
+    run(program, |notify, context| {
+        // SAFETY: the records, the format and their views are live for the
+        // call; buffer is a valid record.
+        unsafe {
+            c::clangoffload_packager_package(
+                records.as_ptr(),
+                records.len(),
+                &format,
+                notify,
+                context,
+                &mut buffer,
+                std::ptr::null_mut(),
+            )
+        }
+    })?;
+    // SAFETY: the library filled the buffer; it is copied, then released once.
+    unsafe {
+        let bytes = slice(buffer.ptr, buffer.len).to_vec();
+        c::clangoffload_buffer_free(&mut buffer);
+        Ok(bytes)
+    }
+}
