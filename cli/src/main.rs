@@ -6,6 +6,7 @@ mod abi;
 mod commands;
 mod contents;
 mod flags;
+mod inspection;
 mod io;
 mod job;
 mod packaging;

@@ -1,84 +1,81 @@
 //! `clangoffload inspect FILE [--json | --objdump]`: every container in a
-//! file with its header fields. An ELF object, executable or shared library
-//! is read section by section (`.llvm.offloading`, `.hip_fatbin`,
-//! `.nv_fatbin`, bundle sections, and the HIP/CUDA wrapper records with the
-//! fat binary each points at); an archive member by member; anything else
-//! as containers back to back. Bundle entries holding AMDGPU code objects
-//! are checked against the target ID the code object's header names. A
-//! damaged container is reported and the walk goes on where its extent
-//! allows. `--objdump` prints what `llvm-objdump --offloading` 22 prints for
-//! the OffloadBinaries. The JSON schema is in the README.
+//! file with its header fields, as the library's inspection finds them (an
+//! ELF file section by section, an archive member by member, anything else
+//! as containers back to back; damaged containers reported while the walk
+//! goes on). This file only formats: text, JSON (the schema is in
+//! docs/cli.md), or what `llvm-objdump --offloading` 22 prints for the
+//! OffloadBinaries.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::Failure;
-use crate::abi::{self, Bundle, CompressedHeader, OffloadBinaries};
-use crate::contents::{commas, hex, Decoding};
-use crate::io::{os_message, Input};
-use clangoffload_capi::clangoffload_file_kind_tag as FileKind;
+use serde::{Serialize, Serializer};
 
-/// What inspection found in one container.
-struct Report {
-    /// Where it is: the archive member and ELF section, if any.
+use super::Failure;
+use crate::contents::{commas, hex, Decoding};
+use crate::inspection::{self, Inspection, Kind, NoteKind, Place};
+use crate::io::{os_message, Input};
+
+/// What the inspection found, as the report shows it.
+#[derive(Serialize)]
+struct Report<'a> {
+    schema: u32,
+    file: &'a str,
+    size: usize,
+    containers: Vec<ContainerReport<'a>>,
+    notes: Vec<String>,
+    #[serde(rename = "error", serialize_with = "joined")]
+    errors: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ContainerReport<'a> {
     place: String,
     offset: u64,
-    size: u64,
-    kind: ContainerKind,
-    compressed: Option<Compressed>,
-    entries: Vec<EntryReport>,
-    images: Vec<ImageReport>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ContainerKind {
-    Bundle,
-    Compressed,
-    OffloadBinary,
-}
-
-impl ContainerKind {
-    /// The name in the text report.
-    fn text(self) -> &'static str {
-        match self {
-            ContainerKind::Bundle => "bundle",
-            ContainerKind::Compressed => "compressed bundle",
-            ContainerKind::OffloadBinary => "offload binary",
-        }
-    }
-
-    /// The value of `kind` in the JSON report.
-    fn json(self) -> &'static str {
-        match self {
-            ContainerKind::Bundle => "bundle",
-            ContainerKind::Compressed => "compressed",
-            ContainerKind::OffloadBinary => "offload_binary",
-        }
-    }
-}
-
-/// One image of an OffloadBinary.
-struct ImageReport {
-    version: u32,
+    size: usize,
+    /// `bundle`, `compressed` or `offload_binary`.
     kind: &'static str,
-    producer: &'static str,
-    size: u64,
-    strings: Vec<(String, String)>,
+    compressed: Option<CompressedReport>,
+    entries: Vec<EntryReport<'a>>,
+    images: Vec<ImageReport<'a>>,
+    error: Option<Cow<'a, str>>,
+    /// The file it is in (an index of the inspection's files).
+    #[serde(skip)]
+    file: usize,
 }
 
-struct Compressed {
-    header: CompressedHeader,
-    computed_hash: Option<u64>,
+#[derive(Serialize)]
+struct CompressedReport {
+    version: u16,
+    method: String,
+    method_id: u16,
+    total_size: Option<u64>,
+    compressed_size: usize,
+    uncompressed_size: u64,
+    #[serde(serialize_with = "four_places")]
+    ratio: Option<f64>,
+    hash: String,
+    computed_hash: Option<String>,
+    hash_matches: Option<bool>,
 }
 
-struct EntryReport {
-    id: String,
+#[derive(Serialize)]
+struct EntryReport<'a> {
+    id: Cow<'a, str>,
     offset: u64,
     size: u64,
-    /// For an AMDGPU code object: the target ID its header names, and
-    /// whether the entry ID agrees.
-    code_object: Option<(String, bool)>,
+    code_object_target: Option<Cow<'a, str>>,
+    target_matches: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct ImageReport<'a> {
+    version: u32,
+    kind: Cow<'a, str>,
+    producer: Cow<'a, str>,
+    size: u64,
+    strings: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
@@ -95,293 +92,223 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
-    let decoding = Decoding::from_env(false)?;
-    let mut inspection = Inspection {
-        reports: Vec::new(),
-        notes: Vec::new(),
-        errors: Vec::new(),
-        decoding: &decoding,
-    };
-    inspection.file("", input.data());
-    let Inspection {
-        reports,
-        notes,
-        errors,
-        ..
-    } = inspection;
+    let inspection = Inspection::new(input.data(), Decoding::from_env(false)?.max_size)?;
+    let files = inspection.files();
+    let report = report(file, input.data().len(), &inspection, &files);
     let text = match mode {
-        "--json" => to_json(file, input.data().len() as u64, &reports, &notes, &errors),
-        "--objdump" => to_objdump(file, input.data(), &reports),
-        _ => to_text(&reports, &notes, &errors),
+        "--json" => serde_json::to_string(&report)? + "\n",
+        "--objdump" => to_objdump(&report, &files, &inspection),
+        _ => to_text(&report),
     };
     print!("{text}");
-    if reports.iter().any(|r| r.error.is_some()) || !errors.is_empty() {
+    if report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty() {
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
     Ok(())
 }
 
-/// What inspecting one file gathers.
-struct Inspection<'a> {
-    reports: Vec<Report>,
-    /// Lines about the file that are not about one container: wrapper
-    /// records, NVIDIA fat binaries, bundle sections.
-    notes: Vec<String>,
-    /// What could not be read: walks that stopped, damaged headers.
-    errors: Vec<String>,
-    decoding: &'a Decoding,
-}
-
-impl Inspection<'_> {
-    /// Any file: an archive's members, an ELF file's offload sections, or
-    /// containers back to back.
-    fn file(&mut self, place: &str, data: &[u8]) {
-        if crate::job::kind(data) == FileKind::Archive {
-            match abi::Archive::parse(data) {
-                Ok(archive) => {
-                    for member in archive.members() {
-                        let name = String::from_utf8_lossy(member.name);
-                        self.file(&format!("{place}({name})"), member.data);
-                    }
-                    if let Some(fault) = archive.fault() {
-                        self.errors.push(format!("{place}: {fault}"));
-                    }
-                }
-                Err(e) => self.errors.push(format!("{place}: {e}")),
-            }
-        } else if crate::job::kind(data) == FileKind::Elf {
-            self.elf(place, data);
-        } else {
-            self.containers(place, data, 0);
+fn report<'a>(
+    file: &'a str,
+    size: usize,
+    found: &'a Inspection,
+    files: &[inspection::File],
+) -> Report<'a> {
+    let place = |place: &Place| {
+        let mut text = member_path(found, files, place.file);
+        if place.has_section {
+            let _ = write!(text, "[{}]", found.text(place.section));
         }
-    }
-
-    fn elf(&mut self, place: &str, data: &[u8]) {
-        use clangoffload_capi::clangoffload_section_kind as Kind;
-        for section in abi::offload_sections(data) {
-            let section = match section {
-                Ok(section) => section,
-                Err(e) => {
-                    self.errors.push(format!("{place}: {e}"));
-                    continue;
-                }
-            };
-            let name = String::from_utf8_lossy(section.name);
-            let here = format!("{place}[{name}]");
-            match section.kind {
-                Kind::OffloadBinaries | Kind::HipFatbin => {
-                    self.containers(&here, section.data, section.offset)
-                }
-                Kind::BundleEntry => {
-                    let id = name.trim_start_matches("__CLANG_OFFLOAD_BUNDLE__");
-                    self.notes.push(format!(
-                        "{here}: object bundle entry {id}, {} bytes at offset {:#x}",
-                        commas(section.data.len() as u64),
-                        section.offset
-                    ));
-                }
-                Kind::NvFatbin => self.notes.push(format!(
-                    "{here}: NVIDIA fat binary, {} bytes at offset {:#x} (not parsed)",
-                    commas(section.data.len() as u64),
-                    section.offset
-                )),
-                Kind::HipWrappers | Kind::CudaWrappers => self.wrappers(&here, data, section.index),
-            }
-        }
-    }
-
-    fn wrappers(&mut self, here: &str, data: &[u8], section: u32) {
-        let records = match abi::wrapper_records(data, section) {
-            Ok(records) => records,
-            Err(e) => return self.errors.push(format!("{here}: {e}")),
-        };
-        for (i, record) in records.iter().enumerate() {
-            let magic = match record.magic {
-                0x4849_5046 => "HIPF",
-                0x4b50_4948 => "HIPK",
-                0x4662_43b1 => "CUDA",
-                _ => "unknown magic",
-            };
-            let target = match record.target {
-                Some((index, offset, bytes)) => format!(
-                    "points at section {index} offset {offset:#x} ({} bytes)",
-                    commas(bytes.len() as u64)
-                ),
-                None => "pointer not resolved".to_owned(),
-            };
-            self.notes.push(format!(
-                "{here}: wrapper {i}: {magic} ({:#010x}) version {}, {target}",
-                record.magic, record.version
-            ));
-        }
-    }
-
-    /// Containers back to back in `data`, which starts `base` bytes into the
-    /// file.
-    fn containers(&mut self, place: &str, data: &[u8], base: u64) {
-        for container in abi::containers(data) {
-            let container = match container {
-                Ok(container) => container,
-                Err(e) => {
-                    let place = if place.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{place} ")
-                    };
-                    self.errors.push(format!(
-                        "{place}at offset {:#x}: {}",
-                        base + e.start,
-                        e.error.message
-                    ));
-                    return;
-                }
-            };
-            let mut report = Report {
-                place: place.to_owned(),
-                offset: base + container.offset,
-                size: container.data.len() as u64,
-                kind: ContainerKind::Bundle,
-                compressed: None,
-                entries: Vec::new(),
-                images: Vec::new(),
-                error: None,
-            };
-            let result = if container.offload_binary {
-                report.kind = ContainerKind::OffloadBinary;
-                images_of(container.data, self.decoding, &mut report)
-            } else if container.compressed {
-                report.kind = ContainerKind::Compressed;
-                inspect_compressed(container.data, self.decoding, &mut report)
-            } else {
-                entries_of(container.data, &mut report)
-            };
-            report.error = result.err();
-            self.reports.push(report);
-        }
-    }
-}
-
-fn images_of(data: &[u8], decoding: &Decoding, report: &mut Report) -> Result<(), String> {
-    let binaries = OffloadBinaries::parse(data, false, decoding.max_size).map_err(|e| e.message)?;
-    report.images = binaries
-        .images()
-        .into_iter()
-        .map(|image| ImageReport {
-            version: image.version,
-            kind: abi::image_kind_name(image.image_kind, 1),
-            producer: abi::offload_kind_name(image.offload_kind),
-            size: image.image.len() as u64,
-            strings: image
-                .strings
+        text
+    };
+    let containers = found
+        .containers()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ContainerReport {
+            place: place(&c.place),
+            offset: c.offset,
+            size: c.data.len,
+            kind: match c.kind {
+                Kind::Bundle => "bundle",
+                Kind::Compressed => "compressed",
+                Kind::OffloadBinary => "offload_binary",
+            },
+            compressed: (c.kind == Kind::Compressed).then(|| compressed(found, c)),
+            entries: found
+                .entries(i, c)
                 .iter()
-                .map(|(k, v)| {
-                    (
-                        String::from_utf8_lossy(k).into_owned(),
-                        String::from_utf8_lossy(v).into_owned(),
-                    )
+                .map(|e| EntryReport {
+                    id: found.text(e.id),
+                    offset: e.offset,
+                    size: e.size,
+                    code_object_target: e.is_code_object.then(|| found.text(e.code_object_target)),
+                    target_matches: e.is_code_object.then_some(e.target_matches),
                 })
                 .collect(),
+            images: found
+                .images(i, c)
+                .iter()
+                .enumerate()
+                .map(|(j, image)| ImageReport {
+                    version: image.version,
+                    kind: found.text(image.image_kind_name),
+                    producer: found.text(image.offload_kind_name),
+                    size: image.size,
+                    strings: found.strings(i, j, image.string_count),
+                })
+                .collect(),
+            error: (c.error_status != 0).then(|| found.text(c.error)),
+            file: c.place.file,
         })
         .collect();
-    Ok(())
-}
-
-fn inspect_compressed(data: &[u8], decoding: &Decoding, report: &mut Report) -> Result<(), String> {
-    let header = abi::compressed_header(data).map_err(|e| e.message)?;
-    report.compressed = Some(Compressed {
-        header,
-        computed_hash: None,
-    });
-    let bundle = abi::decompress_unverified(data, decoding.max_size).map_err(|e| e.message)?;
-    let computed = abi::truncated_md5(&bundle);
-    if let Some(c) = report.compressed.as_mut() {
-        c.computed_hash = Some(computed);
-    }
-    entries_of(&bundle, report)?;
-    if computed != header.hash {
-        return Err(format!(
-            "hash mismatch: stored {}, computed {}",
-            hex(header.hash),
-            hex(computed)
-        ));
-    }
-    Ok(())
-}
-
-fn entries_of(bundle: &[u8], report: &mut Report) -> Result<(), String> {
-    let parsed = Bundle::parse(bundle).map_err(|e| format!("malformed bundle: {e}"))?;
-    report.entries = parsed
-        .entries()
-        .map(|e| {
-            let id = String::from_utf8_lossy(e.id).into_owned();
-            let code_object = abi::amdgpu_target_id(e.payload).map(|target| {
-                // The entry names the code object's target if its last ID
-                // field (after the empty environment) is that target ID.
-                let agrees = id.ends_with(&format!("-{target}"));
-                (target, agrees)
-            });
-            EntryReport {
-                id,
-                offset: e.offset,
-                size: e.payload.len() as u64,
-                code_object,
+    let notes = found
+        .notes()
+        .iter()
+        .map(|n| {
+            let size = commas(n.size);
+            let here = place(&n.place);
+            match n.kind {
+                NoteKind::BundleEntry => format!(
+                    "{here}: object bundle entry {}, {size} bytes at offset {:#x}",
+                    found.text(n.id),
+                    n.offset
+                ),
+                NoteKind::NvFatbin => format!(
+                    "{here}: NVIDIA fat binary, {size} bytes at offset {:#x} (not parsed)",
+                    n.offset
+                ),
+                NoteKind::Wrapper => {
+                    let w = &n.wrapper;
+                    let target = match w.resolved {
+                        0 => "pointer not resolved".to_owned(),
+                        _ => format!(
+                            "points at section {} offset {:#x} ({} bytes)",
+                            w.target_section,
+                            w.target_offset,
+                            commas(w.target.len as u64)
+                        ),
+                    };
+                    format!(
+                        "{here}: wrapper {}: {} ({:#010x}) version {}, {target}",
+                        n.wrapper_index,
+                        found.text(n.wrapper_name),
+                        w.magic,
+                        w.version
+                    )
+                }
             }
         })
         .collect();
-    Ok(())
-}
-
-/// Uncompressed over compressed size; `None` for an empty stream.
-fn ratio(header: &CompressedHeader) -> Option<f64> {
-    (header.compressed.len != 0)
-        .then(|| header.uncompressed_size as f64 / header.compressed.len as f64)
-}
-
-fn method_name(method: u16) -> String {
-    match method {
-        0 => "zlib".into(),
-        1 => "zstd".into(),
-        other => format!("unknown ({other})"),
+    let errors = found
+        .errors()
+        .iter()
+        .map(|e| {
+            let (place, message) = (place(&e.place), found.text(e.message));
+            match e.has_offset {
+                true => format!("{}at offset {:#x}: {message}", spaced(&place), e.offset),
+                false => format!("{place}: {message}"),
+            }
+        })
+        .collect();
+    Report {
+        schema: 1,
+        file,
+        size,
+        containers,
+        notes,
+        errors,
     }
 }
 
-fn to_text(reports: &[Report], notes: &[String], errors: &[String]) -> String {
+/// `(member)` for each archive member the file is in, outermost first.
+fn member_path(found: &Inspection, files: &[inspection::File], index: usize) -> String {
+    match files.get(index) {
+        // A member's archive comes before it.
+        Some(file) if file.has_name && file.parent < index => {
+            let path = member_path(found, files, file.parent);
+            format!("{path}({})", found.text(file.name))
+        }
+        _ => String::new(),
+    }
+}
+
+/// A place before more words: followed by a space unless empty.
+fn spaced(place: &str) -> String {
+    match place {
+        "" => String::new(),
+        place => format!("{place} "),
+    }
+}
+
+fn compressed(found: &Inspection, c: &inspection::Container) -> CompressedReport {
+    let h = &c.compressed;
+    let method = found.text(c.method_name);
+    CompressedReport {
+        version: h.version,
+        method: match method.as_ref() {
+            "unknown" => format!("unknown ({})", h.method),
+            known => known.to_owned(),
+        },
+        method_id: h.method,
+        total_size: h.has_total_size.then_some(h.total_size),
+        compressed_size: h.compressed.len,
+        uncompressed_size: h.uncompressed_size,
+        ratio: (h.compressed.len != 0).then_some(c.ratio),
+        hash: hex(h.hash),
+        computed_hash: c.has_computed_hash.then(|| hex(c.computed_hash)),
+        hash_matches: c.has_computed_hash.then_some(c.computed_hash == h.hash),
+    }
+}
+
+/// The ratio with four decimals, as a JSON number.
+fn four_places<S: Serializer>(ratio: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    let raw = ratio.map(|r| serde_json::value::RawValue::from_string(format!("{r:.4}")));
+    raw.transpose()
+        .map_err(serde::ser::Error::custom)?
+        .serialize(s)
+}
+
+/// Every error, in one string (`null` if none).
+fn joined<S: Serializer>(errors: &[String], s: S) -> Result<S::Ok, S::Error> {
+    (!errors.is_empty()).then(|| errors.join("; ")).serialize(s)
+}
+
+fn to_text(report: &Report) -> String {
     let mut out = String::new();
-    for (i, r) in reports.iter().enumerate() {
-        let place = if r.place.is_empty() {
-            String::new()
-        } else {
-            format!("{} ", r.place)
+    for (i, r) in report.containers.iter().enumerate() {
+        let kind = match r.kind {
+            "compressed" => "compressed bundle",
+            "offload_binary" => "offload binary",
+            kind => kind,
         };
         let _ = writeln!(
             out,
-            "container {i} {place}at offset {:#x}: {}, {} bytes",
+            "container {i} {}at offset {:#x}: {kind}, {} bytes",
+            spaced(&r.place),
             r.offset,
-            r.kind.text(),
-            commas(r.size)
+            commas(r.size as u64)
         );
-        if let Some(c) = &r.compressed {
-            let h = &c.header;
+        if let Some(h) = &r.compressed {
             let _ = writeln!(out, "  version:           {}", h.version);
-            let _ = writeln!(out, "  method:            {}", method_name(h.method));
-            if h.has_total_size {
-                let _ = writeln!(out, "  total size:        {}", commas(h.total_size));
+            let _ = writeln!(out, "  method:            {}", h.method);
+            if let Some(total) = h.total_size {
+                let _ = writeln!(out, "  total size:        {}", commas(total));
             }
             let _ = writeln!(
                 out,
                 "  compressed size:   {}",
-                commas(h.compressed.len as u64)
+                commas(h.compressed_size as u64)
             );
             let _ = writeln!(out, "  uncompressed size: {}", commas(h.uncompressed_size));
-            if let Some(ratio) = ratio(h) {
+            if let Some(ratio) = h.ratio {
                 let _ = writeln!(out, "  ratio:             {ratio:.2}");
             }
-            let verdict = match c.computed_hash {
-                Some(computed) if computed == h.hash => "matches".to_owned(),
-                Some(computed) => format!("MISMATCH, computed {}", hex(computed)),
-                None => "not checked".to_owned(),
+            let verdict = match (&h.computed_hash, h.hash_matches) {
+                (_, Some(true)) => "matches".to_owned(),
+                (Some(computed), _) => format!("MISMATCH, computed {computed}"),
+                (None, _) => "not checked".to_owned(),
             };
-            let _ = writeln!(out, "  hash:              {} ({verdict})", hex(h.hash));
+            let _ = writeln!(out, "  hash:              {} ({verdict})", h.hash);
         }
         if !r.entries.is_empty() {
             let _ = writeln!(out, "  entries:");
@@ -394,14 +321,14 @@ fn to_text(reports: &[Report], notes: &[String], errors: &[String]) -> String {
                 e.offset,
                 commas(e.size)
             );
-            match &e.code_object {
-                Some((target, true)) => {
+            match (&e.code_object_target, e.target_matches) {
+                (Some(target), Some(true)) => {
                     let _ = write!(out, " (code object {target})");
                 }
-                Some((target, false)) => {
+                (Some(target), _) => {
                     let _ = write!(out, " (MISMATCH: code object is {target})");
                 }
-                None => {}
+                (None, _) => {}
             }
             out.push('\n');
         }
@@ -423,206 +350,62 @@ fn to_text(reports: &[Report], notes: &[String], errors: &[String]) -> String {
             let _ = writeln!(out, "  error: {error}");
         }
     }
-    for note in notes {
+    for note in &report.notes {
         let _ = writeln!(out, "{note}");
     }
-    for error in errors {
+    for error in &report.errors {
         let _ = writeln!(out, "error {error}");
     }
     out
 }
 
-/// What `llvm-objdump --offloading` 22 prints for the OffloadBinaries: per
-/// ELF file (archive members included) a header line, then its images,
-/// numbered from 0; raw binaries without a header. (Its lines for bundles go
-/// with the files it writes, which inspecting does not.)
-fn to_objdump(file: &str, data: &[u8], reports: &[Report]) -> String {
+/// What `llvm-objdump --offloading` 22 prints for the OffloadBinaries: for
+/// an ELF file, and for each ELF member of an archive, a header line, then
+/// its images numbered from 0; for a raw file its images without a header.
+/// (Its lines for bundles go with the files it writes, which inspecting does
+/// not.)
+fn to_objdump(report: &Report, files: &[inspection::File], found: &Inspection) -> String {
     let mut out = String::new();
-    let images_of = |out: &mut String, place: &str| {
-        let mut index = 0;
-        for r in reports.iter().filter(|r| r.place.starts_with(place)) {
-            for image in &r.images {
-                objdump_image(out, index, image);
-                index += 1;
-            }
+    for (i, file) in files.iter().enumerate() {
+        // The input, or an object in it (llvm-objdump reads no deeper).
+        if file.has_name && !(file.parent == 0 && file.is_elf) {
+            continue;
         }
-    };
-    if crate::job::kind(data) == FileKind::Archive {
-        let Ok(archive) = abi::Archive::parse(data) else {
-            return out;
-        };
-        for member in archive.members() {
-            if crate::job::kind(member.data) == FileKind::Elf {
-                let name = String::from_utf8_lossy(member.name);
-                let _ = writeln!(
-                    out,
-                    "\n{file}({name}):\tfile format {}",
-                    elf_format(member.data)
-                );
-                images_of(&mut out, &format!("({name})"));
-            }
+        if file.is_elf {
+            let _ = writeln!(
+                out,
+                "\n{}{}:\tfile format {}",
+                report.file,
+                member_path(found, files, i),
+                found.text(file.objdump_format)
+            );
         }
-    } else {
-        if crate::job::kind(data) == FileKind::Elf {
-            let _ = writeln!(out, "\n{file}:\tfile format {}", elf_format(data));
-        }
-        images_of(&mut out, "");
-    }
-    out
-}
-
-fn objdump_image(out: &mut String, index: usize, image: &ImageReport) {
-    let string = |key: &str| {
-        image
-            .strings
+        let images = report
+            .containers
             .iter()
-            .find(|(k, _)| k == key)
-            .map_or("", |(_, v)| v.as_str())
-    };
-    let _ = write!(
-        out,
-        "\nOFFLOADING IMAGE [{index}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
-        "kind",
-        image.kind,
-        "arch",
-        string("arch"),
-        "triple",
-        string("triple"),
-        "producer",
-        image.producer
-    );
-}
-
-/// The format name llvm-objdump prints for an ELF file.
-fn elf_format(data: &[u8]) -> &'static str {
-    let machine = data
-        .get(18..20)
-        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
-    match (data.get(4), machine) {
-        (Some(2), 62) => "elf64-x86-64",
-        (Some(2), 224) => "elf64-amdgpu",
-        (Some(2), 183) => "elf64-littleaarch64",
-        (Some(1), 3) => "elf32-i386",
-        (Some(2), _) => "elf64-unknown",
-        _ => "elf32-unknown",
-    }
-}
-
-/// A JSON string literal.
-fn json_str(text: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in text.chars() {
-        match ch {
-            '"' => out += "\\\"",
-            '\\' => out += "\\\\",
-            '\n' => out += "\\n",
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn json_opt(value: Option<String>) -> String {
-    value.unwrap_or_else(|| "null".into())
-}
-
-fn to_json(
-    file: &str,
-    size: u64,
-    reports: &[Report],
-    notes: &[String],
-    errors: &[String],
-) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "{{\"schema\":1,\"file\":{},\"size\":{size},\"containers\":[",
-        json_str(file)
-    );
-    for (i, r) in reports.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(
-            out,
-            "{{\"place\":{},\"offset\":{},\"size\":{},\"kind\":{},\"compressed\":",
-            json_str(&r.place),
-            r.offset,
-            r.size,
-            json_str(r.kind.json())
-        );
-        match &r.compressed {
-            Some(c) => {
-                let h = &c.header;
-                let _ = write!(
-                    out,
-                    "{{\"version\":{},\"method\":{},\"method_id\":{},\"total_size\":{},\"compressed_size\":{},\"uncompressed_size\":{},\"ratio\":{},\"hash\":\"{}\",\"computed_hash\":{},\"hash_matches\":{}}}",
-                    h.version,
-                    json_str(&method_name(h.method)),
-                    h.method,
-                    json_opt(h.has_total_size.then(|| h.total_size.to_string())),
-                    h.compressed.len,
-                    h.uncompressed_size,
-                    json_opt(ratio(h).map(|r| format!("{r:.4}"))),
-                    hex(h.hash),
-                    json_opt(c.computed_hash.map(|x| format!("\"{}\"", hex(x)))),
-                    json_opt(c.computed_hash.map(|x| (x == h.hash).to_string())),
-                );
-            }
-            None => out += "null",
-        }
-        out += ",\"entries\":[";
-        for (j, e) in r.entries.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
-            }
+            .filter(|c| c.file == i)
+            .flat_map(|c| &c.images);
+        for (index, image) in images.enumerate() {
+            let string = |key: &str| {
+                image
+                    .strings
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map_or("", |(_, v)| v.as_ref())
+            };
             let _ = write!(
                 out,
-                "{{\"id\":{},\"offset\":{},\"size\":{},\"code_object_target\":{},\"target_matches\":{}}}",
-                json_str(&e.id),
-                e.offset,
-                e.size,
-                json_opt(e.code_object.as_ref().map(|(t, _)| json_str(t))),
-                json_opt(e.code_object.as_ref().map(|(_, m)| m.to_string())),
+                "\nOFFLOADING IMAGE [{index}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
+                "kind",
+                image.kind,
+                "arch",
+                string("arch"),
+                "triple",
+                string("triple"),
+                "producer",
+                image.producer
             );
         }
-        out += "],\"images\":[";
-        for (j, image) in r.images.iter().enumerate() {
-            if j > 0 {
-                out.push(',');
-            }
-            let strings: Vec<String> = image
-                .strings
-                .iter()
-                .map(|(k, v)| format!("[{},{}]", json_str(k), json_str(v)))
-                .collect();
-            let _ = write!(
-                out,
-                "{{\"version\":{},\"kind\":{},\"producer\":{},\"size\":{},\"strings\":[{}]}}",
-                image.version,
-                json_str(image.kind),
-                json_str(image.producer),
-                image.size,
-                strings.join(",")
-            );
-        }
-        let _ = write!(
-            out,
-            "],\"error\":{}}}",
-            json_opt(r.error.as_deref().map(json_str))
-        );
     }
-    let notes: Vec<String> = notes.iter().map(|n| json_str(n)).collect();
-    let error = (!errors.is_empty()).then(|| json_str(&errors.join("; ")));
-    let _ = writeln!(
-        out,
-        "],\"notes\":[{}],\"error\":{}}}",
-        notes.join(","),
-        json_opt(error)
-    );
     out
 }
