@@ -2,15 +2,11 @@
 //! containers. Invoked as `clang-offload-bundler` it is a drop-in for LLVM's
 //! tool. Everything goes through the library's C ABI.
 
-mod abi;
 mod commands;
 mod contents;
+mod ffi;
 mod flags;
-mod inspection;
 mod io;
-mod job;
-mod packaging;
-mod wrapping;
 
 use std::path::Path;
 

@@ -8,9 +8,9 @@ use std::path::Path;
 use clangoffload_capi as c;
 
 use super::Failure;
+use crate::ffi::job::{self, Job, Options, Piece};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
 use crate::io::{file_identity, os_message, write_zeros, Input};
-use crate::job::{self, Job, Options, Piece};
 
 /// The validated command line.
 struct Args<'a> {
@@ -343,7 +343,7 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let data: Vec<&[u8]> = inputs.iter().map(Input::data).collect();
     let host = args.targets.iter().position(|t| t.starts_with("host-"));
-    let host_object = host.is_some_and(|h| job::detect(data[h]).is_object);
+    let host_object = host.is_some_and(|h| job::detect(data[h]).is_some_and(|k| k.is_object));
     if args.dry_run && args.file_type == "o" && host_object {
         return print_objcopy_command(args, host.unwrap_or(0));
     }

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::bundler::{hash_flags, max_decompressed_size, write_pieces};
 use super::Failure;
+use crate::ffi::job::{Job, Options};
 use crate::io::{os_message, Input};
-use crate::job::{Job, Options};
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, dir) = match args {

@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 
 use super::Failure;
 use crate::contents::{commas, hex, Decoding};
-use crate::inspection::{self, Inspection, Kind, NoteKind, Place};
+use crate::ffi::inspection::{self, Inspection, Kind, NoteKind, Place};
 use crate::io::{os_message, Input};
 
 /// What the inspection found, as the report shows it.

@@ -15,10 +15,11 @@ use std::path::Path;
 
 use super::bundler::write_pieces;
 use super::Failure;
-use crate::abi;
+use crate::ffi::job::Job;
+use crate::ffi::packaging::{self, Format, Listing};
+use crate::ffi::{image_kind_name, offload_kind_name};
 use crate::flags::{self, packager::OPTIONS};
 use crate::io::{os_message, Input};
-use crate::packaging::{self, Extraction, Format, Listing};
 
 /// Runs the tool; returns the process exit status.
 pub fn main(argv0: &str, args: &[String]) -> i32 {
@@ -126,15 +127,16 @@ fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Fai
     let archive = parsed.flag("archive");
     if filters.is_empty() {
         // Nothing to write, but the input is read all the same.
-        Extraction::new(program, file.data(), input, &[], archive).map_err(Failure)?;
+        Job::extract_images(program, file.data(), input, &[], archive).map_err(Failure)?;
     }
     for filter in filters {
-        let extraction =
-            Extraction::new(program, file.data(), input, &[filter], archive).map_err(Failure)?;
-        for (name, pieces) in extraction.outputs() {
-            let mut out = File::create(std::ffi::OsStr::from_bytes(name))
+        let extraction = Job::extract_images(program, file.data(), input, &[filter], archive)
+            .map_err(Failure)?;
+        for output in extraction.outputs() {
+            let mut out = File::create(std::ffi::OsStr::from_bytes(output.name))
                 .map_err(|e| Failure(os_message(&e)))?;
-            write_pieces(&mut out, &pieces, &[&file]).map_err(|e| Failure(os_message(&e)))?;
+            write_pieces(&mut out, &output.pieces, &[&file])
+                .map_err(|e| Failure(os_message(&e)))?;
         }
     }
     Ok(())
@@ -150,11 +152,11 @@ fn list(program: &str, input: &str) -> Result<(), Failure> {
             [] => input.into(),
             member => String::from_utf8_lossy(member),
         };
-        let kind = abi::image_kind_name(image.image_kind, 0);
+        let kind = image_kind_name(image.image_kind, 0);
         out.push_str(&format!(
             "{index}\t{source}\t{}\t{}\tsize={}\tversion={}{}",
             if kind.is_empty() { "none" } else { kind },
-            abi::offload_kind_name(image.offload_kind),
+            offload_kind_name(image.offload_kind),
             image.size,
             image.version,
             if image.compressed { " compressed" } else { "" }

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::Failure;
-use crate::abi;
 use crate::contents::commas;
+use crate::ffi::{self, Status};
 use crate::io::{os_message, Input};
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
@@ -20,13 +20,13 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let input = Input::open(Path::new(file), false)
         .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
     let mut out = String::new();
-    for hit in abi::scan(input.data(), rejected) {
+    for hit in ffi::scan(input.data(), rejected) {
         let kind = match hit.kind {
             clangoffload_capi::clangoffload_container_kind::Bundle => "bundle",
             clangoffload_capi::clangoffload_container_kind::Compressed => "compressed bundle",
             clangoffload_capi::clangoffload_container_kind::OffloadBinary => "offload binary",
         };
-        if hit.status == abi::Status::Ok as u32 {
+        if hit.status == u32::from(Status::Ok) {
             let _ = writeln!(
                 out,
                 "{:#x}\t{kind}\t{} bytes",
@@ -38,7 +38,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
                 out,
                 "{:#x}\trejected {kind}: {}",
                 hit.offset,
-                abi::status_message(hit.status)
+                ffi::status_message(hit.status)
             );
         }
     }

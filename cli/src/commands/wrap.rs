@@ -9,9 +9,9 @@ use std::io::Write;
 use std::path::Path;
 
 use super::Failure;
+use crate::ffi::wrapping::{check_triple, Source, KINDS};
 use crate::flags::{opt, parse_with_positionals, Opt, Value};
 use crate::io::{os_message, Input};
-use crate::wrapping::{check_triple, Source, KINDS};
 
 const OPTIONS: &[Opt] = &[
     opt("kind", Value::Str),

@@ -5,16 +5,8 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use c::{clangoffload_bytes, clangoffload_status as Status};
-use clangoffload_capi as c;
-
-use crate::job::Piece;
-
-/// An extraction's outputs, borrowing its input.
-pub struct Extraction<'data> {
-    handle: *mut c::clangoffload_job,
-    _data: PhantomData<&'data [u8]>,
-}
+use super::job::Job;
+use super::{blank_error, c, check, slice, view, with_notes, Buffer, Bytes, Status};
 
 /// The images of an input, borrowing it.
 pub struct Listing<'data> {
@@ -42,61 +34,9 @@ pub struct Format<'a> {
     pub compression_level: Option<i32>,
 }
 
-/// Where notes go: warnings to stderr now, the error's whole message kept.
-struct Sink<'a> {
-    program: &'a str,
-    error: Option<String>,
-}
-
-unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
-    // SAFETY: the library passes back the Sink given with the call, and a
-    // view of `len` bytes live during this call.
-    let (sink, text) = unsafe { (&mut *context.cast::<Sink>(), slice(message, len)) };
-    let text = String::from_utf8_lossy(text);
-    match kind {
-        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
-        _ => sink.error = Some(text.into_owned()),
-    }
-}
-
-/// Runs a call with a notes sink; its error is the whole message.
-fn run(
-    program: &str,
-    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> Result<(), String> {
-    let mut sink = Sink {
-        program,
-        error: None,
-    };
-    match call(Some(notify), (&mut sink as *mut Sink).cast()) {
-        Status::Ok => Ok(()),
-        status => Err(sink
-            .error
-            .unwrap_or_else(|| crate::job::status_message(status))),
-    }
-}
-
-fn view(bytes: &[u8]) -> clangoffload_bytes {
-    clangoffload_bytes {
-        ptr: bytes.as_ptr(),
-        len: bytes.len(),
-    }
-}
-
-/// # Safety
-/// `ptr` must be NULL (with `len` 0) or readable for `len` bytes that
-/// outlive `'a`.
-unsafe fn slice<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
-    if ptr.is_null() || len == 0 {
-        return &[];
-    }
-    // SAFETY: live memory, as the caller promises.
-    unsafe { std::slice::from_raw_parts(ptr, len) }
-}
-
 fn options(
     input_name: &str,
-    filters: &[clangoffload_bytes],
+    filters: &[Bytes],
     flags: u32,
     notify: c::clangoffload_notify_fn,
     context: *mut c_void,
@@ -111,9 +51,10 @@ fn options(
     }
 }
 
-impl<'data> Extraction<'data> {
-    /// What `<input> --image=<filter>...` writes for `data`.
-    pub fn new(
+impl<'data> Job<'data> {
+    /// What `<input> --image=<filter>...` writes for `data`: one named
+    /// output per file.
+    pub fn extract_images(
         program: &str,
         data: &'data [u8],
         input_name: &str,
@@ -127,7 +68,7 @@ impl<'data> Extraction<'data> {
             0
         };
         let mut handle = std::ptr::null_mut();
-        run(program, |notify, context| {
+        with_notes(program, |notify, context| {
             let options = options(input_name, &filters, flags, notify, context);
             // SAFETY: data, the options and their views are live for the
             // call, and data for the job ('data).
@@ -141,55 +82,7 @@ impl<'data> Extraction<'data> {
                 )
             }
         })?;
-        Ok(Extraction {
-            handle,
-            _data: PhantomData,
-        })
-    }
-
-    /// Every output: the name of the file to write and its pieces.
-    pub fn outputs(&self) -> Vec<(&[u8], Vec<Piece<'_>>)> {
-        let mut p = c::clangoffload_piece {
-            kind: c::clangoffload_piece_kind::Zeros,
-            input: 0,
-            input_offset: 0,
-            bytes: view(&[]),
-            zeros: 0,
-        };
-        let mut name = view(&[]);
-        let mut outputs = Vec::new();
-        // SAFETY: the handle is live; the records are valid; their views
-        // borrow the input or the job, both outliving the result.
-        unsafe {
-            for output in 0..c::clangoffload_job_output_count(self.handle) {
-                c::clangoffload_job_output_name(self.handle, output, &mut name);
-                let mut pieces = Vec::new();
-                for i in 0..c::clangoffload_job_piece_count(self.handle, output) {
-                    if c::clangoffload_job_get_piece(self.handle, output, i, &mut p) != Status::Ok {
-                        continue;
-                    }
-                    let bytes = slice(p.bytes.ptr, p.bytes.len);
-                    pieces.push(match p.kind {
-                        c::clangoffload_piece_kind::Input => Piece::Input {
-                            input: p.input,
-                            offset: p.input_offset,
-                            bytes,
-                        },
-                        c::clangoffload_piece_kind::Made => Piece::Made(bytes),
-                        c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
-                    });
-                }
-                outputs.push((slice(name.ptr, name.len), pieces));
-            }
-        }
-        outputs
-    }
-}
-
-impl Drop for Extraction<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from the library and is released once.
-        unsafe { c::clangoffload_job_free(self.handle) }
+        Ok(Job::new(handle))
     }
 }
 
@@ -197,9 +90,9 @@ impl<'data> Listing<'data> {
     /// The images of `data`.
     pub fn new(program: &str, data: &'data [u8], input_name: &str) -> Result<Self, String> {
         let mut handle = std::ptr::null_mut();
-        run(program, |notify, context| {
+        with_notes(program, |notify, context| {
             let options = options(input_name, &[], 0, notify, context);
-            // SAFETY: as in `Extraction::new`.
+            // SAFETY: as in `Job::extract_images`.
             unsafe {
                 c::clangoffload_packager_list(
                     data.as_ptr(),
@@ -245,14 +138,11 @@ impl<'data> Listing<'data> {
                     if c::clangoffload_packager_get_string(self.handle, i, s, &mut pair)
                         == Status::Ok
                     {
-                        strings.push((
-                            slice(pair.key.ptr, pair.key.len),
-                            slice(pair.value.ptr, pair.value.len),
-                        ));
+                        strings.push((slice(pair.key), slice(pair.value)));
                     }
                 }
                 images.push(Image {
-                    member: slice(out.member.ptr, out.member.len),
+                    member: slice(out.member),
                     version: out.version,
                     compressed: out.compressed,
                     image_kind: out.image_kind,
@@ -278,12 +168,7 @@ pub fn image_files(argument: &str) -> Result<Vec<&str>, String> {
     let mut count = 0usize;
     // Each file is one of the `,`-separated parts.
     let mut files = vec![view(&[]); argument.len().saturating_add(1)];
-    let mut err = c::clangoffload_error {
-        status: 0,
-        offset: 0,
-        entry: 0,
-        message: [0; 256],
-    };
+    let mut err = blank_error();
     // SAFETY: argument is live; files writable for its length; count and
     // err writable.
     let status = unsafe {
@@ -296,20 +181,12 @@ pub fn image_files(argument: &str) -> Result<Vec<&str>, String> {
             &mut err,
         )
     };
-    if status != Status::Ok {
-        let message: Vec<u8> = err
-            .message
-            .iter()
-            .take_while(|&&ch| ch != 0)
-            .map(|&ch| ch.to_ne_bytes()[0])
-            .collect();
-        return Err(String::from_utf8_lossy(&message).into_owned());
-    }
+    check(status, &err)?;
     files.truncate(count);
     // SAFETY: the views borrow `argument`, cut at ASCII `,` and `=`.
     Ok(files
         .iter()
-        .map(|f| std::str::from_utf8(unsafe { slice(f.ptr, f.len) }).unwrap_or_default())
+        .map(|&f| std::str::from_utf8(unsafe { slice(f) }).unwrap_or_default())
         .collect())
 }
 
@@ -337,11 +214,8 @@ pub fn package(
         compression_level: format.compression_level.unwrap_or(0),
         has_compression_level: format.compression_level.is_some(),
     };
-    let mut buffer = c::clangoffload_buffer {
-        ptr: std::ptr::null_mut(),
-        len: 0,
-    };
-    run(program, |notify, context| {
+    let mut buffer = Buffer::empty();
+    with_notes(program, |notify, context| {
         // SAFETY: the records, the format and their views are live for the
         // call; buffer is a valid record.
         unsafe {
@@ -351,15 +225,10 @@ pub fn package(
                 &format,
                 notify,
                 context,
-                &mut buffer,
+                &mut buffer.0,
                 std::ptr::null_mut(),
             )
         }
     })?;
-    // SAFETY: the library filled the buffer; it is copied, then released once.
-    unsafe {
-        let bytes = slice(buffer.ptr, buffer.len).to_vec();
-        c::clangoffload_buffer_free(&mut buffer);
-        Ok(bytes)
-    }
+    Ok(buffer.bytes().to_vec())
 }

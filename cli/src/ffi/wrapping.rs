@@ -2,11 +2,9 @@
 //! that hands out the translation unit's parts as slices and streams the
 //! image through one buffer. Every rule is the library's.
 
-use std::ffi::CStr;
 use std::io::{self, Write};
 
-use c::{clangoffload_bytes, clangoffload_error, clangoffload_status as Status};
-use clangoffload_capi as c;
+use super::{blank_error, c, check, status_message, view, Buffer, Status};
 
 /// The runtimes `--kind` names, as the offload kinds the library takes.
 pub const KINDS: [(&str, u16); 3] = [
@@ -74,22 +72,20 @@ fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
     let mut text = Vec::new();
     for piece in data.chunks(PIECE) {
         let mut len = 0;
-        // SAFETY: piece is live; NULL with capacity 0 asks for the length.
+        // SAFETY: piece is live; NULL with capacity 0 asks for the length,
+        // then text is writable for that length.
         let status = unsafe {
-            c::clangoffload_wrap_hex(
+            let asked = c::clangoffload_wrap_hex(
                 piece.as_ptr(),
                 piece.len(),
                 std::ptr::null_mut(),
                 0,
                 &mut len,
-            )
-        };
-        if status != Status::BufferTooSmall {
-            return Err(io::Error::other(status_message(status)));
-        }
-        text.resize(len, 0);
-        // SAFETY: piece is live; text is writable for its length.
-        let status = unsafe {
+            );
+            if asked != Status::BufferTooSmall {
+                return Err(io::Error::other(status_message(asked)));
+            }
+            text.resize(len, 0);
             c::clangoffload_wrap_hex(
                 piece.as_ptr(),
                 piece.len(),
@@ -104,68 +100,4 @@ fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
         out.write_all(&text)?;
     }
     Ok(())
-}
-
-/// Bytes the library allocated, released when dropped.
-struct Buffer(c::clangoffload_buffer);
-
-impl Buffer {
-    fn empty() -> Buffer {
-        Buffer(c::clangoffload_buffer {
-            ptr: std::ptr::null_mut(),
-            len: 0,
-        })
-    }
-
-    fn bytes(&self) -> &[u8] {
-        if self.0.ptr.is_null() {
-            return &[];
-        }
-        // SAFETY: the library filled the buffer; it lives until drop.
-        unsafe { std::slice::from_raw_parts(self.0.ptr, self.0.len) }
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        // SAFETY: the buffer came from the library (or is empty) and is
-        // released once.
-        unsafe { c::clangoffload_buffer_free(&mut self.0) }
-    }
-}
-
-fn view(bytes: &[u8]) -> clangoffload_bytes {
-    clangoffload_bytes {
-        ptr: bytes.as_ptr(),
-        len: bytes.len(),
-    }
-}
-
-fn blank_error() -> clangoffload_error {
-    clangoffload_error {
-        status: 0,
-        offset: 0,
-        entry: 0,
-        message: [0; 256],
-    }
-}
-
-/// The status as a result, with the record's message.
-fn check(status: Status, err: &clangoffload_error) -> Result<(), String> {
-    if status == Status::Ok {
-        return Ok(());
-    }
-    // SAFETY: the library NUL-terminates the message it wrote (the last byte
-    // stays 0).
-    let text = unsafe { CStr::from_ptr(err.message.as_ptr()) };
-    match text.to_string_lossy() {
-        message if message.is_empty() => Err(status_message(status)),
-        message => Err(message.into_owned()),
-    }
-}
-
-fn status_message(status: Status) -> String {
-    // SAFETY: status_message returns a static NUL-terminated string.
-    let text = unsafe { CStr::from_ptr(c::clangoffload_status_message(u32::from(status))) };
-    text.to_string_lossy().into_owned()
 }

@@ -4,10 +4,9 @@
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 
-use c::{clangoffload_inspection as Handle, clangoffload_status as Status};
-use clangoffload_capi as c;
+use super::{c, record, Status};
+use c::clangoffload_inspection as Handle;
 
 pub use c::{
     clangoffload_bytes as Bytes, clangoffload_container_kind as Kind,
@@ -156,11 +155,4 @@ impl Drop for Inspection<'_> {
         // SAFETY: the handle came from clangoffload_inspect and is freed once.
         unsafe { c::clangoffload_inspection_free(self.handle) }
     }
-}
-
-/// A record the library fills when it returns OK.
-fn record<T>(get: impl FnOnce(*mut T) -> Status) -> Option<T> {
-    let mut out = MaybeUninit::uninit();
-    // SAFETY: on OK the library has written the whole record.
-    (get(out.as_mut_ptr()) == Status::Ok).then(|| unsafe { out.assume_init() })
 }

@@ -2,11 +2,9 @@
 //! `clangoffload_job_*`): a safe layer that turns views into slices and
 //! notes into stderr lines. Every rule is the library's.
 
-use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use c::{clangoffload_bytes, clangoffload_status as Status};
-use clangoffload_capi as c;
+use super::{c, record, slice, view, with_notes, Bytes, Status};
 
 /// A C job function that reads one input.
 type ReadJob = unsafe extern "C" fn(
@@ -54,70 +52,23 @@ pub struct Options<'a> {
     pub input_name: &'a str,
 }
 
-/// Where notes go: warnings and verbose reports to stderr now, the error's
-/// whole message kept for the caller.
-struct Sink<'a> {
-    program: &'a str,
-    error: Option<String>,
-}
-
-unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
-    // SAFETY: the library passes back the Sink given with the call, and a
-    // view of `len` bytes live during this call.
-    let (sink, text) = unsafe {
-        (
-            &mut *context.cast::<Sink>(),
-            std::slice::from_raw_parts(message, len),
-        )
-    };
-    let text = String::from_utf8_lossy(text);
-    match kind {
-        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
-        c::CLANGOFFLOAD_NOTE_VERBOSE => eprint!("{text}"),
-        _ => sink.error = Some(text.into_owned()),
-    }
-}
-
-fn view(bytes: &[u8]) -> clangoffload_bytes {
-    clangoffload_bytes {
-        ptr: bytes.as_ptr(),
-        len: bytes.len(),
-    }
-}
-
-/// # Safety
-/// `v` must come from the library and borrow memory that outlives `'a`.
-unsafe fn slice<'a>(v: clangoffload_bytes) -> &'a [u8] {
-    if v.ptr.is_null() || v.len == 0 {
-        return &[];
-    }
-    // SAFETY: the library hands out views of live memory, as the caller promises.
-    unsafe { std::slice::from_raw_parts(v.ptr, v.len) }
-}
-
-/// Runs a job call with a notes sink; the error is the whole message.
+/// Runs a call that makes a job, with a notes sink.
 fn run(
     program: &str,
-    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void, &mut *mut c::clangoffload_job) -> Status,
+    call: impl FnOnce(
+        c::clangoffload_notify_fn,
+        *mut std::ffi::c_void,
+        &mut *mut c::clangoffload_job,
+    ) -> Status,
 ) -> Result<*mut c::clangoffload_job, String> {
-    let mut sink = Sink {
-        program,
-        error: None,
-    };
     let mut handle = std::ptr::null_mut();
-    let status = call(Some(notify), (&mut sink as *mut Sink).cast(), &mut handle);
-    match status {
-        Status::Ok => Ok(handle),
-        status => Err(sink.error.unwrap_or_else(|| status_message(status))),
-    }
+    with_notes(program, |notify, context| {
+        call(notify, context, &mut handle)
+    })?;
+    Ok(handle)
 }
 
-/// A status with no message from the job (a bad argument: not expected).
-pub fn status_message(status: Status) -> String {
-    format!("{status:?} (status {})", status as u32)
-}
-
-fn options(o: &Options, targets: &[clangoffload_bytes]) -> c::clangoffload_bundler_options {
+fn options(o: &Options, targets: &[Bytes]) -> c::clangoffload_bundler_options {
     c::clangoffload_bundler_options {
         file_type: view(o.file_type.as_bytes()),
         targets: targets.as_ptr(),
@@ -131,7 +82,7 @@ fn options(o: &Options, targets: &[clangoffload_bytes]) -> c::clangoffload_bundl
 }
 
 impl<'data> Job<'data> {
-    fn new(handle: *mut c::clangoffload_job) -> Self {
+    pub(super) fn new(handle: *mut c::clangoffload_job) -> Self {
         Job {
             handle,
             _data: PhantomData,
@@ -336,28 +287,14 @@ pub fn normalize(target: &str) -> Result<String, String> {
         )
     };
     if status != Status::Ok {
-        return Err(status_message(status));
+        return Err(super::status_message(status));
     }
     buf.truncate(len);
     String::from_utf8(buf).map_err(|e| e.to_string())
 }
 
 /// What a file is, by its magic.
-pub fn detect(data: &[u8]) -> c::clangoffload_file_kind {
-    let mut out = c::clangoffload_file_kind {
-        kind: c::clangoffload_file_kind_tag::Other,
-        elf_class: 0,
-        elf_encoding: 0,
-        elf_machine: 0,
-        is_object: false,
-        text_comment: 0,
-    };
-    // SAFETY: data is live; out is a valid record.
-    unsafe { c::clangoffload_file_kind_detect(data.as_ptr(), data.len(), &mut out) };
-    out
-}
-
-/// The kind of a file, by its magic.
-pub fn kind(data: &[u8]) -> c::clangoffload_file_kind_tag {
-    detect(data).kind
+pub fn detect(data: &[u8]) -> Option<c::clangoffload_file_kind> {
+    // SAFETY: data is live for the call; the record is the library's to fill.
+    record(|out| unsafe { c::clangoffload_file_kind_detect(data.as_ptr(), data.len(), out) })
 }

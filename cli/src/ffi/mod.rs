@@ -1,0 +1,194 @@
+//! The one door to the library: safe calls to its C ABI, the same one C
+//! programs link. Views become slices, handles free themselves, notes
+//! (warnings, `-verbose` reports, whole error messages) come back through one
+//! callback. Every rule is the library's; nothing here decides anything.
+
+pub mod inspection;
+pub mod job;
+pub mod packaging;
+pub mod wrapping;
+
+use std::ffi::{c_char, c_void, CStr};
+use std::mem::MaybeUninit;
+
+pub use c::{clangoffload_bytes as Bytes, clangoffload_status as Status};
+pub use clangoffload_capi as c;
+
+/// A view of bytes the library only reads during a call.
+pub fn view(bytes: &[u8]) -> Bytes {
+    Bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// # Safety
+/// `v` must come from the library and view memory that outlives `'a` (the
+/// input it borrows, or a handle alive for `'a`).
+pub unsafe fn slice<'a>(v: Bytes) -> &'a [u8] {
+    if v.ptr.is_null() || v.len == 0 {
+        return &[];
+    }
+    // SAFETY: live memory of `len` bytes, as the caller promises.
+    unsafe { std::slice::from_raw_parts(v.ptr, v.len) }
+}
+
+/// Text the library returns as static storage (status messages, kind
+/// names): only for those functions, which never return NULL.
+fn static_text(text: *const c_char) -> &'static str {
+    // SAFETY: the library's name and message functions return static
+    // NUL-terminated ASCII strings (never NULL).
+    unsafe { CStr::from_ptr(text) }.to_str().unwrap_or_default()
+}
+
+/// The library's message for a status (or a status number).
+pub fn status_message(status: impl Into<u32>) -> String {
+    static_text(c::clangoffload_status_message(status.into())).to_owned()
+}
+
+/// An OffloadBinary image kind's name (`style` as the library takes it).
+pub fn image_kind_name(kind: u16, style: u32) -> &'static str {
+    static_text(c::clangoffload_image_kind_name(kind, style))
+}
+
+/// An offload kind's name as llvm-objdump prints it.
+pub fn offload_kind_name(kind: u16) -> &'static str {
+    static_text(c::clangoffload_offload_kind_name(kind))
+}
+
+/// Where a call's notes go: warnings and verbose reports to stderr as they
+/// come, the error's whole message kept for the caller.
+struct Sink<'a> {
+    program: &'a str,
+    error: Option<String>,
+}
+
+unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
+    // SAFETY: the library passes back the Sink given with the call, and a
+    // view of `len` bytes live during this call.
+    let (sink, text) = unsafe {
+        (
+            &mut *context.cast::<Sink>(),
+            slice(Bytes { ptr: message, len }),
+        )
+    };
+    let text = String::from_utf8_lossy(text);
+    match kind {
+        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
+        c::CLANGOFFLOAD_NOTE_VERBOSE => eprint!("{text}"),
+        _ => sink.error = Some(text.into_owned()),
+    }
+}
+
+/// Runs a call that takes a notes callback; its error is the whole message.
+pub fn with_notes(
+    program: &str,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
+) -> Result<(), String> {
+    let mut sink = Sink {
+        program,
+        error: None,
+    };
+    match call(Some(notify), (&mut sink as *mut Sink).cast()) {
+        Status::Ok => Ok(()),
+        status => Err(sink.error.unwrap_or_else(|| status_message(status))),
+    }
+}
+
+/// A record the library fills when it returns OK.
+pub fn record<T>(get: impl FnOnce(*mut T) -> Status) -> Option<T> {
+    let mut out = MaybeUninit::uninit();
+    // SAFETY: on OK the library has written the whole record.
+    (get(out.as_mut_ptr()) == Status::Ok).then(|| unsafe { out.assume_init() })
+}
+
+/// An error record to be filled.
+pub fn blank_error() -> c::clangoffload_error {
+    c::clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    }
+}
+
+/// A status as a result, with the error record's message (or the
+/// status's).
+pub fn check(status: Status, err: &c::clangoffload_error) -> Result<(), String> {
+    if status == Status::Ok {
+        return Ok(());
+    }
+    let message: Vec<u8> = err
+        .message
+        .iter()
+        .take_while(|&&ch| ch != 0)
+        .map(|&ch| ch.to_ne_bytes()[0])
+        .collect();
+    match String::from_utf8_lossy(&message) {
+        m if m.is_empty() => Err(status_message(status)),
+        m => Err(m.into_owned()),
+    }
+}
+
+/// Bytes the library allocated, released when dropped.
+pub struct Buffer(pub c::clangoffload_buffer);
+
+impl Buffer {
+    pub fn empty() -> Buffer {
+        Buffer(c::clangoffload_buffer {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        if self.0.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the library filled the buffer; it lives until drop.
+        unsafe { std::slice::from_raw_parts(self.0.ptr, self.0.len) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: the buffer came from the library (or is empty) and is
+        // released once.
+        unsafe { c::clangoffload_buffer_free(&mut self.0) }
+    }
+}
+
+/// One container (or, asked for, a rejected magic) found by [`scan`].
+pub struct ScanHit<'a> {
+    pub kind: c::clangoffload_container_kind,
+    /// OK, or (a status number) why the magic there starts no container.
+    pub status: u32,
+    pub offset: u64,
+    pub data: &'a [u8],
+}
+
+/// Every container anywhere in `data`, with (if `rejected`) the magics that
+/// start none.
+pub fn scan(data: &[u8], rejected: bool) -> Vec<ScanHit<'_>> {
+    let flags = if rejected {
+        c::CLANGOFFLOAD_SCAN_REJECTED
+    } else {
+        0
+    };
+    let mut cursor = 0u64;
+    let mut hits = Vec::new();
+    // SAFETY: data is live for the call; cursor is the library's; each hit's
+    // view borrows `data`.
+    while let Some(hit) = record(|out| unsafe {
+        c::clangoffload_scan_next(data.as_ptr(), data.len(), flags, &mut cursor, out)
+    }) {
+        hits.push(ScanHit {
+            kind: hit.kind,
+            status: hit.status,
+            offset: hit.offset,
+            // SAFETY: the view borrows `data`.
+            data: unsafe { slice(hit.data) },
+        });
+    }
+    hits
+}
