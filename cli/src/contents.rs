@@ -35,7 +35,8 @@ pub fn commas(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        let left = digits.len().saturating_sub(i);
+        if i > 0 && left % 3 == 0 {
             out.push(',');
         }
         out.push(ch);

@@ -85,11 +85,11 @@ impl Input {
 
 /// Writes `n` zero bytes.
 pub fn write_zeros(out: &mut impl Write, mut n: u64) -> io::Result<()> {
-    let zeros = [0u8; 8192];
+    const ZEROS: [u8; 8192] = [0; 8192];
     while n > 0 {
-        let chunk = n.min(zeros.len() as u64);
-        out.write_all(&zeros[..chunk as usize])?;
-        n -= chunk;
+        let chunk = usize::try_from(n).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
+        out.write_all(ZEROS.get(..chunk).unwrap_or_default())?;
+        n = n.saturating_sub(u64::try_from(chunk).unwrap_or(n));
     }
     Ok(())
 }

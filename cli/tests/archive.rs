@@ -2,10 +2,17 @@
 //! drop-in, against the archives clang-offload-bundler 22 wrote for the same
 //! commands (tests/fixtures/archive/COMMANDS, regenerate.sh regen_archive).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
-use common::*;
 use clangoffload::archive::Archive;
+use common::*;
 
 fn archive(name: &str) -> std::path::PathBuf {
     fixtures().join("archive").join(name)

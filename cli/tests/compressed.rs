@@ -4,6 +4,13 @@
 //! variables behave as LLVM's, concatenated containers work, and bad inputs
 //! fail with located errors.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,13 @@
 //! Our bundler against LLVM's: committed fixtures made by LLVM 22 (and older
 //! versions), and live round trips when LLVM 22 is installed.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::os::unix::process::ExitStatusExt;

@@ -2,6 +2,13 @@
 //! clang-offload-bundler 22 made (tests/fixtures/object), and live against
 //! LLVM 22 when it is installed.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use common::*;

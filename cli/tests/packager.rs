@@ -2,6 +2,13 @@
 //! files and `scan`, against what LLVM 22 made (tests/fixtures/offload) and,
 //! when it is installed, live against LLVM 22.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

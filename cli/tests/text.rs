@@ -2,6 +2,13 @@
 //! drop-in, against the bundles clang-offload-bundler 22 made
 //! (tests/fixtures/text, regenerate.sh regen_text).
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use common::*;

@@ -4,6 +4,13 @@
 //! llvm-offload-wrapper 22's output registers; live against LLVM 22 when it is
 //! installed: the same calls with the same arguments.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -159,7 +159,8 @@ fn run(parsed: &Parsed, argv0: &str, config: Config) -> Result<(), Failure> {
         if parsed.occurrences("targets") > 0 {
             return fail("-targets option is invalid for -list");
         }
-        return list(argv0, &file_type, &inputs[0], config);
+        let input = inputs.first().map_or("", String::as_str);
+        return list(argv0, &file_type, input, config);
     }
     if parsed.flag("check-input-archive") {
         if !unbundle {
@@ -291,7 +292,7 @@ fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), 
 /// Writes each output as the library's plan says; then reports the error
 /// LLVM reports after writing what it found.
 fn unbundle_files(args: &Args) -> Result<(), Failure> {
-    let path = &args.inputs[0];
+    let path = args.inputs.first().map_or("", String::as_str);
     let input = open_input(path, &args.outputs)?;
     let targets: Vec<&str> = args.targets.iter().map(String::as_str).collect();
     let options = Options {
@@ -323,7 +324,7 @@ pub fn write_pieces(out: &mut File, pieces: &[Piece], inputs: &[&Input]) -> std:
                 offset,
                 bytes,
             } => match inputs.get(input) {
-                Some(from) => from.copy_range(offset, bytes.len() as u64, out)?,
+                Some(from) => from.copy_range(offset, len_u64(bytes), out)?,
                 None => out.write_all(bytes)?,
             },
             Piece::Made(bytes) => out.write_all(bytes)?,
@@ -343,7 +344,10 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let data: Vec<&[u8]> = inputs.iter().map(Input::data).collect();
     let host = args.targets.iter().position(|t| t.starts_with("host-"));
-    let host_object = host.is_some_and(|h| job::detect(data[h]).is_some_and(|k| k.is_object));
+    let host_object = host
+        .and_then(|h| data.get(h))
+        .and_then(|d| job::detect(d))
+        .is_some_and(|k| k.is_object);
     if args.dry_run && args.file_type == "o" && host_object {
         return print_objcopy_command(args, host.unwrap_or(0));
     }
@@ -353,7 +357,9 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
         targets: &targets,
         flags: args.flags & c::CLANGOFFLOAD_VERBOSE,
         max_size: 0,
-        input_name: host.map_or("", |h| args.inputs[h].as_str()),
+        input_name: host
+            .and_then(|h| args.inputs.get(h))
+            .map_or("", String::as_str),
     };
     let compression = if args.config.compress {
         Some((
@@ -366,7 +372,7 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
     };
     let plan =
         Job::bundle(args.argv0, &data, &options, args.align, compression).map_err(Failure)?;
-    let path = &args.outputs[0];
+    let path = args.outputs.first().map_or("", String::as_str);
     let mut out = create_output(path)?;
     let refs: Vec<&Input> = inputs.iter().collect();
     let pieces = plan.outputs().into_iter().next().map(|o| o.pieces);
@@ -383,7 +389,8 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
 /// the host marker) and leaves the output empty. We add the sections
 /// ourselves, byte-identically, so the command describes what we would do.
 fn print_objcopy_command(args: &Args, host: usize) -> Result<(), Failure> {
-    create_output(&args.outputs[0])?;
+    let output = args.outputs.first().map_or("", String::as_str);
+    create_output(output)?;
     let objcopy = std::env::current_exe()
         .ok()
         .and_then(|exe| Some(exe.parent()?.join("llvm-objcopy")))
@@ -397,7 +404,7 @@ fn print_objcopy_command(args: &Args, host: usize) -> Result<(), Failure> {
         let file = if i == host {
             marker.display().to_string()
         } else {
-            args.inputs[i].clone()
+            args.inputs.get(i).cloned().unwrap_or_default()
         };
         line.push_str(&format!(
             " \"--add-section=__CLANG_OFFLOAD_BUNDLE__{id}={file}\" \"--set-section-flags=__CLANG_OFFLOAD_BUNDLE__{id}=readonly,exclude\""
@@ -405,7 +412,8 @@ fn print_objcopy_command(args: &Args, host: usize) -> Result<(), Failure> {
     }
     line.push_str(&format!(
         " \"--\" \"{}\" \"{}\"",
-        args.inputs[host], args.outputs[0]
+        args.inputs.get(host).map_or("", String::as_str),
+        output
     ));
     eprintln!("{line}");
     Ok(())
@@ -456,4 +464,9 @@ impl Config {
                 0
             })
     }
+}
+
+/// A length as a file offset (lengths of what is in memory fit).
+fn len_u64(bytes: &[u8]) -> u64 {
+    u64::try_from(bytes.len()).unwrap_or(u64::MAX)
 }

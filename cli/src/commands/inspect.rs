@@ -185,7 +185,7 @@ fn report<'a>(
                             "points at section {} offset {:#x} ({} bytes)",
                             w.target_section,
                             w.target_offset,
-                            commas(w.target.len as u64)
+                            commas(u64::try_from(w.target.len).unwrap_or(u64::MAX))
                         ),
                     };
                     format!(
@@ -286,7 +286,7 @@ fn to_text(report: &Report) -> String {
             "container {i} {}at offset {:#x}: {kind}, {} bytes",
             spaced(&r.place),
             r.offset,
-            commas(r.size as u64)
+            commas(u64::try_from(r.size).unwrap_or(u64::MAX))
         );
         if let Some(h) = &r.compressed {
             let _ = writeln!(out, "  version:           {}", h.version);
@@ -297,7 +297,7 @@ fn to_text(report: &Report) -> String {
             let _ = writeln!(
                 out,
                 "  compressed size:   {}",
-                commas(h.compressed_size as u64)
+                commas(u64::try_from(h.compressed_size).unwrap_or(u64::MAX))
             );
             let _ = writeln!(out, "  uncompressed size: {}", commas(h.uncompressed_size));
             if let Some(ratio) = h.ratio {

@@ -31,7 +31,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
                 out,
                 "{:#x}\t{kind}\t{} bytes",
                 hit.offset,
-                commas(hit.data.len() as u64)
+                commas(u64::try_from(hit.data.len()).unwrap_or(u64::MAX))
             );
         } else {
             let _ = writeln!(

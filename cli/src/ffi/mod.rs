@@ -89,7 +89,7 @@ pub fn with_notes(
         program,
         error: None,
     };
-    match call(Some(notify), (&mut sink as *mut Sink).cast()) {
+    match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
         Status::Ok => Ok(()),
         status => Err(sink.error.unwrap_or_else(|| status_message(status))),
     }

@@ -146,7 +146,7 @@ pub fn parse_with_positionals(
     let mut i = 0;
     let mut positional_only = false;
     while let Some(arg) = args.get(i) {
-        i += 1;
+        i = i.saturating_add(1);
         if arg == "--" && !positional_only {
             positional_only = true;
             continue;
@@ -191,7 +191,7 @@ pub fn parse_with_positionals(
             (_, Some(v)) => v.to_owned(),
             (_, None) => match args.get(i) {
                 Some(v) => {
-                    i += 1;
+                    i = i.saturating_add(1);
                     v.clone()
                 }
                 None => {
@@ -217,7 +217,7 @@ pub fn parse_with_positionals(
         }
         parsed.order.push(opt.name);
         let given = parsed.given.entry(opt.name).or_default();
-        given.occurrences += 1;
+        given.occurrences = given.occurrences.saturating_add(1);
         match opt.value {
             Value::CommaList => given.values.extend(value.split(',').map(str::to_owned)),
             _ => given.values.push(value),
@@ -241,19 +241,22 @@ fn nearest(table: &[Opt], name: &str) -> Option<&'static str> {
         .map(|(_, n)| n)
 }
 
+/// Levenshtein distance, one row at a time (option names are short).
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
+        let mut diag = i;
+        let mut left = i.saturating_add(1);
+        let mut next_row = Vec::with_capacity(row.len());
+        next_row.push(left);
+        for (cb, up) in b.iter().zip(row.iter().skip(1)) {
+            let cost = diag.saturating_add(usize::from(ca != *cb));
+            left = cost.min(left.saturating_add(1)).min(up.saturating_add(1));
+            diag = *up;
+            next_row.push(left);
         }
+        row = next_row;
     }
-    row[b.len()]
+    row.last().copied().unwrap_or_default()
 }

@@ -1,5 +1,11 @@
 //! Shared helpers: the fixtures, our binary under LLVM's tool name, and the
 //! real LLVM 22 tool when it is installed.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
