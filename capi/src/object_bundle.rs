@@ -290,7 +290,8 @@ pub unsafe extern "C" fn clangoffload_object_bundle_write(
             pairs.push(pair);
         }
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let elf = clangoffload::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
+        let elf =
+            clangoffload::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
         // SAFETY: as above.
         let bytes = write_object_bundle(&elf, &pairs).map_err(|e| unsafe { report(&e, err) })?;
         *out = clangoffload_buffer::from_vec(bytes);

@@ -149,9 +149,8 @@ impl ElfKind {
             2 => Some((field(40, 8), field(58, 2), field(60, 2))),
             _ => None,
         };
-        let table_end = table.and_then(|(offset, size, count)| {
-            size?.checked_mul(count?)?.checked_add(offset?)
-        });
+        let table_end =
+            table.and_then(|(offset, size, count)| size?.checked_mul(count?)?.checked_add(offset?));
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         ElfKind {
             class,
