@@ -11,7 +11,11 @@
  *
  * Ownership: handles (struct clangoffload_archive, _bundle, _object_bundle,
  * _text_bundle, _offload_binaries, _image_arguments) come from a _parse
- * function and are released with the matching _free; clangoffload_buffer
+ * function, struct clangoffload_job from a job (clangoffload_bundler_* and
+ * clangoffload_packager_extract), struct clangoffload_inspection from
+ * clangoffload_inspect and struct clangoffload_packager_images from
+ * clangoffload_packager_list; each is released with the matching _free
+ * (clangoffload_job_free, ...); clangoffload_buffer
  * contents are released with clangoffload_buffer_free. Nothing else the
  * library returns is freed by the caller: `const char *` results are static
  * storage, and all other outputs are written into caller memory.
