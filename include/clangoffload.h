@@ -1563,8 +1563,9 @@ clangoffload_status clangoffload_bundle_next_entry(const uint8_t *data,
                                                    struct clangoffload_bundle_entry *out,
                                                    struct clangoffload_error *err);
 
-// The first entry (file order) of the binary bundle in `len` bytes at `data`
-// whose code object is compatible with the bundle entry ID `target`
+// The entry of the binary bundle in `len` bytes at `data` whose ID is
+// exactly `target`, else the first (file order) whose code object is
+// compatible with the bundle entry ID `target`
 // (`target_len` bytes of UTF-8), by the bundler's rules; `flags` may hold
 // `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Like
 // `clangoffload_bundle_find_compatible`, but with no handle and no
@@ -1713,9 +1714,10 @@ clangoffload_status clangoffload_bundle_get_entry(const struct clangoffload_bund
 clangoffload_status clangoffload_bundle_fault(const struct clangoffload_bundle *bundle,
                                               struct clangoffload_error *err);
 
-// Index of the first entry (file order) whose code object is compatible with
-// the bundle entry ID `target` (`target_len` bytes of UTF-8), by the bundler's
-// rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+// Index of the entry whose ID is exactly `target` (`target_len` bytes of
+// UTF-8) if there is one, else of the first entry (file order) whose code
+// object is compatible with it, by the bundler's rules; `flags` may hold
+// `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
 // `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is. Entries whose ID does not parse
 // never match.
 //
@@ -1736,7 +1738,8 @@ clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffloa
 
 // The entry the HIP runtime would load on a device with AMDGPU target ID
 // `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
-// first compatible in file order within each. Stores its index and how it
+// within each, the `hipv4` entry of exactly that target ID, else the first
+// compatible in file order. Stores its index and how it
 // matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
 //
 // Ownership: nothing to free; the outputs are plain values.

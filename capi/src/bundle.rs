@@ -136,8 +136,9 @@ pub unsafe extern "C" fn clangoffload_bundle_next_entry(
     })
 }
 
-/// The first entry (file order) of the binary bundle in `len` bytes at `data`
-/// whose code object is compatible with the bundle entry ID `target`
+/// The entry of the binary bundle in `len` bytes at `data` whose ID is
+/// exactly `target`, else the first (file order) whose code object is
+/// compatible with the bundle entry ID `target`
 /// (`target_len` bytes of UTF-8), by the bundler's rules; `flags` may hold
 /// `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`. Like
 /// `clangoffload_bundle_find_compatible`, but with no handle and no
@@ -398,9 +399,10 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
     })
 }
 
-/// Index of the first entry (file order) whose code object is compatible with
-/// the bundle entry ID `target` (`target_len` bytes of UTF-8), by the bundler's
-/// rules; `flags` may hold `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
+/// Index of the entry whose ID is exactly `target` (`target_len` bytes of
+/// UTF-8) if there is one, else of the first entry (file order) whose code
+/// object is compatible with it, by the bundler's rules; `flags` may hold
+/// `CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE`.
 /// `CLANGOFFLOAD_STATUS_NOT_FOUND` if none is. Entries whose ID does not parse
 /// never match.
 ///
@@ -428,15 +430,9 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
         // SAFETY: readable for target_len bytes, as the caller promises.
         let requested = BundleEntryId::parse(unsafe { str_arg(target, target_len) }?)?;
         let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
-        let index = bundle
-            .entries
-            .iter()
-            .position(|e| {
-                e.id_str()
-                    .and_then(|id| BundleEntryId::parse(id).ok())
-                    .is_some_and(|id| id.is_compatible_with(&requested, hip_openmp))
-            })
+        let entry = id::first_compatible_of(bundle.entries.iter().copied(), &requested, hip_openmp)
             .ok_or(clangoffload_status::NotFound)?;
+        let index = usize::try_from(entry.index()).map_err(|_| clangoffload_status::NotFound)?;
         // SAFETY: writable, as the caller promises.
         *unsafe { out_arg(out_index) }? = index;
         Ok(())
@@ -467,7 +463,8 @@ impl From<DeviceMatch> for clangoffload_device_match {
 
 /// The entry the HIP runtime would load on a device with AMDGPU target ID
 /// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
-/// first compatible in file order within each. Stores its index and how it
+/// within each, the `hipv4` entry of exactly that target ID, else the first
+/// compatible in file order. Stores its index and how it
 /// matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
 ///
 /// Ownership: nothing to free; the outputs are plain values.

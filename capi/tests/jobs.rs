@@ -279,3 +279,67 @@ fn jobs_agree_with_core_on_every_fixture() {
     assert!(compared > 50, "only {compared} comparisons");
     println!("{compared} unbundlings compared");
 }
+
+/// The C calls that pick one entry give the entry of exactly the requested
+/// ID even when a merely compatible one comes first.
+#[test]
+fn an_exact_id_wins_in_the_c_selection_calls() {
+    use clangoffload::bundle::write_bundle;
+    use clangoffload_capi as c;
+
+    let data = write_bundle(
+        &[
+            (b"hip-amdgcn-amd-amdhsa-gfx906", b"906"),
+            (b"hip-amdgcn-amd-amdhsa-gfx90a", b"90a"),
+        ],
+        1,
+    )
+    .unwrap();
+    for (target, want) in [
+        ("hip-amdgcn-amd-amdhsa-gfx90a", 1usize),
+        ("hip-amdgcn-amd-amdhsa-gfx906", 0),
+    ] {
+        let mut handle = std::ptr::null_mut();
+        let mut index = usize::MAX;
+        let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
+        // SAFETY: data and target are live for the calls; the handle is
+        // freed once; the out-records are writable.
+        let (parsed, found, direct, entry) = unsafe {
+            let parsed = c::clangoffload_bundle_parse(
+                data.as_ptr(),
+                data.len(),
+                0,
+                &mut handle,
+                std::ptr::null_mut(),
+            );
+            let found = c::clangoffload_bundle_find_compatible(
+                handle,
+                target.as_ptr().cast(),
+                target.len(),
+                0,
+                &mut index,
+            );
+            c::clangoffload_bundle_free(handle);
+            let direct = c::clangoffload_bundle_find_compatible_entry(
+                data.as_ptr(),
+                data.len(),
+                target.as_ptr().cast(),
+                target.len(),
+                0,
+                entry.as_mut_ptr(),
+                std::ptr::null_mut(),
+            );
+            (parsed, found, direct, entry.assume_init())
+        };
+        assert_eq!(parsed, c::clangoffload_status::Ok);
+        assert_eq!(
+            (found, index),
+            (c::clangoffload_status::Ok, want),
+            "{target}"
+        );
+        assert_eq!(direct, c::clangoffload_status::Ok, "{target}");
+        // SAFETY: the view borrows `data`.
+        let payload = unsafe { std::slice::from_raw_parts(entry.payload.ptr, entry.payload.len) };
+        assert_eq!(payload, [&b"906"[..], b"90a"][want], "{target}");
+    }
+}

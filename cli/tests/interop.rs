@@ -880,6 +880,26 @@ fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
             Some(vec![&unmatched[..], b""]),
         ),
         (
+            "an exact ID wins over an earlier compatible one (LLVM 14's IDs)",
+            bundle(&[
+                (b"hip-amdgcn-amd-amdhsa-gfx906", b"906"),
+                (b"hip-amdgcn-amd-amdhsa-gfx90a", b"90a"),
+            ]),
+            vec!["hip-amdgcn-amd-amdhsa-gfx90a"],
+            false,
+            Some(vec![b"90a"]),
+        ),
+        (
+            "an exact ID wins over an earlier compatible kind",
+            bundle(&[
+                (b"hip-amdgcn-amd-amdhsa--gfx906", b"hip"),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx906", b"hipv4"),
+            ]),
+            vec!["hipv4-amdgcn-amd-amdhsa--gfx906"],
+            false,
+            Some(vec![b"hipv4"]),
+        ),
+        (
             "an ID LLVM cannot split, with the target missing",
             bundle(&[(b"hip-amdgcn-amd", b"DEV")]),
             vec![gfx906],
@@ -927,6 +947,43 @@ fn entries_are_matched_with_targets_as_llvm_22_reads_them() {
                 }
             }
         }
+    }
+
+    // Where LLVM's hash order gives a compatible entry although an exact one
+    // exists, we give the exact one (docs/differences.md).
+    for (entries, target, want) in [
+        (
+            [
+                (&b"hip-amdgcn-amd-amdhsa-gfx906"[..], &b"906"[..]),
+                (b"hip-amdgcn-amd-amdhsa-gfx90a", b"90a"),
+            ],
+            "hip-amdgcn-amd-amdhsa-gfx906",
+            &b"906"[..],
+        ),
+        (
+            [
+                (b"hip-amdgcn-amd-amdhsa--gfx906", b"hip"),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx906", b"hipv4"),
+            ],
+            "hip-amdgcn-amd-amdhsa--gfx906",
+            b"hip",
+        ),
+    ] {
+        let input = sb.path("exact");
+        std::fs::write(&input, bundle(&entries)).unwrap();
+        let output = sb.path("exact.out");
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=bc".to_owned(),
+                "-unbundle".into(),
+                format!("-input={}", input.display()),
+                format!("-targets={target}"),
+                format!("-output={}", output.display()),
+            ],
+        );
+        assert!(r.status.success(), "{target}");
+        assert_eq!(std::fs::read(&output).unwrap(), want, "{target}");
     }
 
     // Damaged bytes after a plain bundle are ignored, as LLVM ignores them.

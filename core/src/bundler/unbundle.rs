@@ -1,9 +1,10 @@
 //! `-unbundle`: which entry goes to which output.
 //!
-//! Each entry, in file order, goes to the first still-open target (in
-//! `-targets` order) it is compatible with, the IDs read as LLVM 22 reads
-//! them. LLVM visits entries in its hash order instead; where several entries
-//! fit one target the two may differ (see the differences table).
+//! A target with an entry of exactly its ID gets that entry. Then each other
+//! entry, in file order, goes to the first still-open target (in `-targets`
+//! order) it is compatible with, the IDs read as LLVM 22 reads them. LLVM
+//! visits entries in its hash order instead; where several entries fit one
+//! target the two may differ (see the differences table).
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -263,10 +264,29 @@ fn assign<'data>(
     hash_ordered: bool,
 ) -> Result<(Vec<Option<Assigned<'data>>>, bool), BundlerError> {
     let mut assigned: Vec<Option<Assigned>> = normalized.iter().map(|_| None).collect();
-    let mut open: Vec<usize> = (0..normalized.len()).collect();
-    let mut invalid_seen = false;
     let mut found_host = false;
-    for candidate in candidates {
+    // An exact ID always wins over a merely compatible one, whatever the
+    // order: asking for gfx90a never gives gfx906 code that comes first.
+    let mut taken = alloc::vec![false; candidates.len()];
+    for (t, target) in normalized.iter().enumerate() {
+        let given = request.targets.get(t).copied().unwrap_or_default();
+        let exact = candidates.iter().enumerate().position(|(i, c)| {
+            !taken.get(i).copied().unwrap_or(true)
+                && (c.id == target.as_bytes() || c.id == given.as_bytes())
+        });
+        if let (Some(i), Some(place)) = (exact, assigned.get_mut(t)) {
+            if let (Some(candidate), Some(flag)) = (candidates.get(i), taken.get_mut(i)) {
+                *place = Some(candidate.payload.clone());
+                *flag = true;
+                found_host |= candidate.id.starts_with(b"host-");
+            }
+        }
+    }
+    let mut open: Vec<usize> = (0..normalized.len())
+        .filter(|&t| assigned.get(t).is_some_and(Option::is_none))
+        .collect();
+    let mut invalid_seen = false;
+    for (candidate, _) in candidates.iter().zip(&taken).filter(|(_, &taken)| !taken) {
         if open.is_empty() {
             break;
         }
@@ -470,4 +490,68 @@ fn member_entries<'data>(
         }
     }
     Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::write_bundle;
+
+    fn unbundled(entries: &[(&[u8], &[u8])], targets: &[&str]) -> Vec<Vec<u8>> {
+        let data = write_bundle(entries, 1).unwrap();
+        let request = UnbundleRequest {
+            file_type: FileType::Binary,
+            targets,
+            allow_missing: true,
+            ..UnbundleRequest::default()
+        };
+        let plan = unbundle(&data, &request, &mut ()).unwrap();
+        (0..targets.len())
+            .map(|t| plan.output_bytes(t).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_exact_id_wins_over_an_earlier_compatible_one() {
+        // LLVM 14's driver wrote IDs without a target-ID field: the
+        // processor reads as the environment.
+        let old = [
+            (&b"hip-amdgcn-amd-amdhsa-gfx906"[..], &b"906"[..]),
+            (b"hip-amdgcn-amd-amdhsa-gfx90a", b"90a"),
+        ];
+        assert_eq!(unbundled(&old, &["hip-amdgcn-amd-amdhsa-gfx90a"]), [b"90a"]);
+        assert_eq!(unbundled(&old, &["hip-amdgcn-amd-amdhsa-gfx906"]), [b"906"]);
+        let kinds = [
+            (&b"hip-amdgcn-amd-amdhsa--gfx906"[..], &b"hip"[..]),
+            (b"hipv4-amdgcn-amd-amdhsa--gfx906", b"hipv4"),
+        ];
+        assert_eq!(
+            unbundled(&kinds, &["hipv4-amdgcn-amd-amdhsa--gfx906"]),
+            [b"hipv4"]
+        );
+        assert_eq!(
+            unbundled(&kinds, &["hip-amdgcn-amd-amdhsa--gfx906"]),
+            [b"hip"]
+        );
+        // Both asked for: each gets its own.
+        assert_eq!(
+            unbundled(
+                &kinds,
+                &[
+                    "hipv4-amdgcn-amd-amdhsa--gfx906",
+                    "hip-amdgcn-amd-amdhsa--gfx906"
+                ]
+            ),
+            [&b"hipv4"[..], b"hip"]
+        );
+        // No exact entry: the first compatible one, as before.
+        let features = [
+            (&b"hip-amdgcn-amd-amdhsa--gfx90a"[..], &b"any"[..]),
+            (b"hip-amdgcn-amd-amdhsa--gfx90a:xnack-", b"minus"),
+        ];
+        assert_eq!(
+            unbundled(&features, &["hip-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
+            [b"any"]
+        );
+    }
 }

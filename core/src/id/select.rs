@@ -6,21 +6,66 @@ use core::fmt::{self, Write};
 use super::{BundleEntryId, TargetId, Triple};
 use crate::{Bundle, BundleEntry};
 
-/// The first entry, in file order, whose code object is compatible with
-/// `requested` ([`BundleEntryId::is_compatible_with`]) — what the HIP
-/// runtime's comgr does. Entries whose ID is not UTF-8 or does not parse are
-/// skipped; a damaged descriptor ends the search.
+/// The entry whose ID is exactly `requested` if there is one (an exact match
+/// always wins: asking for `gfx90a` never gives `gfx906` code that happens to
+/// come first), else the first entry, in file order, whose code object is
+/// compatible with `requested` ([`BundleEntryId::is_compatible_with`]).
+/// Entries whose ID is not UTF-8 or does not parse are skipped; a damaged
+/// descriptor ends the search.
 pub fn first_compatible<'data>(
     bundle: &Bundle<'data>,
     requested: &BundleEntryId<'_>,
     hip_openmp_compatible: bool,
 ) -> Option<BundleEntry<'data>> {
-    bundle.entries().map_while(Result::ok).find(|entry| {
-        entry
-            .id_str()
-            .and_then(|id| BundleEntryId::parse(id).ok())
-            .is_some_and(|id| id.is_compatible_with(requested, hip_openmp_compatible))
-    })
+    first_compatible_of(
+        bundle.entries().map_while(Result::ok),
+        requested,
+        hip_openmp_compatible,
+    )
+}
+
+/// [`first_compatible`] among `entries` (in their order): for callers that
+/// hold a bundle's entries already.
+pub fn first_compatible_of<'data, I>(
+    entries: I,
+    requested: &BundleEntryId<'_>,
+    hip_openmp_compatible: bool,
+) -> Option<BundleEntry<'data>>
+where
+    I: Iterator<Item = BundleEntry<'data>> + Clone,
+{
+    entries
+        .clone()
+        .find(|entry| is_exactly(entry.id(), requested))
+        .or_else(|| {
+            entries.clone().find(|entry| {
+                entry
+                    .id_str()
+                    .and_then(|id| BundleEntryId::parse(id).ok())
+                    .is_some_and(|id| id.is_compatible_with(requested, hip_openmp_compatible))
+            })
+        })
+}
+
+/// Whether `id` is the text of `requested`, compared as it is written out
+/// (no allocation).
+pub fn is_exactly(id: &[u8], requested: &BundleEntryId<'_>) -> bool {
+    struct Compare<'a> {
+        rest: &'a [u8],
+    }
+    impl Write for Compare<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            match self.rest.strip_prefix(s.as_bytes()) {
+                Some(rest) => {
+                    self.rest = rest;
+                    Ok(())
+                }
+                None => Err(fmt::Error),
+            }
+        }
+    }
+    let mut compare = Compare { rest: id };
+    write!(compare, "{requested}").is_ok() && compare.rest.is_empty()
 }
 
 /// Which of the HIP runtime's candidates an entry was chosen as.
