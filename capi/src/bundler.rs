@@ -372,27 +372,25 @@ unsafe fn strings<'a>(
         .collect()
 }
 
-/// Reads the options' file type, name and decoding policy.
+/// What a job that reads one input takes from its options.
+struct ReadOptions<'a> {
+    /// `-type`; `None` when empty.
+    file_type: Option<&'a str>,
+    /// `-targets`.
+    targets: Vec<&'a str>,
+    /// The input's name, for messages.
+    name: &'a str,
+    flags: u32,
+    decoding: Decoding,
+}
+
+/// Reads and checks the options.
 ///
 /// # Safety
 /// The views in `options` must be readable for the call.
 unsafe fn read_options(
     options: &clangoffload_bundler_options,
-) -> Result<(Option<&str>, String, Decoding), clangoffload_status> {
-    // SAFETY: readable, as the caller promises.
-    let file_type = unsafe { options.file_type.as_slice() }?;
-    let file_type =
-        core::str::from_utf8(file_type).map_err(|_| clangoffload_status::InvalidUtf8)?;
-    // SAFETY: as above.
-    let name = unsafe { options.input_name.as_slice() }?;
-    let decoding = Decoding {
-        max_size: match options.max_decompressed_size {
-            0 => Decoding::default().max_size,
-            max => max,
-        },
-        verify_hash: options.flags & CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK == 0,
-        verbose: options.flags & CLANGOFFLOAD_VERBOSE != 0,
-    };
+) -> Result<ReadOptions<'_>, clangoffload_status> {
     let known = CLANGOFFLOAD_ALLOW_MISSING_BUNDLES
         | CLANGOFFLOAD_HIP_OPENMP
         | CLANGOFFLOAD_CHECK_INPUT_ARCHIVE
@@ -401,12 +399,67 @@ unsafe fn read_options(
     if options.flags & !known != 0 {
         return Err(clangoffload_status::InvalidArgument);
     }
-    let file_type = (!file_type.is_empty()).then_some(file_type);
-    Ok((
-        file_type,
-        String::from_utf8_lossy(name).into_owned(),
-        decoding,
-    ))
+    let text = |v: &clangoffload_bytes| {
+        // SAFETY: readable, as the caller promises.
+        let bytes = unsafe { v.as_slice() }?;
+        core::str::from_utf8(bytes).map_err(|_| clangoffload_status::InvalidUtf8)
+    };
+    let file_type = text(&options.file_type)?;
+    Ok(ReadOptions {
+        file_type: (!file_type.is_empty()).then_some(file_type),
+        // SAFETY: as above.
+        targets: unsafe { strings(options.targets, options.target_count) }?,
+        name: text(&options.input_name)?,
+        flags: options.flags,
+        decoding: Decoding {
+            max_size: match options.max_decompressed_size {
+                0 => Decoding::default().max_size,
+                max => max,
+            },
+            verify_hash: options.flags & CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK == 0,
+            verbose: options.flags & CLANGOFFLOAD_VERBOSE != 0,
+        },
+    })
+}
+
+/// The shell of every job that reads one input: checks the pointers, reads
+/// the options, runs `job` with the caller's notes, and stores the job in
+/// `*out` or reports its error (to `*err` and, whole, to `notify`).
+///
+/// # Safety
+/// As the exported job functions: `data` readable for `len` bytes for the
+/// job's life, `options` and its views readable, `out` writable, `err` NULL
+/// or writable.
+unsafe fn read_job(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+    job: impl FnOnce(
+        &'static [u8],
+        &ReadOptions<'_>,
+        &mut Notifier,
+    ) -> Result<clangoffload_job, BundlerError>,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the job's life, as the caller promises.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable, as the caller promises.
+        let options = unsafe { handle_arg(options) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the options' views are readable, as the caller promises.
+        let read = unsafe { read_options(options) }?;
+        let name = String::from_utf8_lossy(read.name.as_bytes()).into_owned();
+        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let mut made =
+            job(data, &read, &mut notifier).map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        made.input_name = notifier.input_name;
+        *out = into_handle(made);
+        Ok(())
+    })
 }
 
 /// Reports a job's error: the record, and the whole message to `notify`.
@@ -450,30 +503,21 @@ pub unsafe extern "C" fn clangoffload_bundler_list(
     out: *mut *mut clangoffload_job,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: readable for the job's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        // SAFETY: the options' views are readable, as the caller promises.
-        let (file_type, name, decoding) = unsafe { read_options(options) }?;
-        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
-        let listed = match file_type {
-            Some(file_type) => FileType::from_name(file_type)
-                .and_then(|t| bundler::list(data, t, decoding, &mut notifier)),
-            None => bundler::list_all(data, decoding, &mut notifier),
-        };
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let listed = listed.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
-        *out = into_handle(clangoffload_job {
-            plan: Plan::default(),
-            listed,
-            input_name: notifier.input_name,
-        });
-        Ok(())
-    })
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        read_job(data, len, options, out, err, |data, read, notifier| {
+            let listed = match read.file_type {
+                Some(file_type) => FileType::from_name(file_type)
+                    .and_then(|t| bundler::list(data, t, read.decoding, notifier)),
+                None => bundler::list_all(data, read.decoding, notifier),
+            }?;
+            Ok(clangoffload_job {
+                plan: Plan::default(),
+                listed,
+                input_name: String::new(),
+            })
+        })
+    }
 }
 
 /// Plans `clang-offload-bundler -unbundle -type=<file_type>
@@ -505,38 +549,22 @@ pub unsafe extern "C" fn clangoffload_bundler_unbundle(
     out: *mut *mut clangoffload_job,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: readable for the job's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        // SAFETY: the options' views are readable, as the caller promises.
-        let (file_type, name, decoding) = unsafe { read_options(options) }?;
-        // SAFETY: as above.
-        let targets = unsafe { strings(options.targets, options.target_count) }?;
-        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
-        let plan = FileType::from_name(file_type.unwrap_or_default()).and_then(|file_type| {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        read_job(data, len, options, out, err, |data, read, notifier| {
+            let flag = |bit| read.flags & bit != 0;
             let request = UnbundleRequest {
-                file_type,
-                targets: &targets,
-                allow_missing: options.flags & CLANGOFFLOAD_ALLOW_MISSING_BUNDLES != 0,
-                hip_openmp_compatible: options.flags & CLANGOFFLOAD_HIP_OPENMP != 0,
-                check_input_archive: options.flags & CLANGOFFLOAD_CHECK_INPUT_ARCHIVE != 0,
-                decoding,
+                file_type: FileType::from_name(read.file_type.unwrap_or_default())?,
+                targets: &read.targets,
+                allow_missing: flag(CLANGOFFLOAD_ALLOW_MISSING_BUNDLES),
+                hip_openmp_compatible: flag(CLANGOFFLOAD_HIP_OPENMP),
+                check_input_archive: flag(CLANGOFFLOAD_CHECK_INPUT_ARCHIVE),
+                decoding: read.decoding,
             };
-            bundler::unbundle(data, &request, &mut notifier)
-        });
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
-        *out = into_handle(clangoffload_job {
-            plan,
-            listed: Listed::default(),
-            input_name: notifier.input_name,
-        });
-        Ok(())
-    })
+            let plan = bundler::unbundle(data, &request, notifier)?;
+            Ok(clangoffload_job::from_plan(plan, String::new()))
+        })
+    }
 }
 
 /// `clang-offload-bundler -unbundle` in one call: plans as
@@ -641,34 +669,21 @@ pub unsafe extern "C" fn clangoffload_bundler_extract(
     out: *mut *mut clangoffload_job,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: readable for the job's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        // SAFETY: the options' views are readable, as the caller promises.
-        let (_, name, decoding) = unsafe { read_options(options) }?;
-        let mut notifier = Notifier::new(options.notify, options.context, name, options.flags);
-        // Outputs are named after the input's file name, without its
-        // directory.
-        let stem = notifier
-            .input_name
-            .rsplit(['/', '\\'])
-            .next()
-            .filter(|s| !s.is_empty())
-            .map_or_else(|| String::from("bundle"), String::from);
-        let plan = bundler::extract(data, stem.as_bytes(), decoding, &mut notifier);
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let plan = plan.map_err(|e| unsafe { fail(&e, &notifier, err) })?;
-        *out = into_handle(clangoffload_job {
-            plan,
-            listed: Listed::default(),
-            input_name: notifier.input_name,
-        });
-        Ok(())
-    })
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        read_job(data, len, options, out, err, |data, read, notifier| {
+            // Outputs are named after the input's file name, without its
+            // directory.
+            let stem = read
+                .name
+                .rsplit(['/', '\\'])
+                .next()
+                .filter(|s| !s.is_empty())
+                .unwrap_or("bundle");
+            let plan = bundler::extract(data, stem.as_bytes(), read.decoding, notifier)?;
+            Ok(clangoffload_job::from_plan(plan, String::new()))
+        })
+    }
 }
 
 /// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
