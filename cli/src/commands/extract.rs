@@ -4,12 +4,12 @@
 //! library plans it (`clangoffload_bundler_extract`): names and all.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::bundler::{hash_flags, max_decompressed_size, write_pieces};
 use super::Failure;
 use crate::ffi::job::{Job, Options};
-use crate::io::{os_message, Input};
+use crate::io::os_message;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, dir) = match args {
@@ -17,8 +17,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         [file, flag, dir] if flag == "-o" => (file, PathBuf::from(dir)),
         _ => return Err(Failure("usage: clangoffload extract FILE [-o DIR]".into())),
     };
-    let input = Input::open(Path::new(file), false)
-        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    let input = super::open(file)?;
     let options = Options {
         file_type: "",
         targets: &[],

@@ -8,14 +8,12 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Serialize, Serializer};
 
 use super::Failure;
 use crate::contents::{commas, hex, Decoding};
 use crate::ffi::inspection::{self, Inspection, Kind, NoteKind, Place};
-use crate::io::{os_message, Input};
 
 /// What the inspection found, as the report shows it.
 #[derive(Serialize)]
@@ -90,8 +88,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
             ))
         }
     };
-    let input = Input::open(Path::new(file), false)
-        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    let input = super::open(file)?;
     let inspection = Inspection::new(input.data(), Decoding::from_env(false)?.max_size)?;
     let files = inspection.files();
     let report = report(file, input.data().len(), &inspection, &files);

@@ -5,19 +5,16 @@
 //! is the library's rule (`clangoffload_bundler_list` with no type).
 
 use std::io::Write;
-use std::path::Path;
 
 use super::bundler::{hash_flags, max_decompressed_size};
 use super::Failure;
 use crate::ffi::job::{Job, Options};
-use crate::io::{os_message, Input};
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let [file] = args else {
         return Err(Failure("usage: clangoffload list FILE".into()));
     };
-    let input = Input::open(Path::new(file), false)
-        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    let input = super::open(file)?;
     let options = Options {
         file_type: "",
         targets: &[],

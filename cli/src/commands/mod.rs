@@ -20,3 +20,10 @@ impl<T: Display> From<T> for Failure {
         Failure(e.to_string())
     }
 }
+
+/// Opens an input file (mapped), with the message LLVM's tools give when it
+/// cannot be read.
+pub fn open(file: &str) -> Result<crate::io::Input, Failure> {
+    crate::io::Input::open(std::path::Path::new(file), false)
+        .map_err(|e| Failure(format!("'{file}': {}", crate::io::os_message(&e))))
+}

@@ -19,7 +19,7 @@ use crate::ffi::job::Job;
 use crate::ffi::packaging::{self, Format, Listing};
 use crate::ffi::{image_kind_name, offload_kind_name};
 use crate::flags::{self, packager::OPTIONS};
-use crate::io::{os_message, Input};
+use crate::io::os_message;
 
 /// Runs the tool; returns the process exit status.
 pub fn main(argv0: &str, args: &[String]) -> i32 {
@@ -113,16 +113,11 @@ fn package(program: &str, parsed: &flags::Parsed, output: &str) -> Result<(), Fa
     std::fs::write(output, bytes).map_err(|e| Failure(os_message(&e)))
 }
 
-fn open(input: &str) -> Result<Input, Failure> {
-    Input::open(Path::new(input), false)
-        .map_err(|e| Failure(format!("'{input}': {}", os_message(&e))))
-}
-
 /// `FILE --image=filter...`: the files each filter's images go to, written
 /// filter by filter as LLVM does (a later filter's failure leaves the
 /// earlier files written).
 fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Failure> {
-    let file = open(input)?;
+    let file = super::open(input)?;
     let filters: Vec<&str> = parsed.list("image").iter().map(String::as_str).collect();
     let archive = parsed.flag("archive");
     if filters.is_empty() {
@@ -144,7 +139,7 @@ fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Fai
 
 /// `--list FILE`: every image, one line each, with all its strings.
 fn list(program: &str, input: &str) -> Result<(), Failure> {
-    let file = open(input)?;
+    let file = super::open(input)?;
     let listing = Listing::new(program, file.data(), input).map_err(Failure)?;
     let mut out = String::new();
     for (index, image) in listing.images().iter().enumerate() {

@@ -4,12 +4,10 @@
 //! places where a magic starts no valid container, and why.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use super::Failure;
 use crate::contents::commas;
 use crate::ffi::{self, Status};
-use crate::io::{os_message, Input};
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, rejected) = match args {
@@ -17,8 +15,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         [flag, file] | [file, flag] if flag == "--rejected" => (file, true),
         _ => return Err(Failure("usage: clangoffload scan FILE [--rejected]".into())),
     };
-    let input = Input::open(Path::new(file), false)
-        .map_err(|e| Failure(format!("'{file}': {}", os_message(&e))))?;
+    let input = super::open(file)?;
     let mut out = String::new();
     for hit in ffi::scan(input.data(), rejected) {
         let kind = match hit.kind {

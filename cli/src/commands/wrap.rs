@@ -6,12 +6,11 @@
 //! command parses the flags, reads INPUT and writes the unit.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::Failure;
 use crate::ffi::wrapping::{check_triple, Source, KINDS};
 use crate::flags::{opt, parse_with_positionals, Opt, Value};
-use crate::io::{os_message, Input};
+use crate::io::os_message;
 
 const OPTIONS: &[Opt] = &[
     opt("kind", Value::Str),
@@ -44,8 +43,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         print!("{USAGE}");
         return Ok(());
     };
-    let input = Input::open(Path::new(&args.input), false)
-        .map_err(|e| Failure(format!("'{}': {}", args.input, os_message(&e))))?;
+    let input = super::open(&args.input)?;
     let data = input.data();
     let source = Source::new(args.kind, &args.triple, &args.input, data).map_err(Failure)?;
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
