@@ -670,11 +670,27 @@ fn elf_object_bundle() {
 }
 
 /// The LLVM-made archives of `tests/fixtures/archive` (members plain,
-/// compressed and object bundles, GNU and BSD, 32- and 64-bit indexes).
+/// compressed and object bundles, GNU and BSD, 32- and 64-bit indexes), each
+/// behind the target's flags byte: all four targets; with
+/// `-allow-missing-bundles` and `-hip-openmp-compatible`; with
+/// `-check-input-archive`.
 fn archive_unbundle() {
-    copy_fixtures("archive_unbundle", "archive", &[".a"], |b| {
-        clangoffload::archive::Archive::parse(b).is_ok()
-    });
+    let dir = seeds_dir("archive_unbundle");
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/archive");
+    let mut names: Vec<String> = fs::read_dir(&from)
+        .expect("read the archive fixtures")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".a"))
+        .collect();
+    names.sort();
+    for name in names {
+        let archive = fs::read(from.join(&name)).expect("read fixture");
+        assert!(clangoffload::archive::Archive::parse(&archive).is_ok());
+        for flags in [0x0f_u8, 0x3f, 0x4f] {
+            let bytes = [&[flags][..], &archive].concat();
+            write(&dir, &format!("{name}.{flags:02x}"), &bytes);
+        }
+    }
 }
 
 /// LLVM 22's packages of `tests/fixtures/offload`, plus one binary of each
