@@ -2,9 +2,7 @@
 //! `clangoffload_job_*`): a safe layer that turns views into slices and
 //! notes into stderr lines. Every rule is the library's.
 
-use std::marker::PhantomData;
-
-use super::{c, record, slice, view, with_notes, Bytes, Status};
+use super::{c, record, view, with_notes, Bytes, Handle, Status};
 
 /// A C job function that reads one input.
 type ReadJob = unsafe extern "C" fn(
@@ -16,10 +14,7 @@ type ReadJob = unsafe extern "C" fn(
 ) -> Status;
 
 /// A job's result, borrowing its inputs.
-pub struct Job<'data> {
-    handle: *mut c::clangoffload_job,
-    _data: PhantomData<&'data [u8]>,
-}
+pub struct Job<'data>(Handle<'data, c::clangoffload_job>);
 
 /// A piece of an output.
 #[derive(Debug, Clone, Copy)]
@@ -52,41 +47,20 @@ pub struct Options<'a> {
     pub input_name: &'a str,
 }
 
-/// Runs a call that makes a job, with a notes sink.
-fn run(
-    program: &str,
-    call: impl FnOnce(
-        c::clangoffload_notify_fn,
-        *mut std::ffi::c_void,
-        &mut *mut c::clangoffload_job,
-    ) -> Status,
-) -> Result<*mut c::clangoffload_job, String> {
-    let mut handle = std::ptr::null_mut();
-    with_notes(program, |notify, context| {
-        call(notify, context, &mut handle)
-    })?;
-    Ok(handle)
-}
-
-fn options(o: &Options, targets: &[Bytes]) -> c::clangoffload_bundler_options {
-    c::clangoffload_bundler_options {
-        file_type: view(o.file_type.as_bytes()),
-        targets: targets.as_ptr(),
-        target_count: targets.len(),
-        flags: o.flags,
-        max_decompressed_size: o.max_size,
-        input_name: view(o.input_name.as_bytes()),
-        notify: None,
-        context: std::ptr::null_mut(),
-    }
-}
-
 impl<'data> Job<'data> {
-    pub(super) fn new(handle: *mut c::clangoffload_job) -> Self {
-        Job {
-            handle,
-            _data: PhantomData,
-        }
+    /// Runs a call that makes a job, with a notes sink.
+    pub(super) fn make(
+        program: &str,
+        call: impl FnOnce(
+            c::clangoffload_notify_fn,
+            *mut std::ffi::c_void,
+            &mut *mut c::clangoffload_job,
+        ) -> Status,
+    ) -> Result<Self, String> {
+        Handle::make(c::clangoffload_job_free, |out| {
+            with_notes(program, |notify, context| call(notify, context, out))
+        })
+        .map(Job)
     }
 
     /// `-unbundle` of `data`.
@@ -107,11 +81,16 @@ impl<'data> Job<'data> {
     /// Runs a job that reads one input with `o`.
     fn read(program: &str, data: &'data [u8], o: &Options, job: ReadJob) -> Result<Self, String> {
         let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
-        run(program, |notify, context, out| {
+        Self::make(program, |notify, context, out| {
             let options = c::clangoffload_bundler_options {
+                file_type: view(o.file_type.as_bytes()),
+                targets: targets.as_ptr(),
+                target_count: targets.len(),
+                flags: o.flags,
+                max_decompressed_size: o.max_size,
+                input_name: view(o.input_name.as_bytes()),
                 notify,
                 context,
-                ..options(o, &targets)
             };
             // SAFETY: data, the options and their views are live for the
             // call, and data for the job ('data).
@@ -125,7 +104,6 @@ impl<'data> Job<'data> {
                 )
             }
         })
-        .map(Job::new)
     }
 
     /// Bundling `inputs` for `o.targets`.
@@ -139,7 +117,7 @@ impl<'data> Job<'data> {
         let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
         let inputs: Vec<_> = inputs.iter().map(|i| view(i)).collect();
         let (method, version, level) = compression.unwrap_or((0, 3, None));
-        run(program, |notify, context, out| {
+        Self::make(program, |notify, context, out| {
             let request = c::clangoffload_bundle_request {
                 file_type: view(o.file_type.as_bytes()),
                 targets: targets.as_ptr(),
@@ -160,68 +138,56 @@ impl<'data> Job<'data> {
             // inputs for the job ('data).
             unsafe { c::clangoffload_bundler_bundle(&request, out, std::ptr::null_mut()) }
         })
-        .map(Job::new)
     }
 
     /// Every output: its name (empty unless the job chose one) and pieces.
     pub fn outputs(&self) -> Vec<Output<'_>> {
-        let mut p = c::clangoffload_piece {
-            kind: c::clangoffload_piece_kind::Zeros,
-            input: 0,
-            input_offset: 0,
-            bytes: view(&[]),
-            zeros: 0,
-        };
-        let mut name = view(&[]);
-        let mut outputs = Vec::new();
-        // SAFETY: the handle is live; the records are valid; their views
-        // borrow the input or the job, both outliving the result.
-        unsafe {
-            for output in 0..c::clangoffload_job_output_count(self.handle) {
-                c::clangoffload_job_output_name(self.handle, output, &mut name);
-                let mut pieces = Vec::new();
-                for i in 0..c::clangoffload_job_piece_count(self.handle, output) {
-                    if c::clangoffload_job_get_piece(self.handle, output, i, &mut p) != Status::Ok {
-                        continue;
-                    }
-                    let bytes = slice(p.bytes);
-                    pieces.push(match p.kind {
+        let job = &self.0;
+        let names: Vec<Bytes> = job.list(
+            c::clangoffload_job_output_count,
+            c::clangoffload_job_output_name,
+        );
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(output, name)| {
+                // SAFETY: the job is live.
+                let count = unsafe { c::clangoffload_job_piece_count(job.ptr(), output) };
+                let pieces = job
+                    .nested(output, count, c::clangoffload_job_get_piece)
+                    .into_iter()
+                    .map(|p| match p.kind {
                         c::clangoffload_piece_kind::Input => Piece::Input {
                             input: p.input,
                             offset: p.input_offset,
-                            bytes,
+                            bytes: job.bytes(p.bytes),
                         },
-                        c::clangoffload_piece_kind::Made => Piece::Made(bytes),
+                        c::clangoffload_piece_kind::Made => Piece::Made(job.bytes(p.bytes)),
                         c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
-                    });
-                }
-                outputs.push(Output {
-                    name: slice(name),
+                    })
+                    .collect();
+                Output {
+                    name: job.bytes(name),
                     pieces,
-                });
-            }
-        }
-        outputs
+                }
+            })
+            .collect()
     }
 
     /// The error to report once the outputs are written, in full.
     pub fn failure(&self) -> Option<String> {
+        let job = self.0.ptr();
         let mut len = 0usize;
         let mut buf = Vec::new();
-        // SAFETY: the handle is live; no error record is wanted; a NULL
-        // buffer of 0 bytes asks the length, then buf is writable for it.
+        // SAFETY: the job is live; no error record is wanted; a NULL buffer
+        // of 0 bytes asks the length, then buf is writable for it.
         unsafe {
-            if c::clangoffload_job_failure(self.handle, std::ptr::null_mut()) == Status::Ok {
+            if c::clangoffload_job_failure(job, std::ptr::null_mut()) == Status::Ok {
                 return None;
             }
-            c::clangoffload_job_failure_message(self.handle, std::ptr::null_mut(), 0, &mut len);
+            c::clangoffload_job_failure_message(job, std::ptr::null_mut(), 0, &mut len);
             buf.resize(len.saturating_add(1), 0u8);
-            c::clangoffload_job_failure_message(
-                self.handle,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &mut len,
-            );
+            c::clangoffload_job_failure_message(job, buf.as_mut_ptr().cast(), buf.len(), &mut len);
         }
         buf.truncate(len);
         Some(String::from_utf8_lossy(&buf).into_owned())
@@ -229,34 +195,29 @@ impl<'data> Job<'data> {
 
     /// The listed (member, ID) pairs.
     pub fn listed(&self) -> Vec<(&[u8], &[u8])> {
+        let job = &self.0;
         let (mut member, mut id) = (view(&[]), view(&[]));
         let mut listed = Vec::new();
-        // SAFETY: the handle is live; the records are valid; the views
-        // borrow the input or the job, both outliving the result.
+        // SAFETY: the job is live; the records are valid.
         unsafe {
-            for i in 0..c::clangoffload_job_listed_count(self.handle) {
-                if c::clangoffload_job_get_listed(self.handle, i, &mut member, &mut id)
-                    == Status::Ok
+            for i in 0..c::clangoffload_job_listed_count(job.ptr()) {
+                if c::clangoffload_job_get_listed(job.ptr(), i, &mut member, &mut id) == Status::Ok
                 {
-                    listed.push((slice(member), slice(id)));
+                    listed.push((member, id));
                 }
             }
         }
         listed
-    }
-}
-
-impl Drop for Job<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from the library and is released once.
-        unsafe { c::clangoffload_job_free(self.handle) }
+            .into_iter()
+            .map(|(member, id)| (job.bytes(member), job.bytes(id)))
+            .collect()
     }
 }
 
 /// Checks `-targets` as the bundler does before opening any file.
 pub fn check_targets(program: &str, targets: &[&str], unbundle: bool) -> Result<(), String> {
     let views: Vec<_> = targets.iter().map(|t| view(t.as_bytes())).collect();
-    run(program, |notify, context, _| {
+    with_notes(program, |notify, context| {
         // SAFETY: the views are live for the call; the sink for the call.
         unsafe {
             c::clangoffload_bundler_check_targets(
@@ -269,7 +230,6 @@ pub fn check_targets(program: &str, targets: &[&str], unbundle: bool) -> Result<
             )
         }
     })
-    .map(drop)
 }
 
 /// A target as the bundler writes it.

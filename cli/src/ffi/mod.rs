@@ -9,6 +9,7 @@ pub mod packaging;
 pub mod wrapping;
 
 use std::ffi::{c_char, c_void, CStr};
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 pub use c::{clangoffload_bytes as Bytes, clangoffload_status as Status};
@@ -191,4 +192,95 @@ pub fn scan(data: &[u8], rejected: bool) -> Vec<ScanHit<'_>> {
         });
     }
     hits
+}
+
+/// A handle the library made (a job, an inspection, an image list), freed
+/// with its `_free` function when dropped. What it hands out borrows it or
+/// the input it was made from (`'data`).
+pub struct Handle<'data, T> {
+    ptr: *mut T,
+    free: unsafe extern "C" fn(*mut T),
+    _data: PhantomData<&'data [u8]>,
+}
+
+/// A library function that fills record `index` of a handle's list.
+pub type Get<T, R> = unsafe extern "C" fn(*const T, usize, *mut R) -> Status;
+/// The same for record `index` (a `usize` or a `u64`) of list `parent`.
+pub type GetNested<T, I, R> = unsafe extern "C" fn(*const T, usize, I, *mut R) -> Status;
+
+impl<'data, T> Handle<'data, T> {
+    /// Takes the handle `make` stores (a call returning OK), to be freed with
+    /// `free`; the handle may borrow memory that lives for `'data`.
+    pub fn make(
+        free: unsafe extern "C" fn(*mut T),
+        make: impl FnOnce(&mut *mut T) -> Result<(), String>,
+    ) -> Result<Self, String> {
+        let mut ptr = std::ptr::null_mut();
+        make(&mut ptr)?;
+        Ok(Handle {
+            ptr,
+            free,
+            _data: PhantomData,
+        })
+    }
+
+    pub fn ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// Every record of a list: `count` of them, each from `get`.
+    pub fn list<R>(
+        &self,
+        count: unsafe extern "C" fn(*const T) -> usize,
+        get: Get<T, R>,
+    ) -> Vec<R> {
+        let mut records = Vec::new();
+        // SAFETY: the handle is live; on OK `get` has written the whole
+        // record.
+        unsafe {
+            for i in 0..count(self.ptr) {
+                let mut out = MaybeUninit::uninit();
+                if get(self.ptr, i, out.as_mut_ptr()) == Status::Ok {
+                    records.push(out.assume_init());
+                }
+            }
+        }
+        records
+    }
+
+    /// The `count` records of list `parent`.
+    pub fn nested<I: TryFrom<usize>, R>(
+        &self,
+        parent: usize,
+        count: usize,
+        get: GetNested<T, I, R>,
+    ) -> Vec<R> {
+        let mut records = Vec::new();
+        // SAFETY: as in `list`.
+        unsafe {
+            for i in (0..count).filter_map(|i| I::try_from(i).ok()) {
+                let mut out = MaybeUninit::uninit();
+                if get(self.ptr, parent, i, out.as_mut_ptr()) == Status::Ok {
+                    records.push(out.assume_init());
+                }
+            }
+        }
+        records
+    }
+
+    /// The bytes a view of one of this handle's records names: in the
+    /// input (`'data`) or in the handle.
+    pub fn bytes(&self, v: Bytes) -> &[u8] {
+        // SAFETY: the library's views of this handle's records name live
+        // memory of the input or of the handle, both outliving `&self`.
+        unsafe { slice(v) }
+    }
+}
+
+impl<T> Drop for Handle<'_, T> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from the library and is released once, by
+        // its own free function.
+        unsafe { (self.free)(self.ptr) }
+    }
 }

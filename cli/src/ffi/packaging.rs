@@ -3,16 +3,12 @@
 //! Every rule is the library's.
 
 use std::ffi::c_void;
-use std::marker::PhantomData;
 
 use super::job::Job;
-use super::{blank_error, c, check, slice, view, with_notes, Buffer, Bytes, Status};
+use super::{blank_error, c, check, slice, view, with_notes, Buffer, Bytes, Handle};
 
 /// The images of an input, borrowing it.
-pub struct Listing<'data> {
-    handle: *mut c::clangoffload_packager_images,
-    _data: PhantomData<&'data [u8]>,
-}
+pub struct Listing<'data>(Handle<'data, c::clangoffload_packager_images>);
 
 /// One listed image.
 pub struct Image<'a> {
@@ -67,8 +63,7 @@ impl<'data> Job<'data> {
         } else {
             0
         };
-        let mut handle = std::ptr::null_mut();
-        with_notes(program, |notify, context| {
+        Job::make(program, |notify, context, out| {
             let options = options(input_name, &filters, flags, notify, context);
             // SAFETY: data, the options and their views are live for the
             // call, and data for the job ('data).
@@ -77,89 +72,62 @@ impl<'data> Job<'data> {
                     data.as_ptr(),
                     data.len(),
                     &options,
-                    &mut handle,
+                    out,
                     std::ptr::null_mut(),
                 )
             }
-        })?;
-        Ok(Job::new(handle))
+        })
     }
 }
 
 impl<'data> Listing<'data> {
     /// The images of `data`.
     pub fn new(program: &str, data: &'data [u8], input_name: &str) -> Result<Self, String> {
-        let mut handle = std::ptr::null_mut();
-        with_notes(program, |notify, context| {
-            let options = options(input_name, &[], 0, notify, context);
-            // SAFETY: as in `Job::extract_images`.
-            unsafe {
-                c::clangoffload_packager_list(
-                    data.as_ptr(),
-                    data.len(),
-                    &options,
-                    &mut handle,
-                    std::ptr::null_mut(),
-                )
-            }
-        })?;
-        Ok(Listing {
-            handle,
-            _data: PhantomData,
+        Handle::make(c::clangoffload_packager_images_free, |out| {
+            with_notes(program, |notify, context| {
+                let options = options(input_name, &[], 0, notify, context);
+                // SAFETY: as in `Job::extract_images`.
+                unsafe {
+                    c::clangoffload_packager_list(
+                        data.as_ptr(),
+                        data.len(),
+                        &options,
+                        out,
+                        std::ptr::null_mut(),
+                    )
+                }
+            })
         })
+        .map(Listing)
     }
 
     /// Every image, in file order.
     pub fn images(&self) -> Vec<Image<'_>> {
-        let mut out = c::clangoffload_packager_image {
-            member: view(&[]),
-            version: 0,
-            compressed: false,
-            image_kind: 0,
-            offload_kind: 0,
-            flags: 0,
-            image: view(&[]),
-            string_count: 0,
-        };
-        let mut pair = c::clangoffload_string_pair {
-            key: view(&[]),
-            value: view(&[]),
-        };
-        let mut images = Vec::new();
-        // SAFETY: the handle is live; the records are valid; their views
-        // borrow the input or the handle, both outliving the result.
-        unsafe {
-            for i in 0..c::clangoffload_packager_image_count(self.handle) {
-                if c::clangoffload_packager_get_image(self.handle, i, &mut out) != Status::Ok {
-                    continue;
-                }
-                let mut strings = Vec::new();
-                for s in 0..out.string_count {
-                    if c::clangoffload_packager_get_string(self.handle, i, s, &mut pair)
-                        == Status::Ok
-                    {
-                        strings.push((slice(pair.key), slice(pair.value)));
-                    }
-                }
-                images.push(Image {
-                    member: slice(out.member),
-                    version: out.version,
-                    compressed: out.compressed,
-                    image_kind: out.image_kind,
-                    offload_kind: out.offload_kind,
-                    size: out.image.len,
-                    strings,
-                });
-            }
-        }
-        images
-    }
-}
-
-impl Drop for Listing<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from the library and is released once.
-        unsafe { c::clangoffload_packager_images_free(self.handle) }
+        let list = &self.0;
+        list.list(
+            c::clangoffload_packager_image_count,
+            c::clangoffload_packager_get_image,
+        )
+        .into_iter()
+        .enumerate()
+        .map(|(i, image)| Image {
+            member: list.bytes(image.member),
+            version: image.version,
+            compressed: image.compressed,
+            image_kind: image.image_kind,
+            offload_kind: image.offload_kind,
+            size: image.image.len,
+            strings: list
+                .nested(
+                    i,
+                    usize::try_from(image.string_count).unwrap_or(0),
+                    c::clangoffload_packager_get_string,
+                )
+                .into_iter()
+                .map(|pair| (list.bytes(pair.key), list.bytes(pair.value)))
+                .collect(),
+        })
+        .collect()
     }
 }
 
