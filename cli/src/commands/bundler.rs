@@ -470,3 +470,15 @@ impl Config {
 fn len_u64(bytes: &[u8]) -> u64 {
     u64::try_from(bytes.len()).unwrap_or(u64::MAX)
 }
+
+/// How `list` and `extract` read a file of any kind: every bundle in it,
+/// with the hash policy and decompression limit from the environment.
+pub fn any_file(file: &str) -> Result<Options<'_>, Failure> {
+    Ok(Options {
+        file_type: "",
+        targets: &[],
+        flags: hash_flags(),
+        max_size: max_decompressed_size()?,
+        input_name: file,
+    })
+}

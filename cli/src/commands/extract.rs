@@ -6,9 +6,9 @@
 use std::fs::File;
 use std::path::PathBuf;
 
-use super::bundler::{hash_flags, max_decompressed_size, write_pieces};
+use super::bundler::write_pieces;
 use super::Failure;
-use crate::ffi::job::{Job, Options};
+use crate::ffi::job::Job;
 use crate::io::os_message;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
@@ -18,13 +18,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         _ => return Err(Failure("usage: clangoffload extract FILE [-o DIR]".into())),
     };
     let input = super::open(file)?;
-    let options = Options {
-        file_type: "",
-        targets: &[],
-        flags: hash_flags(),
-        max_size: max_decompressed_size()?,
-        input_name: file,
-    };
+    let options = super::bundler::any_file(file)?;
     let plan = Job::extract(program, input.data(), &options).map_err(Failure)?;
     for output in plan.outputs() {
         let path = dir.join(String::from_utf8_lossy(output.name).as_ref());

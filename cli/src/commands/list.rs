@@ -6,22 +6,15 @@
 
 use std::io::Write;
 
-use super::bundler::{hash_flags, max_decompressed_size};
 use super::Failure;
-use crate::ffi::job::{Job, Options};
+use crate::ffi::job::Job;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let [file] = args else {
         return Err(Failure("usage: clangoffload list FILE".into()));
     };
     let input = super::open(file)?;
-    let options = Options {
-        file_type: "",
-        targets: &[],
-        flags: hash_flags(),
-        max_size: max_decompressed_size()?,
-        input_name: file,
-    };
+    let options = super::bundler::any_file(file)?;
     let listed = Job::list(program, input.data(), &options).map_err(Failure)?;
     let mut out = std::io::stdout().lock();
     for (member, id) in listed.listed() {
