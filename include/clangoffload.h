@@ -103,6 +103,10 @@
 // message holds at most 255 bytes of it).
 #define CLANGOFFLOAD_NOTE_ERROR 3
 
+// The whole message of the failure a job reports once its outputs are
+// written (`clangoffload_job_failure`), given as the job is made.
+#define CLANGOFFLOAD_NOTE_FAILURE 4
+
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0
 
@@ -863,6 +867,19 @@ typedef struct clangoffload_piece {
   // `Zeros`: how many.
   uint64_t zeros;
 } clangoffload_piece;
+
+// One output of a job (`clangoffload_job_get_output`).
+typedef struct clangoffload_job_output {
+  // The name the job chose for it (an extraction's file name; empty for
+  // other jobs).
+  struct clangoffload_bytes name;
+  // Its size in bytes.
+  uint64_t size;
+  // Whether to write it: LLVM creates every output unless the job fails
+  // (`clangoffload_job_failure`), and then only those it found something
+  // for.
+  bool written;
+} clangoffload_job_output;
 
 // The header of a compressed bundle.
 typedef struct clangoffload_compressed_header {
@@ -2019,11 +2036,27 @@ clangoffload_status clangoffload_job_output_name(const struct clangoffload_job *
                                                  size_t output,
                                                  struct clangoffload_bytes *out);
 
+// Stores in `*out` what output `output` is: its name, size, and whether to
+// write it.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the name borrows the job, until `clangoffload_job_free`.
+//
+// NULL: `job` and `out` must not be NULL.
+//
+// # Safety
+// `job` must be a live job; `out` writable.
+clangoffload_status clangoffload_job_get_output(const struct clangoffload_job *job,
+                                                size_t output,
+                                                struct clangoffload_job_output *out);
+
 // The error to report once the outputs are written (LLVM writes the
 // outputs it found, then fails): `CLANGOFFLOAD_STATUS_OK` if none; else its
 // status, with `*err` (if not NULL) filled. When there is one, write only
-// the outputs that have pieces. `clangoffload_job_failure_message` gives
-// the whole message.
+// the outputs `clangoffload_job_get_output` marks `written`.
+// `clangoffload_job_failure_message` gives the whole message (and the
+// job's `notify` got it as `CLANGOFFLOAD_NOTE_FAILURE`).
 //
 // Ownership: nothing to free.
 //
@@ -2079,17 +2112,44 @@ clangoffload_status clangoffload_job_get_listed(const struct clangoffload_job *j
                                                 struct clangoffload_bytes *id);
 
 // Writes output `output` to the open file descriptor `fd` (from its
-// current position; the descriptor stays open).
+// current position; the descriptor stays open), from memory: what
+// `clangoffload_job_write_fd_from` does with no input descriptors.
 //
 // Ownership: nothing to free; `fd` stays the caller's.
 //
-// NULL: `job` must not be NULL; `err` may be.
+// NULL: `job` must not be NULL.
 //
 // # Safety
 // `job` must be a live job; `fd` an open descriptor the caller may write.
 clangoffload_status clangoffload_job_write_fd(const struct clangoffload_job *job,
                                               size_t output,
                                               int fd);
+
+// Writes output `output` to the open file descriptor `fd` (from its
+// current position; the descriptor stays open). Where `input_fds` (NULL,
+// or `input_count` descriptors, -1 for none) holds input `i` open for
+// reading, that input's bytes are copied file to file in the kernel
+// (`copy_file_range` where the system has it) instead of from memory; that
+// descriptor's file position moves. The descriptors must be of the very
+// bytes the job was made from.
+//
+// Ownership: nothing to free; the descriptors stay the caller's.
+//
+// NULL: `job` must not be NULL; `input_fds` may be NULL only when
+// `input_count` is 0; `err` may be NULL.
+//
+// Errors: `CLANGOFFLOAD_STATUS_IO_ERROR` with the system's message in
+// `*err` when writing or reading fails.
+//
+// # Safety
+// `job` must be a live job; `fd` an open descriptor the caller may write;
+// `input_fds` readable for `input_count` descriptors.
+clangoffload_status clangoffload_job_write_fd_from(const struct clangoffload_job *job,
+                                                   size_t output,
+                                                   int fd,
+                                                   const int *input_fds,
+                                                   size_t input_count,
+                                                   struct clangoffload_error *err);
 
 // Creates (or truncates) the file at `path` (NUL-terminated) and writes
 // output `output` to it.

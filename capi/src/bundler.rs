@@ -38,6 +38,9 @@ pub const CLANGOFFLOAD_NOTE_VERBOSE: u32 = 2;
 /// The whole message of the error the job returns (the error record's
 /// message holds at most 255 bytes of it).
 pub const CLANGOFFLOAD_NOTE_ERROR: u32 = 3;
+/// The whole message of the failure a job reports once its outputs are
+/// written (`clangoffload_job_failure`), given as the job is made.
+pub const CLANGOFFLOAD_NOTE_FAILURE: u32 = 4;
 
 /// Receives a job's notes as they happen: `kind` is a
 /// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
@@ -257,6 +260,21 @@ pub struct clangoffload_piece {
     pub zeros: u64,
 }
 
+/// One output of a job (`clangoffload_job_get_output`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_job_output {
+    /// The name the job chose for it (an extraction's file name; empty for
+    /// other jobs).
+    pub name: clangoffload_bytes,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Whether to write it: LLVM creates every output unless the job fails
+    /// (`clangoffload_job_failure`), and then only those it found something
+    /// for.
+    pub written: bool,
+}
+
 /// Forwards core's notes to the caller's `notify`, timing decoding and
 /// compression for the verbose reports where the build has a clock.
 struct Notifier {
@@ -456,6 +474,10 @@ unsafe fn read_job(
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let mut made =
             job(data, &read, &mut notifier).map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        if let Some(failure) = made.plan.failure() {
+            let message = failure.message(&notifier.input_name);
+            notifier.send(CLANGOFFLOAD_NOTE_FAILURE, &alloc::format!("{message}"));
+        }
         made.input_name = notifier.input_name;
         *out = into_handle(made);
         Ok(())
@@ -623,10 +645,10 @@ unsafe fn write_files(
     };
     // SAFETY: the job is live; `err` NULL or writable.
     let failure = unsafe { clangoffload_job_failure(job, err) };
+    // SAFETY: the job is live.
+    let plan = &unsafe { &*job }.plan;
     for (output, &path) in paths.iter().enumerate() {
-        // SAFETY: the job is live.
-        let pieces = unsafe { clangoffload_job_piece_count(job, output) };
-        if failure != clangoffload_status::Ok && pieces == 0 {
+        if !plan.writes(output) {
             continue;
         }
         // SAFETY: the job is live; the path NUL-terminated, as promised.
@@ -928,11 +950,46 @@ pub unsafe extern "C" fn clangoffload_job_output_name(
     })
 }
 
+/// Stores in `*out` what output `output` is: its name, size, and whether to
+/// write it.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the name borrows the job, until `clangoffload_job_free`.
+///
+/// NULL: `job` and `out` must not be NULL.
+///
+/// # Safety
+/// `job` must be a live job; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_get_output(
+    job: *const clangoffload_job,
+    output: usize,
+    out: *mut clangoffload_job_output,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let job = unsafe { handle_arg(job) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        if output >= job.plan.output_count() {
+            return Err(clangoffload_status::IndexOutOfRange);
+        }
+        *out = clangoffload_job_output {
+            name: clangoffload_bytes::of(job.plan.output_name(output)),
+            size: job.plan.output_size(output),
+            written: job.plan.writes(output),
+        };
+        Ok(())
+    })
+}
+
 /// The error to report once the outputs are written (LLVM writes the
 /// outputs it found, then fails): `CLANGOFFLOAD_STATUS_OK` if none; else its
 /// status, with `*err` (if not NULL) filled. When there is one, write only
-/// the outputs that have pieces. `clangoffload_job_failure_message` gives
-/// the whole message.
+/// the outputs `clangoffload_job_get_output` marks `written`.
+/// `clangoffload_job_failure_message` gives the whole message (and the
+/// job's `notify` got it as `CLANGOFFLOAD_NOTE_FAILURE`).
 ///
 /// Ownership: nothing to free.
 ///
@@ -1037,11 +1094,12 @@ pub unsafe extern "C" fn clangoffload_job_get_listed(
 }
 
 /// Writes output `output` to the open file descriptor `fd` (from its
-/// current position; the descriptor stays open).
+/// current position; the descriptor stays open), from memory: what
+/// `clangoffload_job_write_fd_from` does with no input descriptors.
 ///
 /// Ownership: nothing to free; `fd` stays the caller's.
 ///
-/// NULL: `job` must not be NULL; `err` may be.
+/// NULL: `job` must not be NULL.
 ///
 /// # Safety
 /// `job` must be a live job; `fd` an open descriptor the caller may write.
@@ -1052,14 +1110,62 @@ pub unsafe extern "C" fn clangoffload_job_write_fd(
     output: usize,
     fd: core::ffi::c_int,
 ) -> clangoffload_status {
+    // SAFETY: as the caller promises; no input descriptors, no record.
+    unsafe {
+        clangoffload_job_write_fd_from(job, output, fd, core::ptr::null(), 0, core::ptr::null_mut())
+    }
+}
+
+/// Writes output `output` to the open file descriptor `fd` (from its
+/// current position; the descriptor stays open). Where `input_fds` (NULL,
+/// or `input_count` descriptors, -1 for none) holds input `i` open for
+/// reading, that input's bytes are copied file to file in the kernel
+/// (`copy_file_range` where the system has it) instead of from memory; that
+/// descriptor's file position moves. The descriptors must be of the very
+/// bytes the job was made from.
+///
+/// Ownership: nothing to free; the descriptors stay the caller's.
+///
+/// NULL: `job` must not be NULL; `input_fds` may be NULL only when
+/// `input_count` is 0; `err` may be NULL.
+///
+/// Errors: `CLANGOFFLOAD_STATUS_IO_ERROR` with the system's message in
+/// `*err` when writing or reading fails.
+///
+/// # Safety
+/// `job` must be a live job; `fd` an open descriptor the caller may write;
+/// `input_fds` readable for `input_count` descriptors.
+#[cfg(all(feature = "std", unix))]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_job_write_fd_from(
+    job: *const clangoffload_job,
+    output: usize,
+    fd: core::ffi::c_int,
+    input_fds: *const core::ffi::c_int,
+    input_count: usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    use std::mem::ManuallyDrop;
     use std::os::fd::FromRawFd;
     ffi_guard!({
         // SAFETY: live, as the caller promises.
         let job = unsafe { handle_arg(job) }?;
-        // SAFETY: an open descriptor the caller lends for the call; it is
-        // not closed (ManuallyDrop).
-        let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-        write_output(&job.plan, output, &mut &*file)
+        // SAFETY: readable, as the caller promises.
+        let input_fds = unsafe { array_arg(input_fds, input_count) }?;
+        if fd < 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: open descriptors the caller lends for the call; they are
+        // never closed (ManuallyDrop).
+        let open = |fd| ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        let inputs: Vec<_> = input_fds
+            .iter()
+            .map(|&fd| (fd >= 0).then(|| open(fd)))
+            .collect();
+        let inputs: Vec<Option<&std::fs::File>> = inputs.iter().map(|f| f.as_deref()).collect();
+        // SAFETY: NULL or writable, as the caller promises.
+        write_output(&job.plan, output, &open(fd), &inputs)
+            .map_err(|e| unsafe { io_error(&e, err) })
     })
 }
 
@@ -1090,34 +1196,71 @@ pub unsafe extern "C" fn clangoffload_job_write_path(
         let path = path
             .to_str()
             .map_err(|_| clangoffload_status::InvalidUtf8)?;
-        let mut file = std::fs::File::create(path).map_err(|_| clangoffload_status::IoError)?;
-        write_output(&job.plan, output, &mut file)
+        let file = std::fs::File::create(path).map_err(|_| clangoffload_status::IoError)?;
+        write_output(&job.plan, output, &file, &[]).map_err(|_| clangoffload_status::IoError)
     })
 }
 
+/// Writes output `output` to `out`, copying input `i`'s bytes from
+/// `inputs[i]` where it is given.
 #[cfg(feature = "std")]
 fn write_output(
     plan: &Plan<'_>,
     output: usize,
-    out: &mut impl std::io::Write,
-) -> Result<(), clangoffload_status> {
+    mut out: &std::fs::File,
+    inputs: &[Option<&std::fs::File>],
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek, Write};
     const ZEROS: [u8; 4096] = [0; 4096];
-    let io = |_| clangoffload_status::IoError;
     for piece in plan.output(output) {
         match (piece, plan.bytes(piece)) {
-            (_, Some(bytes)) => out.write_all(bytes).map_err(io)?,
+            (
+                Piece::Input {
+                    input,
+                    offset,
+                    bytes,
+                },
+                _,
+            ) if inputs.get(*input).is_some_and(Option::is_some) => {
+                let mut from = inputs
+                    .get(*input)
+                    .copied()
+                    .flatten()
+                    .ok_or(std::io::ErrorKind::NotFound)?;
+                from.seek(std::io::SeekFrom::Start(*offset))?;
+                let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+                if std::io::copy(&mut from.take(len), &mut out)? != len {
+                    return Err(std::io::ErrorKind::UnexpectedEof.into());
+                }
+            }
+            (_, Some(bytes)) => out.write_all(bytes)?,
             (Piece::Zeros(mut n), None) => {
                 while n > 0 {
                     let chunk = usize::try_from(n).unwrap_or(ZEROS.len()).min(ZEROS.len());
-                    out.write_all(ZEROS.get(..chunk).unwrap_or_default())
-                        .map_err(io)?;
+                    out.write_all(ZEROS.get(..chunk).unwrap_or_default())?;
                     n = n.saturating_sub(u64::try_from(chunk).unwrap_or(n));
                 }
             }
             _ => {}
         }
     }
-    out.flush().map_err(io)
+    out.flush()
+}
+
+/// Reports an I/O error: its status, with the system's message (without
+/// Rust's " (os error N)") in the caller's optional record.
+///
+/// # Safety
+/// `err` must be NULL or writable.
+#[cfg(feature = "std")]
+unsafe fn io_error(e: &std::io::Error, err: *mut clangoffload_error) -> clangoffload_status {
+    let text = alloc::string::ToString::to_string(e);
+    let text = text.find(" (os error").map_or(&*text, |end| &text[..end]);
+    // SAFETY: NULL or writable, as the caller promises.
+    if let Ok(slot) = unsafe { out_arg(err) } {
+        *slot = clangoffload_error::new(clangoffload_status::IoError, 0, None, text);
+    }
+    clangoffload_status::IoError
 }
 
 /// Releases a job. NULL is accepted and ignored.

@@ -152,7 +152,11 @@ fn a_missing_target_fails_after_the_found_outputs_are_written() {
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert_eq!(done.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("Can't find bundles for hip-amdgcn-amd-amdhsa--gfx908"),
+        stderr.contains("jobs: failure: Can't find bundles for hip-amdgcn-amd-amdhsa--gfx908"),
+        "the job's notes say its failure as it is made: {stderr}"
+    );
+    assert!(
+        stderr.contains("jobs: error: Can't find bundles for hip-amdgcn-amd-amdhsa--gfx908"),
         "{stderr}"
     );
     assert!(found.exists() && !missing.exists());
@@ -210,26 +214,8 @@ fn jobs_agree_with_core_on_every_fixture() {
                     ..UnbundleRequest::default()
                 };
                 let ours = bundler::unbundle(&data, &request, &mut ());
-                let views = [c::clangoffload_bytes {
-                    ptr: id.as_ptr(),
-                    len: id.len(),
-                }];
-                let options = c::clangoffload_bundler_options {
-                    file_type: c::clangoffload_bytes {
-                        ptr: file_type.as_ptr(),
-                        len: file_type.len(),
-                    },
-                    targets: views.as_ptr(),
-                    target_count: 1,
-                    flags: 0,
-                    max_decompressed_size: 0,
-                    input_name: c::clangoffload_bytes {
-                        ptr: std::ptr::null(),
-                        len: 0,
-                    },
-                    notify: None,
-                    context: std::ptr::null_mut(),
-                };
+                let views = [view(id.as_bytes())];
+                let options = unbundle_options(file_type, &views);
                 let mut job = std::ptr::null_mut();
                 // SAFETY: data, options and views are live for the call and
                 // the job, which is freed below.
@@ -263,9 +249,46 @@ fn jobs_agree_with_core_on_every_fixture() {
                             "{what}"
                         );
                         assert_eq!(wrote, c::clangoffload_status::Ok, "{what}");
+                        let want = plan.output_bytes(0).unwrap();
                         assert!(
-                            std::fs::read(&out).unwrap() == plan.output_bytes(0).unwrap(),
+                            std::fs::read(&out).unwrap() == want,
                             "{what}: the C job wrote other bytes than core's plan"
+                        );
+                        // The same, copied file to file from the input.
+                        let copied = dir.join("copied");
+                        let (input, to) = (
+                            std::fs::File::open(&path).unwrap(),
+                            std::fs::File::create(&copied).unwrap(),
+                        );
+                        let fds = [std::os::fd::AsRawFd::as_raw_fd(&input)];
+                        let mut output = std::mem::MaybeUninit::uninit();
+                        // SAFETY: the job is live; the descriptors open; the
+                        // record writable.
+                        let (wrote, got) = unsafe {
+                            (
+                                c::clangoffload_job_write_fd_from(
+                                    job,
+                                    0,
+                                    std::os::fd::AsRawFd::as_raw_fd(&to),
+                                    fds.as_ptr(),
+                                    1,
+                                    std::ptr::null_mut(),
+                                ),
+                                c::clangoffload_job_get_output(job, 0, output.as_mut_ptr()),
+                            )
+                        };
+                        assert_eq!(
+                            (wrote, got),
+                            (c::clangoffload_status::Ok, c::clangoffload_status::Ok),
+                            "{what}"
+                        );
+                        // SAFETY: filled on OK.
+                        let output = unsafe { output.assume_init() };
+                        assert_eq!(output.size, plan.output_size(0), "{what}");
+                        assert_eq!(output.written, plan.writes(0), "{what}");
+                        assert!(
+                            std::fs::read(&copied).unwrap() == want,
+                            "{what}: copying file to file gave other bytes"
                         );
                         let _ = std::fs::remove_dir_all(&dir);
                     }
@@ -341,5 +364,68 @@ fn an_exact_id_wins_in_the_c_selection_calls() {
         // SAFETY: the view borrows `data`.
         let payload = unsafe { std::slice::from_raw_parts(entry.payload.ptr, entry.payload.len) };
         assert_eq!(payload, [&b"906"[..], b"90a"][want], "{target}");
+    }
+}
+
+/// Writing to a descriptor that cannot be written gives the system's
+/// message in the error record, without Rust's "(os error N)".
+#[test]
+fn a_write_error_says_what_the_system_said() {
+    use clangoffload_capi as c;
+    let data = std::fs::read(root().join("tests/fixtures/llvm22/hip-4096.bundle")).unwrap();
+    let targets = [view(b"hip-amdgcn-amd-amdhsa--gfx906")];
+    let options = unbundle_options("o", &targets);
+    let read_only = std::fs::File::open(root().join("Cargo.toml")).unwrap();
+    let mut job = std::ptr::null_mut();
+    let mut err = std::mem::MaybeUninit::<c::clangoffload_error>::zeroed();
+    // SAFETY: data, options and views live for the calls; the job freed once;
+    // the record writable.
+    let (made, wrote, err) = unsafe {
+        let made = c::clangoffload_bundler_unbundle(
+            data.as_ptr(),
+            data.len(),
+            &options,
+            &mut job,
+            std::ptr::null_mut(),
+        );
+        let wrote = c::clangoffload_job_write_fd_from(
+            job,
+            0,
+            std::os::fd::AsRawFd::as_raw_fd(&read_only),
+            std::ptr::null(),
+            0,
+            err.as_mut_ptr(),
+        );
+        c::clangoffload_job_free(job);
+        (made, wrote, err.assume_init())
+    };
+    assert_eq!(made, c::clangoffload_status::Ok);
+    assert_eq!(wrote, c::clangoffload_status::IoError);
+    // SAFETY: the library NUL-terminates the message.
+    let message = unsafe { std::ffi::CStr::from_ptr(err.message.as_ptr()) };
+    assert_eq!(message.to_str().unwrap(), "Bad file descriptor");
+}
+
+fn view(bytes: &[u8]) -> clangoffload_capi::clangoffload_bytes {
+    clangoffload_capi::clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// Options to unbundle `targets` from a file of `file_type`, no notes.
+fn unbundle_options(
+    file_type: &str,
+    targets: &[clangoffload_capi::clangoffload_bytes],
+) -> clangoffload_capi::clangoffload_bundler_options {
+    clangoffload_capi::clangoffload_bundler_options {
+        file_type: view(file_type.as_bytes()),
+        targets: targets.as_ptr(),
+        target_count: targets.len(),
+        flags: 0,
+        max_decompressed_size: 0,
+        input_name: view(&[]),
+        notify: None,
+        context: std::ptr::null_mut(),
     }
 }

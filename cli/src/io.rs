@@ -1,8 +1,9 @@
-//! Reading inputs without copying them and writing payload ranges at copy
-//! speed.
+//! Reading inputs without copying them (and lending their descriptors, so the
+//! library copies payloads file to file).
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -55,43 +56,10 @@ impl Input {
         }
     }
 
-    /// Writes `len` bytes at `offset` to `out`: file to file in the kernel
-    /// (`copy_file_range`) when the input is a regular file.
-    pub fn copy_range(&self, offset: u64, len: u64, out: &mut File) -> io::Result<()> {
-        if let Some(mut file) = self.file.as_ref() {
-            file.seek(SeekFrom::Start(offset))?;
-            let copied = io::copy(&mut file.take(len), out)?;
-            if copied != len {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "input file shrank while reading",
-                ));
-            }
-            return Ok(());
-        }
-        let range = usize::try_from(offset)
-            .ok()
-            .zip(usize::try_from(len).ok())
-            .and_then(|(start, n)| self.data().get(start..start.checked_add(n)?));
-        match range {
-            Some(bytes) => out.write_all(bytes),
-            None => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "range past the end of the input",
-            )),
-        }
+    /// The open file, for copying from it file to file (regular files).
+    pub fn fd(&self) -> Option<RawFd> {
+        self.file.as_ref().map(AsRawFd::as_raw_fd)
     }
-}
-
-/// Writes `n` zero bytes.
-pub fn write_zeros(out: &mut impl Write, mut n: u64) -> io::Result<()> {
-    const ZEROS: [u8; 8192] = [0; 8192];
-    while n > 0 {
-        let chunk = usize::try_from(n).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
-        out.write_all(ZEROS.get(..chunk).unwrap_or_default())?;
-        n = n.saturating_sub(u64::try_from(chunk).unwrap_or(n));
-    }
-    Ok(())
 }
 
 /// An I/O error as LLVM words it: the OS message without Rust's

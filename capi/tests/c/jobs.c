@@ -6,9 +6,11 @@
  * FLAGS is a number (CLANGOFFLOAD_ALLOW_MISSING_BUNDLES | ...). Warnings
  * and the error's whole message go to stderr; exit 0 on success, 1 on
  * failure (after writing the outputs that were found, as LLVM does). */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clangoffload.h"
 
@@ -16,6 +18,7 @@ static void notify(void *context, uint32_t kind, const uint8_t *message, size_t 
   const char *what = kind == CLANGOFFLOAD_NOTE_WARNING ? "warning" : "note";
   (void)context;
   if (kind == CLANGOFFLOAD_NOTE_ERROR) what = "error";
+  if (kind == CLANGOFFLOAD_NOTE_FAILURE) what = "failure";
   fprintf(stderr, "jobs: %s: %.*s\n", what, (int)len, (const char *)message);
 }
 
@@ -45,7 +48,7 @@ int main(int argc, char **argv) {
   clangoffload_error err;
   clangoffload_file_kind kind;
   clangoffload_status status;
-  int failed = 0;
+  int failed = 0, input_fd;
 
   if (argc < 6 || (argc - 4) % 2 != 0) {
     fprintf(stderr, "usage: jobs TYPE FLAGS INPUT TARGET OUTPUT [TARGET OUTPUT ...]\n");
@@ -85,15 +88,30 @@ int main(int argc, char **argv) {
     return 1;
   }
   failed = clangoffload_job_failure(job, &err) != CLANGOFFLOAD_STATUS_OK;
+  if (failed) fprintf(stderr, "jobs: error: %s\n", err.message);
+  /* Each output the job writes, its input bytes copied file to file. */
+  input_fd = open(argv[3], O_RDONLY);
   for (i = 0; i < clangoffload_job_output_count(job); i++) {
-    if (failed && clangoffload_job_piece_count(job, i) == 0) continue;
-    status = clangoffload_job_write_path(job, i, argv[5 + 2 * i]);
+    clangoffload_job_output output;
+    clangoffload_error io;
+    int fd;
+    if (clangoffload_job_get_output(job, i, &output) != CLANGOFFLOAD_STATUS_OK) return 2;
+    if (!output.written) continue;
+    fd = open(argv[5 + 2 * i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    status = fd < 0 ? CLANGOFFLOAD_STATUS_IO_ERROR
+                    : clangoffload_job_write_fd_from(job, i, fd, &input_fd, 1, &io);
     if (status != CLANGOFFLOAD_STATUS_OK) {
-      fprintf(stderr, "jobs: writing %s: %s\n", argv[5 + 2 * i], clangoffload_status_message(status));
+      fprintf(stderr, "jobs: writing %s: %s\n", argv[5 + 2 * i],
+              fd < 0 ? "cannot create" : io.message);
+      failed = 1;
+    } else if (lseek(fd, 0, SEEK_CUR) != (off_t)output.size) {
+      fprintf(stderr, "jobs: %s: wrote %lld bytes, not %llu\n", argv[5 + 2 * i],
+              (long long)lseek(fd, 0, SEEK_CUR), (unsigned long long)output.size);
       failed = 1;
     }
+    if (fd >= 0) close(fd);
   }
-  if (failed) fprintf(stderr, "jobs: error: %s\n", err.message);
+  if (input_fd >= 0) close(input_fd);
   clangoffload_job_free(job);
 
   /* The same in one call, to OUTPUT.2. */

@@ -8,9 +8,9 @@ use std::path::Path;
 use clangoffload_capi as c;
 
 use super::Failure;
-use crate::ffi::job::{self, Job, Options, Piece};
+use crate::ffi::job::{self, Job, Options};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
-use crate::io::{file_identity, os_message, write_zeros, Input};
+use crate::io::{file_identity, os_message, Input};
 
 /// The validated command line.
 struct Args<'a> {
@@ -302,36 +302,21 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         max_size: max_decompressed_size()?,
         input_name: path,
     };
-    let plan = Job::unbundle(args.argv0, input.data(), &options).map_err(Failure)?;
-    let failure = plan.failure();
-    for (path, output) in args.outputs.iter().zip(plan.outputs()) {
-        if failure.is_some() && output.pieces.is_empty() {
-            continue;
+    let job = Job::unbundle(args.argv0, input.data(), &options).map_err(Failure)?;
+    for (i, (path, output)) in args.outputs.iter().zip(job.outputs()).enumerate() {
+        if output.written {
+            write_output(&job, i, path, &[&input])?;
         }
-        let mut out = create_output(path)?;
-        write_pieces(&mut out, &output.pieces, &[&input])
-            .map_err(|e| Failure(format!("'{path}': {}", os_message(&e))))?;
     }
-    failure.map_or(Ok(()), |message| Err(Failure(message)))
+    job.failure()
+        .map_or(Ok(()), |message| Err(Failure(message.into())))
 }
 
-/// Writes pieces: input bytes file to file where the input is a file.
-pub fn write_pieces(out: &mut File, pieces: &[Piece], inputs: &[&Input]) -> std::io::Result<()> {
-    for piece in pieces {
-        match *piece {
-            Piece::Input {
-                input,
-                offset,
-                bytes,
-            } => match inputs.get(input) {
-                Some(from) => from.copy_range(offset, len_u64(bytes), out)?,
-                None => out.write_all(bytes)?,
-            },
-            Piece::Made(bytes) => out.write_all(bytes)?,
-            Piece::Zeros(n) => write_zeros(out, n)?,
-        }
-    }
-    Ok(())
+/// Creates `path` and writes output `i` of `job` to it.
+pub fn write_output(job: &Job, i: usize, path: &str, inputs: &[&Input]) -> Result<(), Failure> {
+    let out = create_output(path)?;
+    job.write(i, &out, inputs)
+        .map_err(|e| Failure(format!("'{path}': {e}")))
 }
 
 fn bundle_files(args: &Args) -> Result<(), Failure> {
@@ -370,18 +355,13 @@ fn bundle_files(args: &Args) -> Result<(), Failure> {
     } else {
         None
     };
-    let plan =
-        Job::bundle(args.argv0, &data, &options, args.align, compression).map_err(Failure)?;
+    let job = Job::bundle(args.argv0, &data, &options, args.align, compression).map_err(Failure)?;
     let path = args.outputs.first().map_or("", String::as_str);
-    let mut out = create_output(path)?;
-    let refs: Vec<&Input> = inputs.iter().collect();
-    let pieces = plan.outputs().into_iter().next().map(|o| o.pieces);
-    let written = write_pieces(&mut out, &pieces.unwrap_or_default(), &refs);
-    if let Err(e) = written {
+    let written = write_output(&job, 0, path, &inputs.iter().collect::<Vec<_>>());
+    if written.is_err() {
         let _ = std::fs::remove_file(path);
-        return Err(Failure(format!("'{path}': {}", os_message(&e))));
     }
-    Ok(())
+    written
 }
 
 /// `-###` for an object bundle: LLVM 22 prints the llvm-objcopy command that
@@ -464,11 +444,6 @@ impl Config {
                 0
             })
     }
-}
-
-/// A length as a file offset (lengths of what is in memory fit).
-fn len_u64(bytes: &[u8]) -> u64 {
-    u64::try_from(bytes.len()).unwrap_or(u64::MAX)
 }
 
 /// How `list` and `extract` read a file of any kind: every bundle in it,

@@ -3,13 +3,11 @@
 //! containers, in file order) with the ID made safe as a file name. The
 //! library plans it (`clangoffload_bundler_extract`): names and all.
 
-use std::fs::File;
 use std::path::PathBuf;
 
-use super::bundler::write_pieces;
+use super::bundler::write_output;
 use super::Failure;
 use crate::ffi::job::Job;
-use crate::io::os_message;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, dir) = match args {
@@ -19,13 +17,12 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let input = super::open(file)?;
     let options = super::bundler::any_file(file)?;
-    let plan = Job::extract(program, input.data(), &options).map_err(Failure)?;
-    for output in plan.outputs() {
+    let job = Job::extract(program, input.data(), &options).map_err(Failure)?;
+    for (i, output) in job.outputs().iter().enumerate() {
         let path = dir.join(String::from_utf8_lossy(output.name).as_ref());
-        let mut out = File::create(&path)
-            .map_err(|e| Failure(format!("'{}': {}", path.display(), os_message(&e))))?;
-        write_pieces(&mut out, &output.pieces, &[&input])?;
-        println!("{}", path.display());
+        let path = path.to_string_lossy();
+        write_output(&job, i, &path, &[&input])?;
+        println!("{path}");
     }
     Ok(())
 }

@@ -13,7 +13,6 @@ use std::io::Read as _;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
-use super::bundler::write_pieces;
 use super::Failure;
 use crate::ffi::job::Job;
 use crate::ffi::packaging::{self, Format, Listing};
@@ -127,11 +126,10 @@ fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Fai
     for filter in filters {
         let extraction = Job::extract_images(program, file.data(), input, &[filter], archive)
             .map_err(Failure)?;
-        for output in extraction.outputs() {
-            let mut out = File::create(std::ffi::OsStr::from_bytes(output.name))
+        for (i, output) in extraction.outputs().iter().enumerate() {
+            let out = File::create(std::ffi::OsStr::from_bytes(output.name))
                 .map_err(|e| Failure(os_message(&e)))?;
-            write_pieces(&mut out, &output.pieces, &[&file])
-                .map_err(|e| Failure(os_message(&e)))?;
+            extraction.write(i, &out, &[&file]).map_err(Failure)?;
         }
     }
     Ok(())

@@ -2,7 +2,12 @@
 //! `clangoffload_job_*`): a safe layer that turns views into slices and
 //! notes into stderr lines. Every rule is the library's.
 
-use super::{c, record, view, with_notes, Bytes, Handle, Status};
+use std::ffi::c_int;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+
+use super::{blank_error, c, check, record, view, with_notes, Handle, Status};
+use crate::io::Input;
 
 /// A C job function that reads one input.
 type ReadJob = unsafe extern "C" fn(
@@ -13,29 +18,19 @@ type ReadJob = unsafe extern "C" fn(
     *mut c::clangoffload_error,
 ) -> Status;
 
-/// A job's result, borrowing its inputs.
-pub struct Job<'data>(Handle<'data, c::clangoffload_job>);
-
-/// A piece of an output.
-#[derive(Debug, Clone, Copy)]
-pub enum Piece<'a> {
-    /// Bytes of input `input` at `offset`.
-    Input {
-        input: usize,
-        offset: u64,
-        bytes: &'a [u8],
-    },
-    /// Bytes the job made.
-    Made(&'a [u8]),
-    /// Zero bytes.
-    Zeros(u64),
+/// A job's result, borrowing its inputs, with the failure to report once
+/// its outputs are written.
+pub struct Job<'data> {
+    handle: Handle<'data, c::clangoffload_job>,
+    failure: Option<String>,
 }
 
 /// An output of a job.
 pub struct Output<'a> {
     /// The name the job chose (extracting), else empty.
     pub name: &'a [u8],
-    pub pieces: Vec<Piece<'a>>,
+    /// Whether LLVM writes it.
+    pub written: bool,
 }
 
 /// How a job reads its input.
@@ -57,10 +52,12 @@ impl<'data> Job<'data> {
             &mut *mut c::clangoffload_job,
         ) -> Status,
     ) -> Result<Self, String> {
-        Handle::make(c::clangoffload_job_free, |out| {
-            with_notes(program, |notify, context| call(notify, context, out))
-        })
-        .map(Job)
+        let mut failure = None;
+        let handle = Handle::make(c::clangoffload_job_free, |out| {
+            failure = with_notes(program, |notify, context| call(notify, context, out))?;
+            Ok(())
+        })?;
+        Ok(Job { handle, failure })
     }
 
     /// `-unbundle` of `data`.
@@ -140,62 +137,49 @@ impl<'data> Job<'data> {
         })
     }
 
-    /// Every output: its name (empty unless the job chose one) and pieces.
+    /// Every output: its name (empty unless the job chose one) and whether
+    /// it is written.
     pub fn outputs(&self) -> Vec<Output<'_>> {
-        let job = &self.0;
-        let names: Vec<Bytes> = job.list(
+        let job = &self.handle;
+        job.list(
             c::clangoffload_job_output_count,
-            c::clangoffload_job_output_name,
-        );
-        names
-            .into_iter()
-            .enumerate()
-            .map(|(output, name)| {
-                // SAFETY: the job is live.
-                let count = unsafe { c::clangoffload_job_piece_count(job.ptr(), output) };
-                let pieces = job
-                    .nested(output, count, c::clangoffload_job_get_piece)
-                    .into_iter()
-                    .map(|p| match p.kind {
-                        c::clangoffload_piece_kind::Input => Piece::Input {
-                            input: p.input,
-                            offset: p.input_offset,
-                            bytes: job.bytes(p.bytes),
-                        },
-                        c::clangoffload_piece_kind::Made => Piece::Made(job.bytes(p.bytes)),
-                        c::clangoffload_piece_kind::Zeros => Piece::Zeros(p.zeros),
-                    })
-                    .collect();
-                Output {
-                    name: job.bytes(name),
-                    pieces,
-                }
-            })
-            .collect()
+            c::clangoffload_job_get_output,
+        )
+        .into_iter()
+        .map(|o| Output {
+            name: job.bytes(o.name),
+            written: o.written,
+        })
+        .collect()
+    }
+
+    /// Writes output `output` to `out`, file to file from the inputs that
+    /// are files (the job's inputs, in order).
+    pub fn write(&self, output: usize, out: &File, inputs: &[&Input]) -> Result<(), String> {
+        let fds: Vec<c_int> = inputs.iter().map(|i| i.fd().unwrap_or(-1)).collect();
+        let mut err = blank_error();
+        // SAFETY: the job is live; the descriptors are open for the call.
+        let status = unsafe {
+            c::clangoffload_job_write_fd_from(
+                self.handle.ptr(),
+                output,
+                out.as_raw_fd(),
+                fds.as_ptr(),
+                fds.len(),
+                &mut err,
+            )
+        };
+        check(status, &err)
     }
 
     /// The error to report once the outputs are written, in full.
-    pub fn failure(&self) -> Option<String> {
-        let job = self.0.ptr();
-        let mut len = 0usize;
-        let mut buf = Vec::new();
-        // SAFETY: the job is live; no error record is wanted; a NULL buffer
-        // of 0 bytes asks the length, then buf is writable for it.
-        unsafe {
-            if c::clangoffload_job_failure(job, std::ptr::null_mut()) == Status::Ok {
-                return None;
-            }
-            c::clangoffload_job_failure_message(job, std::ptr::null_mut(), 0, &mut len);
-            buf.resize(len.saturating_add(1), 0u8);
-            c::clangoffload_job_failure_message(job, buf.as_mut_ptr().cast(), buf.len(), &mut len);
-        }
-        buf.truncate(len);
-        Some(String::from_utf8_lossy(&buf).into_owned())
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// The listed (member, ID) pairs.
     pub fn listed(&self) -> Vec<(&[u8], &[u8])> {
-        let job = &self.0;
+        let job = &self.handle;
         let (mut member, mut id) = (view(&[]), view(&[]));
         let mut listed = Vec::new();
         // SAFETY: the job is live; the records are valid.
@@ -230,6 +214,7 @@ pub fn check_targets(program: &str, targets: &[&str], unbundle: bool) -> Result<
             )
         }
     })
+    .map(drop)
 }
 
 /// A target as the bundler writes it.

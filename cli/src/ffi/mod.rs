@@ -62,6 +62,7 @@ pub fn offload_kind_name(kind: u16) -> &'static str {
 struct Sink<'a> {
     program: &'a str,
     error: Option<String>,
+    failure: Option<String>,
 }
 
 unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
@@ -77,21 +78,24 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
     match kind {
         c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
         c::CLANGOFFLOAD_NOTE_VERBOSE => eprint!("{text}"),
+        c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
         _ => sink.error = Some(text.into_owned()),
     }
 }
 
 /// Runs a call that takes a notes callback; its error is the whole message.
+/// `Ok` holds the failure the job it made reports once written, if any.
 pub fn with_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> Result<(), String> {
+) -> Result<Option<String>, String> {
     let mut sink = Sink {
         program,
         error: None,
+        failure: None,
     };
     match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
-        Status::Ok => Ok(()),
+        Status::Ok => Ok(sink.failure),
         status => Err(sink.error.unwrap_or_else(|| status_message(status))),
     }
 }

@@ -97,6 +97,7 @@ impl<'data> Listing<'data> {
                     )
                 }
             })
+            .map(drop)
         })
         .map(Listing)
     }

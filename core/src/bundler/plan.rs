@@ -65,9 +65,15 @@ impl<'data> Plan<'data> {
 
     /// The error to report once the outputs are written: LLVM writes the
     /// outputs it found, then fails (missing bundles, a missing host
-    /// bundle). Outputs with no pieces are then not written.
+    /// bundle). Outputs with no pieces are then not written ([`Plan::writes`]).
     pub fn failure(&self) -> Option<&super::BundlerError> {
         self.failure.as_ref()
+    }
+
+    /// Whether output `index` is written: LLVM creates every output unless
+    /// the job fails, and then only those it found something for.
+    pub fn writes(&self, index: usize) -> bool {
+        index < self.outputs.len() && (self.failure.is_none() || !self.output(index).is_empty())
     }
 
     /// The name the job chose for output `index` (empty if none).

@@ -554,4 +554,31 @@ mod tests {
             [b"any"]
         );
     }
+
+    #[test]
+    fn a_failing_job_writes_only_the_outputs_it_found() {
+        let data = write_bundle(&[(b"host-x86_64-unknown-linux-gnu", b"h")], 1).unwrap();
+        let targets = [
+            "host-x86_64-unknown-linux-gnu",
+            "hip-amdgcn-amd-amdhsa--gfx90a",
+        ];
+        let mut request = UnbundleRequest {
+            file_type: FileType::Binary,
+            targets: &targets,
+            ..UnbundleRequest::default()
+        };
+        let plan = unbundle(&data, &request, &mut ()).unwrap();
+        assert!(plan.failure().is_some());
+        assert_eq!(
+            [plan.writes(0), plan.writes(1), plan.writes(2)],
+            [true, false, false]
+        );
+        request.allow_missing = true;
+        let plan = unbundle(&data, &request, &mut ()).unwrap();
+        assert!(plan.failure().is_none());
+        assert_eq!(
+            [plan.writes(0), plan.writes(1), plan.writes(2)],
+            [true, true, false]
+        );
+    }
 }
