@@ -34,7 +34,10 @@ CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
 ";
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().collect();
+    // Arguments that are not UTF-8 are read lossily rather than panicking.
+    let mut args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let argv0 = if args.is_empty() {
         "clangoffload".to_owned()
     } else {

@@ -98,7 +98,16 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     let program = Path::new(argv0)
         .file_name()
         .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
-    let (parsed, errors) = flags::parse(OPTIONS, args, argv0);
+    let args = match flags::response::expand(args) {
+        Ok(args) => args,
+        Err(message) => {
+            // LLVM prints why and goes on as if no option had been given.
+            eprintln!("{message}");
+            let none = Parsed::default();
+            return finish(argv0, run(&none, argv0, Config::read(&none)));
+        }
+    };
+    let (parsed, errors) = flags::parse(OPTIONS, &args, argv0);
     // Help and version act while the command line is read, before any check.
     match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
@@ -132,7 +141,12 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         return 0;
     }
     let config = Config::read(&parsed);
-    match run(&parsed, argv0, config) {
+    finish(argv0, run(&parsed, argv0, config))
+}
+
+/// The exit status, with the error said as LLVM says it.
+fn finish(argv0: &str, result: Result<(), Failure>) -> i32 {
+    match result {
         Ok(()) => 0,
         Err(Failure(message)) => {
             eprintln!("{argv0}: error: {message}");

@@ -25,7 +25,15 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     let program = Path::new(argv0)
         .file_name()
         .map_or_else(|| argv0.to_owned(), |n| n.to_string_lossy().into_owned());
-    let (parsed, errors) = flags::parse_with_positionals(OPTIONS, args, argv0, 1);
+    // LLVM 22's tool crashes after a bad response file; we stop.
+    let args = match flags::response::expand(args) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("{message}");
+            return 1;
+        }
+    };
+    let (parsed, errors) = flags::parse_with_positionals(OPTIONS, &args, argv0, 1);
     match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
             println!(

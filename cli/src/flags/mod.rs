@@ -5,6 +5,7 @@
 
 pub mod bundler;
 pub mod packager;
+pub mod response;
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
