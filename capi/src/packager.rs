@@ -172,6 +172,7 @@ fn status_of(e: &PackagerError) -> clangoffload_status {
         E::CompressionFormat(_) => S::UnknownMethod,
         E::CompressionLevel { .. } => S::InvalidCompressionLevel,
         E::Container(e) | E::Binary(e) | E::Writer(e) => S::from(e.kind()),
+        E::OverlappingImages { .. } => S::ExtractionTooLarge,
     }
 }
 

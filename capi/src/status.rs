@@ -444,7 +444,9 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::UnsupportedBinaryVersion { .. } => S::UnsupportedBinaryVersion,
             ErrorKind::BinarySizeTooSmall { .. } => S::BinarySizeTooSmall,
             ErrorKind::BinaryOutOfBounds { .. } => S::BinaryOutOfBounds,
-            ErrorKind::EntryTableOutOfBounds { .. } => S::EntryTableOutOfBounds,
+            ErrorKind::EntryTableOutOfBounds { .. } | ErrorKind::EntrySizeOutOfBounds { .. } => {
+                S::EntryTableOutOfBounds
+            }
             ErrorKind::ImageOutOfBounds { .. } => S::ImageOutOfBounds,
             ErrorKind::StringTableOutOfBounds { .. } => S::StringTableOutOfBounds,
             ErrorKind::StringOutOfBounds { .. } => S::StringOutOfBounds,

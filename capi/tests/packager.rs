@@ -204,7 +204,7 @@ fn extraction_errors_carry_status_record_and_message() {
     let (_, _, status) = extract(&data, "m", &[], 2);
     assert_eq!(status, clangoffload_status::InvalidArgument);
     // A damaged binary: the core error's status, offset and message, after
-    // the input's name.
+    // LLVM's words and the input's name.
     let bad = b"\x10\xff\x10\xad\x0a";
     let mut notes = Notes::new();
     let options = options("bad", &[], 0, &mut notes);
@@ -215,7 +215,8 @@ fn extraction_errors_carry_status_record_and_message() {
     };
     assert_eq!(status, clangoffload_status::Truncated);
     assert!(job.is_null());
-    let message = "'bad': truncated OffloadBinary header: needs 32 bytes, 5 left (at offset 0x0)";
+    let message = "Invalid data was encountered while parsing the file: 'bad': truncated \
+                   OffloadBinary header: needs 32 bytes, 5 left (at offset 0x0)";
     assert_eq!(record_message(&err), message);
     assert_eq!(err.status, status as u32);
     assert_eq!(notes, [(CLANGOFFLOAD_NOTE_ERROR, message.into())]);

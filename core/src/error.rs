@@ -383,6 +383,14 @@ pub enum ErrorKind {
         /// Size of the binary.
         size: u64,
     },
+    /// A version 1 binary's entry size is larger than the binary after its
+    /// 32-byte header (LLVM 22 refuses it; the field is otherwise unused).
+    EntrySizeOutOfBounds {
+        /// The entry size field.
+        entry_size: u64,
+        /// Size of the binary.
+        size: u64,
+    },
     /// An entry's image does not lie inside the binary (or its end overflows).
     ImageOutOfBounds {
         /// Offset of the image.
@@ -652,6 +660,10 @@ impl fmt::Display for ErrorKind {
             } => write!(
                 f,
                 "{count} entries at offset {offset} do not fit in the {size}-byte binary"
+            ),
+            ErrorKind::EntrySizeOutOfBounds { entry_size, size } => write!(
+                f,
+                "entry size {entry_size} is larger than the {size}-byte binary after its 32-byte header"
             ),
             ErrorKind::ImageOutOfBounds {
                 offset,

@@ -301,6 +301,30 @@ fn malformed_binaries_get_located_errors() {
             16,
         ),
         (
+            // LLVM 22: "The end of the file was unexpectedly encountered".
+            "v1 entry size 2^64-1",
+            |d| set(d, 24, u64::MAX),
+            |k| {
+                matches!(
+                    k,
+                    ErrorKind::EntrySizeOutOfBounds {
+                        entry_size: u64::MAX,
+                        ..
+                    }
+                )
+            },
+            24,
+        ),
+        (
+            "v1 entry size past the binary after its header",
+            |d| {
+                let size = u64::from_le_bytes(d[8..16].try_into().unwrap());
+                set(d, 24, size - 31);
+            },
+            |k| matches!(k, ErrorKind::EntrySizeOutOfBounds { .. }),
+            24,
+        ),
+        (
             // LLVM 22 crashes (reads string entries past the end).
             "string count huge",
             |d| set(d, 48, 1 << 60),
@@ -858,4 +882,17 @@ fn a_partial_wrapper_record_is_not_read() {
     let records: Vec<_> = wrappers(&section, Class::Elf32).collect();
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].binary, 0x1000);
+}
+
+/// A version 1 binary's entry size is otherwise unused: any value up to the
+/// binary's size after its header reads, as LLVM 22 reads it.
+#[test]
+fn a_v1_entry_size_up_to_the_binary_after_its_header_reads() {
+    let mut data = v1();
+    let size = u64::from_le_bytes(data[8..16].try_into().unwrap());
+    for entry_size in [0, 40, size - 32] {
+        set(&mut data, 24, entry_size);
+        let binary = OffloadBinary::parse(&data).unwrap();
+        assert_eq!(binary.entries().count(), 1, "entry size {entry_size}");
+    }
 }

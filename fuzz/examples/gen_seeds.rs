@@ -693,6 +693,38 @@ fn archive_unbundle() {
     }
 }
 
+/// LLVM 22's packages, objects and archive of `tests/fixtures/offload`, each
+/// with no filter and with two filters (one with `--archive`), and a package
+/// holding a package (nested, as upstream extracts with no filter).
+fn packager_extract() {
+    let dir = seeds_dir("packager_extract");
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/offload");
+    for name in [
+        "multi.offbin",
+        "keys.offbin",
+        "sizes.offbin",
+        "offload.a",
+        "omp.o",
+        "hip-new-driver.o",
+    ] {
+        let input = fs::read(from.join(name)).expect("read fixture");
+        assert!(clangoffload::packager::list(&input).is_ok(), "{name}");
+        for choice in [0x00_u8, 0x01, 0x82] {
+            let bytes = [&[choice][..], &input].concat();
+            write(&dir, &format!("{name}.{choice:02x}"), &bytes);
+        }
+    }
+    use clangoffload::packager::{package, Format, PackageImage};
+    let inner = fs::read(from.join("multi.offbin")).expect("read fixture");
+    let image = PackageImage {
+        argument: b"file=inner,arch=nested,triple=x-y-z",
+        file: b"inner",
+        data: &inner,
+    };
+    let nested = package(&[image], &Format::default()).expect("package");
+    write(&dir, "nested.00", &[&[0][..], &nested].concat());
+}
+
 /// LLVM 22's packages of `tests/fixtures/offload`, plus one binary of each
 /// upstream version (2, 3, 3 compressed).
 fn offload_binary() {
@@ -754,5 +786,6 @@ fn main() {
     text_bundle();
     elf_object_bundle();
     archive_unbundle();
+    packager_extract();
     println!("seeds written under {}/seeds", env!("CARGO_MANIFEST_DIR"));
 }

@@ -122,22 +122,26 @@ fn package(program: &str, parsed: &flags::Parsed, output: &str) -> Result<(), Fa
 
 /// `FILE --image=filter...`: the files each filter's images go to, written
 /// filter by filter as LLVM does (a later filter's failure leaves the
-/// earlier files written).
+/// earlier files written). With no filter, every image, each file said as
+/// LLVM after 22 says it.
 fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Failure> {
     let file = super::open(input)?;
     let filters: Vec<&str> = parsed.list("image").iter().map(String::as_str).collect();
-    let archive = parsed.flag("archive");
-    if filters.is_empty() {
-        // Nothing to write, but the input is read all the same.
-        Job::extract_images(program, file.data(), input, &[], archive).map_err(Failure)?;
-    }
-    for filter in filters {
-        let extraction = Job::extract_images(program, file.data(), input, &[filter], archive)
-            .map_err(Failure)?;
+    let runs: Vec<&[&str]> = match filters.as_slice() {
+        [] => vec![&[]],
+        some => some.iter().map(std::slice::from_ref).collect(),
+    };
+    for filter in runs {
+        let extraction =
+            Job::extract_images(program, file.data(), input, filter, parsed.flag("archive"))
+                .map_err(Failure)?;
         for (i, output) in extraction.outputs().iter().enumerate() {
             let out = File::create(std::ffi::OsStr::from_bytes(output.name))
                 .map_err(|e| Failure(os_message(&e)))?;
             extraction.write(i, &out, &[&file]).map_err(Failure)?;
+            if filter.is_empty() {
+                println!("Extracted: {}", String::from_utf8_lossy(output.name));
+            }
         }
     }
     Ok(())

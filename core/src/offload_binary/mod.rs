@@ -394,7 +394,17 @@ impl<'data> OffloadBinary<'data> {
             .0;
         let entries_offset = header.entries_offset.get();
         let (entry_count, inflated_size) = match version {
-            1 => (1, 0),
+            1 => {
+                // LLVM 22 checks the otherwise unused field all the same.
+                let (entry_size, size) = (header.entries_field.get(), to_u64(data.len()));
+                if entry_size > size.saturating_sub(32) {
+                    return Err(Error::new(
+                        ErrorKind::EntrySizeOutOfBounds { entry_size, size },
+                        24,
+                    ));
+                }
+                (1, 0)
+            }
             2 => (header.entries_field.get(), 0),
             _ => {
                 let v3 = HeaderV3::ref_from_prefix(data)

@@ -4,7 +4,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::{CompressionMethod, Error};
+use crate::{CompressionMethod, Error, ErrorKind};
 
 /// Why a packager job failed. [`PackagerError::message`] gives the text
 /// llvm-offload-binary 22 prints after `error: ` (where LLVM has one; ours
@@ -36,6 +36,15 @@ pub enum PackagerError {
     Binary(Error),
     /// Writing the package or an archive failed.
     Writer(Error),
+    /// Extracting every image: nested images overlap so that extracting
+    /// them all would write more than the input (with its decompressed
+    /// binaries) holds, or an image is the binary that holds it.
+    OverlappingImages {
+        /// Bytes the images would write so far (`u64::MAX`: without end).
+        written: u64,
+        /// Bytes the input and its decompressed binaries hold.
+        holds: u64,
+    },
 }
 
 impl PackagerError {
@@ -77,6 +86,9 @@ struct Message<'a> {
 
 impl fmt::Display for Message<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let PackagerError::Binary(e) = self.error {
+            write!(f, "{}: ", llvm_words(e))?;
+        }
         if self.error.names_input() {
             write!(f, "'{}': ", self.input)?;
         }
@@ -111,8 +123,32 @@ impl fmt::Display for PackagerError {
                 )
             }
             E::Container(e) | E::Binary(e) | E::Writer(e) => write!(f, "{e}"),
+            E::OverlappingImages {
+                written: u64::MAX, ..
+            } => f.write_str("a nested OffloadBinary's image is the binary itself"),
+            E::OverlappingImages { written, holds } => write!(
+                f,
+                "nested images overlap: extracting them would write over {written} bytes from \
+                 {holds}"
+            ),
         }
     }
 }
 
 impl core::error::Error for PackagerError {}
+
+/// What LLVM says of an OffloadBinary it cannot read (its `object_error`
+/// text), which its tests match: the end of the file for a size or an offset
+/// past it (once the buffer holds a header and an entry), else invalid data.
+fn llvm_words(e: &Error) -> &'static str {
+    const EOF: &str = "The end of the file was unexpectedly encountered";
+    match e.kind() {
+        ErrorKind::BinaryOutOfBounds { len, .. } if len >= 72 => EOF,
+        ErrorKind::BinarySizeTooSmall { .. }
+        | ErrorKind::EntryTableOutOfBounds { .. }
+        | ErrorKind::EntrySizeOutOfBounds { .. }
+        | ErrorKind::ImageOutOfBounds { .. }
+        | ErrorKind::StringTableOutOfBounds { .. } => EOF,
+        _ => "Invalid data was encountered while parsing the file",
+    }
+}

@@ -86,17 +86,27 @@ impl<'data> Images<'data> {
 /// (several back to back are read). Any other input holds none, but LLVM
 /// bitcode is refused (LLVM reads its `llvm.embedded.objects`). The first
 /// damaged binary is an error: every field of every binary is checked, and
-/// compressed ones are decompressed (each within the default limit).
+/// compressed ones are decompressed (all of them within the default limit,
+/// 1 GiB, together).
 pub fn list(data: &[u8]) -> Result<Images<'_>, PackagerError> {
     let mut images = Images::default();
+    let mut inflated_len = 0u64;
     for region in regions(data)? {
         for found in binaries(region.bytes) {
-            let (offset, binary) = found.map_err(PackagerError::Binary)?;
+            // Errors are located in the input, not in the region.
+            let in_input = |e: crate::Error| PackagerError::Binary(e.shifted(region.offset));
+            let (offset, binary) = found.map_err(in_input)?;
             let origin = if binary.is_compressed() {
-                let shifted = |e: crate::Error| PackagerError::Binary(e.shifted(offset));
-                let inflated = binary
-                    .decompress(&DecompressOptions::default())
-                    .map_err(shifted)?;
+                let at = region.offset.saturating_add(offset);
+                let shifted = |e: crate::Error| PackagerError::Binary(e.shifted(at));
+                // One budget for the whole input, not one per binary.
+                let mut options = DecompressOptions::default();
+                options.limits.max_uncompressed_size = options
+                    .limits
+                    .max_uncompressed_size
+                    .saturating_sub(inflated_len);
+                let inflated = binary.decompress(&options).map_err(shifted)?;
+                inflated_len = inflated_len.saturating_add(crate::bytes::to_u64(inflated.len()));
                 OffloadBinary::parse(&inflated).map_err(shifted)?;
                 images.buffers.push(inflated);
                 Origin::Buffer(images.buffers.len().saturating_sub(1))

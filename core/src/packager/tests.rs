@@ -180,10 +180,10 @@ fn filters_compare_kinds_and_strings_and_missing_keys_read_as_empty() {
     // `file` is never compared.
     assert_eq!(count("file=anything,foo=bar"), 1);
     assert_eq!(count("nothing=here"), 0);
-    // No filter: nothing written, but the input is read.
+    // No filter: every image (as LLVM after 22 does).
     assert_eq!(
         extract_all(data, "k", &[], false).unwrap().0.output_count(),
-        0
+        list(data).unwrap().iter().count()
     );
     assert!(extract_all(b"\x10\xff\x10\xad\x0a", "k", &[], false).is_err());
 }
@@ -232,7 +232,8 @@ fn refused_and_damaged_inputs_are_errors_as_data() {
     assert!(e.names_input());
     assert_eq!(
         e.message("mal").to_string(),
-        "'mal': truncated OffloadBinary header: needs 32 bytes, 5 left (at offset 0x0)"
+        "Invalid data was encountered while parsing the file: 'mal': truncated OffloadBinary \
+         header: needs 32 bytes, 5 left (at offset 0x0)"
     );
     // Anything else holds no images.
     assert_eq!(list(b"plain text").unwrap().iter().count(), 0);
@@ -435,4 +436,141 @@ fn path_helpers_are_llvms() {
     assert_eq!(extension(b"x.cubin"), b"cubin");
     assert_eq!(extension(b"x."), b"");
     assert_eq!(extension(b".."), b"");
+}
+
+/// A package of `images` (file name, argument, bytes), version `version`.
+fn packaged(images: &[(&str, &str, &[u8])], version: u32) -> Vec<u8> {
+    let images: Vec<PackageImage<'_>> = images
+        .iter()
+        .map(|&(file, argument, data)| PackageImage {
+            argument: argument.as_bytes(),
+            file: file.as_bytes(),
+            data,
+        })
+        .collect();
+    let format = Format {
+        version: Some(version),
+        ..Format::default()
+    };
+    package(&images, &format).unwrap()
+}
+
+#[test]
+fn with_no_filter_every_image_is_extracted_nested_ones_opened() {
+    // llvm-offload-binary -o t5 --image=file=a,arch=abc,triple=x-y-z
+    //   --image=file=b,arch=def,triple=x-y-z
+    let t5 = packaged(
+        &[
+            ("a", "file=a,arch=abc,triple=x-y-z", b"AAAA"),
+            ("b", "file=b,arch=def,triple=x-y-z", b"BBBBBB"),
+        ],
+        1,
+    );
+    // t7: t5 nested, then a plain image with no arch.
+    let t7 = packaged(
+        &[
+            ("t5", "file=t5,arch=nested,triple=x-y-z", &t5),
+            ("c.o", "file=c.o,triple=x-y-z", b"\x7fELF-not-really"),
+        ],
+        1,
+    );
+    let (plan, _) = extract_all(&t7, "dir/t7.bin", &[], false).unwrap();
+    assert_eq!(
+        outputs(&plan),
+        [
+            ("t7-x-y-z-abc.0.".to_string(), b"AAAA".to_vec()),
+            ("t7-x-y-z-def.1.".to_string(), b"BBBBBB".to_vec()),
+            ("t7-x-y-z.2.o".to_string(), b"\x7fELF-not-really".to_vec()),
+        ]
+    );
+    // A filter takes the nested binary as it is, named as LLVM 22 names.
+    let (plan, _) = extract_all(&t7, "t7", &["arch=nested"], false).unwrap();
+    assert_eq!(
+        outputs(&plan),
+        [("t7-x-y-z-nested.0.".to_string(), t5.clone())]
+    );
+    // Nested in a compressed (version 3) binary, and compressed inside.
+    let t5z = packaged(&[("a", "file=a,arch=abc,triple=x-y-z", b"AAAA")], 3);
+    let outer = packaged(&[("t5z", "file=t5z,arch=n,triple=x-y-z", &t5z)], 3);
+    let (plan, _) = extract_all(&outer, "o", &[], false).unwrap();
+    assert_eq!(
+        outputs(&plan),
+        [("o-x-y-z-abc.0.".to_string(), b"AAAA".to_vec())]
+    );
+}
+
+#[test]
+fn a_damaged_nested_binary_is_located_and_self_nesting_is_refused() {
+    let bad = b"\x10\xff\x10\xad\x0a";
+    let outer = packaged(&[("bad", "file=bad,arch=nested,triple=x-y-z", bad)], 1);
+    let e = extract_all(&outer, "t9", &[], false).unwrap_err();
+    let at = outer.windows(5).position(|w| w == bad).unwrap();
+    assert_eq!(e.core_error().unwrap().offset(), at as u64);
+    assert!(e
+        .message("t9")
+        .to_string()
+        .starts_with("Invalid data was encountered while parsing the file: 't9': "));
+    // An image that is its own binary: upstream recurses without end.
+    let mut own = packaged(&[("x", "file=x,triple=t", b"12345678")], 1);
+    let size = own.len() as u64;
+    own[64..72].copy_from_slice(&size.to_le_bytes()); // image size
+    own[56..64].copy_from_slice(&0u64.to_le_bytes()); // image offset
+    assert!(matches!(
+        extract_all(&own, "own", &[], false),
+        Err(PackagerError::OverlappingImages { .. })
+    ));
+}
+
+#[test]
+fn images_shared_by_entries_cannot_multiply_without_end() {
+    // Version 2 entries may share an image: a binary whose two entries are
+    // the same nested binary, which does the same, and so on, would write
+    // 2^depth images.
+    let mut level = packaged(&[("a", "file=a,triple=t", b"leaf")], 2);
+    for _ in 0..40 {
+        let two = packaged(
+            &[
+                ("n", "file=n,triple=t", &level),
+                ("n", "file=n,triple=t", b""),
+            ],
+            2,
+        );
+        level = share_first_image(two);
+    }
+    assert!(matches!(
+        extract_all(&level, "deep", &[], false),
+        Err(PackagerError::OverlappingImages { .. })
+    ));
+}
+
+/// A version 2 binary whose second entry points at its first entry's image.
+fn share_first_image(mut binary: Vec<u8>) -> Vec<u8> {
+    let entries = u64::from_le_bytes(binary[16..24].try_into().unwrap()) as usize;
+    let first = binary[entries + 24..entries + 40].to_vec();
+    binary[entries + 40 + 24..entries + 40 + 40].copy_from_slice(&first);
+    binary
+}
+
+#[test]
+fn member_selects_an_archive_member_or_the_input() {
+    let a = packaged(
+        &[("c", "file=c,triple=x-y-z,arch=gfx90a,kind=openmp", b"aaaa")],
+        1,
+    );
+    let b = packaged(
+        &[("c", "file=c,triple=x-y-z,arch=gfx90a,kind=openmp", b"bbbb")],
+        1,
+    );
+    let lib = crate::archive::write_archive_indexed(&[(b"a.o", &a), (b"b.o", &b)]).unwrap();
+    for (member, want) in [("a.o", b"aaaa"), ("b.o", b"bbbb")] {
+        let filter = alloc::format!("member={member},triple=x-y-z,kind=openmp,file=out");
+        let (plan, warnings) = extract_all(&lib, "lib.a", &[&filter], false).unwrap();
+        assert_eq!(outputs(&plan), [("out".to_string(), want.to_vec())]);
+        assert!(warnings.is_empty());
+    }
+    let (_, warnings) = extract_all(&lib, "lib.a", &["triple=x-y-z,file=both"], false).unwrap();
+    assert_eq!(warnings.len(), 1);
+    // Outside an archive, the member is the input file.
+    let (plan, _) = extract_all(&a, "dir/a.o", &["member=a.o,file=x"], false).unwrap();
+    assert_eq!(plan.output_count(), 1);
 }
