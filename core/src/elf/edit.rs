@@ -138,18 +138,23 @@ pub fn rewrite_sections(
     }
     let total = to_u64(planned.len());
     if let Some(null) = planned.first_mut() {
-        // Section 0 carries the count and the name-table index when they
-        // do not fit in the file header.
-        null.header.size = if total >= u64::from(SHN_LORESERVE) {
-            total
-        } else {
-            0
+        // Section 0 is written afresh, as llvm-objcopy writes it: all zeros
+        // (whatever the input held there) but the count and the name-table
+        // index when they do not fit in the file header.
+        null.header = SectionHeader {
+            size: if total >= u64::from(SHN_LORESERVE) {
+                total
+            } else {
+                0
+            },
+            link: if new_shstrndx >= SHN_LORESERVE {
+                new_shstrndx
+            } else {
+                0
+            },
+            ..SectionHeader::default()
         };
-        null.header.link = if new_shstrndx >= SHN_LORESERVE {
-            new_shstrndx
-        } else {
-            0
-        };
+        null.contents = Contents::Borrowed(&[]);
     }
     let start = layout_start(file, &segments)?;
     let shoff = layout(&mut planned, start, file.header().class)?;
@@ -804,6 +809,26 @@ mod tests {
         assert!(out.starts_with(ELF_MAGIC));
         let again = ElfFile::parse(&out).unwrap();
         assert_eq!(again.section(2).unwrap().header().kind, SHT_SYMTAB);
+    }
+
+    #[test]
+    fn section_zero_is_written_afresh() {
+        // Found by the elf_object_bundle fuzz target (remove-layout-overflow):
+        // an x86-64 object whose section 0 holds a type, flags, an offset, a
+        // huge size and an alignment. Keeping them made the output one that
+        // could not be rewritten again; llvm-objcopy writes zeros there.
+        let data = include_bytes!(
+            "../../../fuzz/artifacts-found/elf_object_bundle/remove-layout-overflow"
+        );
+        let input = ElfFile::parse(data).unwrap();
+        assert_ne!(
+            *input.section(0).unwrap().header(),
+            SectionHeader::default()
+        );
+        let out = rewrite_sections(&input, |_| true, &[]).unwrap();
+        let out = ElfFile::parse(&out).unwrap();
+        assert_eq!(*out.section(0).unwrap().header(), SectionHeader::default());
+        assert!(rewrite_sections(&out, |_| true, &[]).is_ok());
     }
 
     #[test]
