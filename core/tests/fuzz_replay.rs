@@ -1,0 +1,109 @@
+//! Every fuzz seed (`fuzz/seeds/<target>/`) and every finding kept as a
+//! reproducer (`fuzz/artifacts-found/<target>/`) run through the same checks
+//! libFuzzer runs (`fuzz/checks/`), on stable Rust and without libFuzzer: a
+//! regression of a fixed finding fails `cargo test`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions,
+    clippy::panic
+)]
+
+#[path = "../../fuzz/checks/mod.rs"]
+#[allow(dead_code)]
+mod checks;
+
+use std::path::{Path, PathBuf};
+
+use arbitrary::{Arbitrary, Unstructured};
+
+fn fuzz_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
+}
+
+/// The files kept for `target`: its seeds and its findings.
+fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for kind in ["seeds", "artifacts-found"] {
+        let Ok(dir) = std::fs::read_dir(fuzz_dir().join(kind).join(target)) else {
+            continue;
+        };
+        for entry in dir {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let bytes = std::fs::read(&path).unwrap();
+                files.push((path, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Runs `check` on every kept input of `target` (decoded as libFuzzer
+/// decodes it); returns how many.
+fn replay(target: &str, check: impl Fn(&[u8])) -> usize {
+    let files = inputs(target);
+    for (path, bytes) in &files {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(bytes)));
+        assert!(run.is_ok(), "{target}: {} fails its checks", path.display());
+    }
+    files.len()
+}
+
+/// libFuzzer's `&str` targets skip inputs that are not UTF-8.
+fn text(check: fn(&str)) -> impl Fn(&[u8]) {
+    move |bytes| {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            check(text);
+        }
+    }
+}
+
+/// libFuzzer's typed targets take `arbitrary_take_rest` of the bytes.
+fn typed<T: for<'a> Arbitrary<'a>>(check: fn(T)) -> impl Fn(&[u8]) {
+    move |bytes| {
+        if let Ok(input) = T::arbitrary_take_rest(Unstructured::new(bytes)) {
+            check(input);
+        }
+    }
+}
+
+/// A target's name and its checks on raw bytes.
+type Target<'a> = (&'a str, &'a dyn Fn(&[u8]));
+
+#[test]
+fn every_seed_and_finding_passes_its_targets_checks() {
+    let targets: &[Target] = &[
+        ("archive_parse", &checks::archive_parse::check),
+        ("archive_unbundle", &checks::archive_unbundle::check),
+        ("bundle_parse", &checks::bundle_parse::check),
+        ("bundle_roundtrip", &typed(checks::bundle_roundtrip::check)),
+        (
+            "compressed_decompress",
+            &checks::compressed_decompress::check,
+        ),
+        ("compressed_parse", &checks::compressed_parse::check),
+        ("containers_walk", &checks::containers_walk::check),
+        ("elf_locate", &checks::elf_locate::check),
+        ("elf_object_bundle", &checks::elf_object_bundle::check),
+        ("entry_id_parse", &text(checks::entry_id_parse::check)),
+        ("offload_binary", &checks::offload_binary::check),
+        ("packager_extract", &checks::packager_extract::check),
+        ("scan", &checks::scan::check),
+        ("target_id_compat", &text(checks::target_id_compat::check)),
+        ("text_bundle", &checks::text_bundle::check),
+    ];
+    let kept = std::fs::read_dir(fuzz_dir().join("fuzz_targets"))
+        .unwrap()
+        .count();
+    assert_eq!(targets.len(), kept, "a fuzz target is not replayed here");
+    for (target, check) in targets {
+        let count = replay(target, check);
+        assert!(count > 0, "{target} has no seeds");
+        println!("{target}: {count} inputs");
+    }
+}

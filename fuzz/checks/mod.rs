@@ -1,0 +1,20 @@
+//! What each fuzz target checks, one module per target, each with one
+//! `check` function: libFuzzer runs them from `fuzz_targets/`, and
+//! `core/tests/fuzz_replay.rs` replays every seed and every finding of
+//! `artifacts-found/` through them on stable Rust.
+
+pub mod archive_parse;
+pub mod archive_unbundle;
+pub mod bundle_parse;
+pub mod bundle_roundtrip;
+pub mod compressed_decompress;
+pub mod compressed_parse;
+pub mod containers_walk;
+pub mod elf_locate;
+pub mod elf_object_bundle;
+pub mod entry_id_parse;
+pub mod offload_binary;
+pub mod packager_extract;
+pub mod scan;
+pub mod target_id_compat;
+pub mod text_bundle;

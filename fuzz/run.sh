@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs fuzz targets one after the other, each for SECONDS, with the flags
+# README.md documents, and appends one row per target to its runs table.
+#
+#   fuzz/run.sh SECONDS [TARGET...]      (default: every target)
+#
+# Environment: JOBS=N runs N libFuzzer jobs per target (default 1; the row
+# then counts SECONDS x N CPU-seconds); NOTE=text goes into the result column.
+# A crash stops that target (its artifact is under artifacts/<target>/) and
+# the script goes on with the next; the exit status is 1 if any crashed.
+set -uo pipefail
+cd "$(dirname "$0")"
+
+seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
+shift
+if [ $# -eq 0 ]; then
+  set -- $(ls fuzz_targets | sed 's/\.rs$//')
+fi
+jobs=${JOBS:-1}
+core=$(git rev-parse --short HEAD)
+if ! git diff --quiet HEAD -- ../core fuzz_targets checks; then
+  core="$core + uncommitted"
+fi
+
+# A number with a comma between groups of three digits.
+commas() { printf "%s" "$1" | rev | sed 's/[0-9]\{3\}/&,/g; s/,$//' | rev; }
+
+failed=0
+for target in "$@"; do
+  mkdir -p "corpus/$target"
+  log=$(mktemp)
+  start=$(date -u +"%Y-%m-%d %H:%M")
+  cargo +nightly fuzz run --debug-assertions "$target" "corpus/$target" "seeds/$target" -- \
+    -max_total_time="$seconds" -rss_limit_mb=3072 -malloc_limit_mb=1200 -timeout=10 \
+    -print_final_stats=1 -jobs="$jobs" -workers="$jobs" >"$log" 2>&1
+  status=$?
+  # With -jobs, libFuzzer writes each job's output to fuzz-<n>.log.
+  if [ "$jobs" -gt 1 ]; then cat fuzz-*.log >>"$log" 2>/dev/null; rm -f fuzz-*.log; fi
+  sum() { grep -o "stat::$1: *[0-9]*" "$log" | awk '{ s += $2 } END { print s + 0 }'; }
+  max() { grep -o "stat::$1: *[0-9]*" "$log" | awk '$2 > m { m = $2 } END { print m + 0 }'; }
+  execs=$(sum number_of_executed_units)
+  rate=$(sum average_exec_per_sec)
+  rss=$(max peak_rss_mb)
+  last=$(grep -E "^#[0-9]+.*cov: " "$log" | tail -1)
+  cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
+  ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
+  corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$last")
+  if [ "$status" -eq 0 ]; then
+    result="no crash"
+  else
+    failed=1
+    artifact=$(grep -o "artifacts/$target/[^ ]*" "$log" | head -1)
+    result="CRASH (exit $status)${artifact:+: \`$artifact\`}"
+    echo "== $target: see $log" >&2
+  fi
+  [ -n "${NOTE:-}" ] && result="$result; $NOTE"
+  duration="$seconds s"
+  [ "$jobs" -gt 1 ] && duration="$jobs × $seconds s"
+  row="| $start | \`$target\` | \`$core\` | $duration | $(commas "$execs") | $(commas "$rate") | $(commas "${cov:-0}") | $(commas "${ft:-0}") | $(commas "${corp:-0}") units | $rss MB | $result |"
+  # The row goes after the runs table's last row (before "### Findings").
+  at=$(awk '/^### Findings/ { exit } /^\| [0-9][0-9][0-9][0-9]-/ { n = NR } END { print n }' README.md)
+  awk -v n="$at" -v row="$row" '{ print } NR == n { print row }' README.md >README.md.new &&
+    mv README.md.new README.md
+  echo "$row"
+  [ "$status" -eq 0 ] && rm -f "$log"
+done
+exit "$failed"
