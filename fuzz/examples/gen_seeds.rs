@@ -725,6 +725,24 @@ fn packager_extract() {
     write(&dir, "nested.00", &[&[0][..], &nested].concat());
 }
 
+/// The host files, packages and archive of `tests/fixtures/offload` (HIP and
+/// CUDA objects with their wrapper records, executables, shared libraries),
+/// and compressed bundles.
+fn inspect() {
+    let none = |_: &[u8]| true;
+    copy_fixtures("inspect", "offload", &[".o", ".so", "hip-exe", ".offbin", ".a"], none);
+    copy_fixtures("inspect", "compressed/llvm22", &[".ccob"], none);
+}
+
+/// LLVM 22's packages of `tests/fixtures/offload` (the registered image is
+/// the first), and bytes that start no binary.
+fn registration() {
+    copy_fixtures("registration", "offload", &[".offbin"], |b| {
+        clangoffload::OffloadBinary::parse(b).is_ok()
+    });
+    write(&seeds_dir("registration"), "plain", b"\x7fELF not an OffloadBinary");
+}
+
 /// LLVM 22's packages of `tests/fixtures/offload`, plus one binary of each
 /// upstream version (2, 3, 3 compressed).
 fn offload_binary() {
@@ -787,5 +805,7 @@ fn main() {
     elf_object_bundle();
     archive_unbundle();
     packager_extract();
+    inspect();
+    registration();
     println!("seeds written under {}/seeds", env!("CARGO_MANIFEST_DIR"));
 }
