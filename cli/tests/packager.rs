@@ -315,6 +315,66 @@ fn crafted_packages_get_located_errors() {
     assert_eq!(r.status.code(), Some(1));
 }
 
+/// Damaged binaries given with no `--image` (which extracts every image):
+/// LLVM's words first, then where and what, exit 1; LLVM 22 says the same
+/// words and exits 1 too.
+#[test]
+fn damaged_binaries_are_errors_in_llvms_words() {
+    let sb = sandbox();
+    let good = std::fs::read(offload().join("single.offbin")).unwrap();
+    let mut entry_size = good.clone();
+    entry_size[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    let cases = [
+        (
+            "trunc40.bin",
+            good[..40].to_vec(),
+            "Invalid data was encountered while parsing the file",
+            "0x8",
+        ),
+        (
+            "magic5.bin",
+            b"\x10\xff\x10\xad\x0a".to_vec(),
+            "Invalid data was encountered while parsing the file",
+            "0x0",
+        ),
+        (
+            "esize.bin",
+            entry_size,
+            "The end of the file was unexpectedly encountered",
+            "0x18",
+        ),
+    ];
+    for (name, bytes, words, offset) in cases {
+        let path = sb.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let r = run_in(sb.path(), &sb.path().join("llvm-offload-binary"), &[name]);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "{}: error: {words}: '{name}': ",
+                sb.path().join("llvm-offload-binary").display()
+            )),
+            "{name}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("(at offset {offset})")),
+            "{name}: {stderr}"
+        );
+        assert!(r.stdout.is_empty(), "{name}: nothing extracted");
+        let llvm = Path::new(LLVM_PACKAGER);
+        if llvm.exists() {
+            let theirs = run_in(sb.path(), llvm, &[name]);
+            assert_eq!(theirs.status.code(), Some(1), "LLVM 22 on {name}");
+            let said = String::from_utf8_lossy(&theirs.stderr);
+            assert!(
+                said.ends_with(&format!("error: {words}\n")),
+                "LLVM 22 on {name}: {said}"
+            );
+        }
+    }
+}
+
 #[test]
 fn inspect_objdump_prints_what_llvm_objdump_prints() {
     for name in [
