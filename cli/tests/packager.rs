@@ -398,6 +398,36 @@ fn inspect_objdump_prints_what_llvm_objdump_prints() {
     }
 }
 
+/// String values that are not UTF-8 are printed as the bytes they are, as
+/// llvm-objdump prints them (a damaged `arch` of LLVM 22's single.offbin).
+#[test]
+fn inspect_objdump_prints_strings_as_their_bytes() {
+    let sb = sandbox();
+    let mut data = std::fs::read(offload().join("single.offbin")).unwrap();
+    let at = data.windows(6).position(|w| w == b"gfx90a").unwrap();
+    data[at + 3] = 0xff;
+    let path = sb.path().join("raw.offbin");
+    std::fs::write(&path, &data).unwrap();
+    let r = run_in(
+        sb.path(),
+        Path::new(env!("CARGO_BIN_EXE_clangoffload")),
+        &["inspect", "raw.offbin", "--objdump"],
+    );
+    assert!(r.status.success());
+    assert!(r.stdout.windows(16).any(|w| w == b"arch            "));
+    assert!(
+        r.stdout.windows(6).any(|w| w == b"gfx\xff0a"),
+        "{:?}",
+        r.stdout
+    );
+    let objdump = Path::new("/usr/lib/llvm-22/bin/llvm-objdump");
+    if objdump.exists() {
+        let theirs = run_in(sb.path(), objdump, &["--offloading", "raw.offbin"]);
+        assert!(theirs.status.success());
+        assert_eq!(r.stdout, theirs.stdout);
+    }
+}
+
 #[test]
 fn inspect_finds_every_container_of_host_files() {
     let tool = PathBuf::from(env!("CARGO_BIN_EXE_clangoffload"));

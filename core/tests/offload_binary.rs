@@ -10,7 +10,7 @@
 )]
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clangoffload::container::{Container, Containers};
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
@@ -894,5 +894,35 @@ fn a_v1_entry_size_up_to_the_binary_after_its_header_reads() {
         set(&mut data, 24, entry_size);
         let binary = OffloadBinary::parse(&data).unwrap();
         assert_eq!(binary.entries().count(), 1, "entry size {entry_size}");
+    }
+}
+
+/// A key given twice reads as its last value, as LLVM reads the strings into
+/// a map (llvm-objdump prints it, `--image=triple=` filters on it).
+#[test]
+fn a_repeated_key_reads_as_its_last_value() {
+    let strings: &[(&[u8], &[u8])] = &[
+        (b"triple", b"first-triple"),
+        (b"arch", b"gfx90a"),
+        (b"triple", b"last-triple"),
+    ];
+    let data =
+        write_offload_binary(&[one_image(strings, b"code")], &WriteOptions::default()).unwrap();
+    let binary = OffloadBinary::parse(&data).unwrap();
+    let entry = binary.entries().next().unwrap();
+    assert_eq!(entry.triple(), Some(&b"last-triple"[..]));
+    assert_eq!(entry.string(b"arch"), Some(&b"gfx90a"[..]));
+    let objdump = Path::new("/usr/lib/llvm-22/bin/llvm-objdump");
+    if objdump.exists() {
+        let path = std::env::temp_dir().join(format!("repeated-key-{}.offbin", std::process::id()));
+        std::fs::write(&path, &data).unwrap();
+        let out = std::process::Command::new(objdump)
+            .arg("--offloading")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_file(&path);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("triple          last-triple"), "{text}");
     }
 }

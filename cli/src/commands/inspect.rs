@@ -73,7 +73,9 @@ struct ImageReport<'a> {
     kind: Cow<'a, str>,
     producer: Cow<'a, str>,
     size: u64,
-    strings: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// As they are; as text (bytes that are not UTF-8 replaced) in JSON.
+    #[serde(serialize_with = "as_text")]
+    strings: Vec<(&'a [u8], &'a [u8])>,
 }
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
@@ -93,11 +95,11 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let files = inspection.files();
     let report = report(file, input.data().len(), &inspection, &files);
     let text = match mode {
-        "--json" => serde_json::to_string(&report)? + "\n",
+        "--json" => (serde_json::to_string(&report)? + "\n").into_bytes(),
         "--objdump" => to_objdump(&report, &files, &inspection),
-        _ => to_text(&report),
+        _ => to_text(&report).into_bytes(),
     };
-    print!("{text}");
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
     if report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty() {
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
@@ -265,6 +267,15 @@ fn four_places<S: Serializer>(ratio: &Option<f64>, s: S) -> Result<S::Ok, S::Err
         .serialize(s)
 }
 
+/// Key-value pairs of bytes as pairs of text.
+fn as_text<S: Serializer>(pairs: &[(&[u8], &[u8])], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(
+        pairs
+            .iter()
+            .map(|(k, v)| (String::from_utf8_lossy(k), String::from_utf8_lossy(v))),
+    )
+}
+
 /// Every error, in one string (`null` if none).
 fn joined<S: Serializer>(errors: &[String], s: S) -> Result<S::Ok, S::Error> {
     (!errors.is_empty()).then(|| errors.join("; ")).serialize(s)
@@ -339,6 +350,7 @@ fn to_text(report: &Report) -> String {
                 commas(image.size)
             );
             for (key, value) in &image.strings {
+                let (key, value) = (String::from_utf8_lossy(key), String::from_utf8_lossy(value));
                 let _ = write!(out, " {key}={}", value.escape_debug());
             }
             out.push('\n');
@@ -361,21 +373,21 @@ fn to_text(report: &Report) -> String {
 /// its images numbered from 0; for a raw file its images without a header.
 /// (Its lines for bundles go with the files it writes, which inspecting does
 /// not.)
-fn to_objdump(report: &Report, files: &[inspection::File], found: &Inspection) -> String {
-    let mut out = String::new();
+fn to_objdump(report: &Report, files: &[inspection::File], found: &Inspection) -> Vec<u8> {
+    let mut out = Vec::new();
     for (i, file) in files.iter().enumerate() {
         // The input, or an object in it (llvm-objdump reads no deeper).
         if file.has_name && !(file.parent == 0 && file.is_elf) {
             continue;
         }
         if file.is_elf {
-            let _ = writeln!(
-                out,
-                "\n{}{}:\tfile format {}",
+            let header = format!(
+                "\n{}{}:\tfile format {}\n",
                 report.file,
                 member_path(found, files, i),
                 found.text(file.objdump_format)
             );
+            out.extend(header.bytes());
         }
         let images = report
             .containers
@@ -383,25 +395,25 @@ fn to_objdump(report: &Report, files: &[inspection::File], found: &Inspection) -
             .filter(|c| c.file == i)
             .flat_map(|c| &c.images);
         for (index, image) in images.enumerate() {
-            let string = |key: &str| {
+            // A repeated key's last value, as LLVM reads them; its bytes as
+            // they are, as llvm-objdump prints them.
+            let string = |key: &[u8]| {
                 image
                     .strings
                     .iter()
-                    .find(|(k, _)| k == key)
-                    .map_or("", |(_, v)| v.as_ref())
+                    .rfind(|(k, _)| *k == key)
+                    .map_or(&[][..], |(_, v)| *v)
             };
-            let _ = write!(
-                out,
-                "\nOFFLOADING IMAGE [{index}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
-                "kind",
-                image.kind,
-                "arch",
-                string("arch"),
-                "triple",
-                string("triple"),
-                "producer",
-                image.producer
-            );
+            let field = |out: &mut Vec<u8>, name: &str, value: &[u8]| {
+                out.extend(format!("{name:<16}").bytes());
+                out.extend(value);
+                out.push(b'\n');
+            };
+            out.extend(format!("\nOFFLOADING IMAGE [{index}]:\n").bytes());
+            field(&mut out, "kind", image.kind.as_bytes());
+            field(&mut out, "arch", string(b"arch"));
+            field(&mut out, "triple", string(b"triple"));
+            field(&mut out, "producer", image.producer.as_bytes());
         }
     }
     out

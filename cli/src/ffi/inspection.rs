@@ -80,13 +80,8 @@ impl<'data> Inspection<'data> {
     }
 
     /// The key-value strings of image `image` of container `container`, as
-    /// text.
-    pub fn strings(
-        &self,
-        container: usize,
-        image: usize,
-        count: usize,
-    ) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    /// the bytes they are.
+    pub fn strings(&self, container: usize, image: usize, count: usize) -> Vec<(&[u8], &[u8])> {
         (0..count)
             .filter_map(|i| {
                 let pair = record(|out| {
@@ -101,7 +96,7 @@ impl<'data> Inspection<'data> {
                         )
                     }
                 })?;
-                Some((self.text(pair.key), self.text(pair.value)))
+                Some((self.0.bytes(pair.key), self.0.bytes(pair.value)))
             })
             .collect()
     }

@@ -691,10 +691,10 @@ impl<'data> OffloadEntry<'data> {
         })
     }
 
-    /// The value of the first string whose key is `key`; only that value is
-    /// read.
+    /// The value of the last string whose key is `key` (a repeated key's
+    /// last value, as LLVM reads them into a map); only that value is read.
     pub fn string(&self, key: &[u8]) -> Option<&'data [u8]> {
-        (0..self.string_count()).find_map(|index| {
+        (0..self.string_count()).rev().find_map(|index| {
             let (key_at, value, value_size) = self.string_fields(index);
             (self.nul_terminated(key_at) == key).then(|| self.value(value, value_size))
         })
