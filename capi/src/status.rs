@@ -599,7 +599,7 @@ pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
             P::NotBinaryBundle => S::NotBinaryBundle,
         },
         E::OffloadBinaryNotBundle { .. } => S::OffloadBinaryNotBundle,
-        E::InvalidBundleId => S::InvalidBundleId,
+        E::InvalidBundleId | E::InvalidCodeObjectId { .. } => S::InvalidBundleId,
         E::MissingBundles(_) => S::MissingBundles,
         E::MissingHostBundle => S::MissingHostBundle,
         E::NotAnArchive => S::NotAnArchive,
@@ -854,6 +854,13 @@ mod tests {
                     S::OffloadBinaryNotBundle,
                 ),
                 (E::InvalidBundleId, S::InvalidBundleId),
+                (
+                    E::InvalidCodeObjectId {
+                        member: b"m.o".to_vec(),
+                        id: b"hip-amdgcn".to_vec(),
+                    },
+                    S::InvalidBundleId,
+                ),
                 (E::MissingBundles(vec!["t".into()]), S::MissingBundles),
                 (E::MissingHostBundle, S::MissingHostBundle),
                 (E::NotAnArchive, S::NotAnArchive),

@@ -49,14 +49,18 @@ impl<'data> ObjectBundle<'data> {
     }
 
     /// The entries in section order. A bundle section whose contents lie
-    /// outside the file is an error for that entry only.
+    /// outside the file is an error for that entry only; another section's
+    /// damage is not the bundle's (LLVM lists by section names).
     pub fn entries(&self) -> impl Iterator<Item = Result<ObjectBundleEntry<'data>>> + '_ {
-        self.elf.sections().filter_map(|section| match section {
+        (1..self.elf.section_count()).filter_map(|index| match self.elf.section(index) {
             Ok(section) => {
                 let id = bundle_id(&section)?;
                 Some(Ok(ObjectBundleEntry { id, section }))
             }
-            Err(e) => Some(Err(e)),
+            Err(e) => match self.elf.section_name(index) {
+                Some(name) if !name.starts_with(&BUNDLE_MAGIC[..]) => None,
+                _ => Some(Err(e)),
+            },
         })
     }
 

@@ -33,10 +33,7 @@ pub fn check(data: &[u8]) {
         let Ok(section) = section else { continue };
         inside(data, section.section.data());
         if section.kind.holds_containers() {
-            for (_, container) in Containers::new(section.section.data())
-                .take(64)
-                .flatten()
-            {
+            for (_, container) in Containers::new(section.section.data()).take(64).flatten() {
                 inside(data, container.data());
             }
         }

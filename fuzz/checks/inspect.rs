@@ -24,7 +24,10 @@ pub fn check(data: &[u8]) {
         ..Decoding::default()
     };
     let found = inspect(data, decoding);
-    assert!(found.files.first().is_some_and(|f| f.name.is_none() && f.parent.is_none()));
+    assert!(found
+        .files
+        .first()
+        .is_some_and(|f| f.name.is_none() && f.parent.is_none()));
     for (i, file) in found.files.iter().enumerate().skip(1) {
         assert!(file.parent.is_some_and(|p| p < i), "file {i}'s parent");
         assert!(file.name.is_some(), "member {i} has no name");
@@ -36,7 +39,10 @@ pub fn check(data: &[u8]) {
         if let Container::Bundle(bundle) = &c.container {
             for e in &c.entries {
                 let end = e.offset.checked_add(e.size).expect("entry end");
-                assert!(end <= bundle.data().len() as u64 + c.offset, "entry past its bundle");
+                assert!(
+                    end <= bundle.data().len() as u64 + c.offset,
+                    "entry past its bundle"
+                );
             }
         }
         if let Some(e) = &c.error {

@@ -87,6 +87,14 @@ pub enum BundlerError {
     },
     /// An entry ID that is no `<kind>-<triple>` where LLVM reads it.
     InvalidBundleId,
+    /// `-type=a`: an archive member's bundle has an entry ID that is no
+    /// `<kind>-<triple>` (LLVM refuses the archive).
+    InvalidCodeObjectId {
+        /// The member's name.
+        member: Vec<u8>,
+        /// The ID.
+        id: Vec<u8>,
+    },
     /// Targets found in no entry (sorted, each once).
     MissingBundles(Vec<String>),
     /// Device targets found but the host target not.
@@ -303,6 +311,12 @@ impl BundlerError {
                 "an OffloadBinary at offset {offset:#x}, not a bundle; see clangoffload packager"
             ),
             E::InvalidBundleId => f.write_str("invalid bundle id read from the bundle"),
+            E::InvalidCodeObjectId { member, id } => write!(
+                f,
+                "Invalid bundle id read from code object: '{}' in member '{}'",
+                alloc::string::String::from_utf8_lossy(id),
+                alloc::string::String::from_utf8_lossy(member)
+            ),
             E::MissingBundles(targets) => {
                 f.write_str("Can't find bundles for ")?;
                 english_list(f, targets)

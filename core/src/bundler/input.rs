@@ -123,9 +123,10 @@ impl Budget {
 }
 
 /// Every container in `data`, compressed ones decompressed into `buffers`
-/// (and checked as `budget` says). Bytes after a plain bundle that start no
-/// container, or a damaged one, are a warning, as LLVM ignores them; any
-/// other damage ends the walk with an error. `binary_only`: a compressed
+/// (and checked as `budget` says). What follows a bundle and is not one —
+/// bytes that start no container, an OffloadBinary, and after a plain
+/// bundle a damaged container — is a warning, as LLVM ignores it; any other
+/// damage ends the walk with an error. `binary_only`: a compressed
 /// bundle must hold a binary bundle (not a text one).
 pub(crate) fn load<'data>(
     data: &'data [u8],
@@ -156,7 +157,9 @@ pub(crate) fn load<'data>(
                     what,
                     error,
                 };
-                if let Some(last) = loaded.last().filter(|l| !l.compressed()) {
+                // Damage after a compressed bundle ends the walk: it looks
+                // like more bundles, which we read and LLVM does not.
+                if let Some(last) = loaded.last().filter(|l| !l.compressed() || unknown) {
                     observer.note(Note::Warning(Warning::TrailingBytes {
                         len: to_u64(data.len()).saturating_sub(start),
                         bundle_offset: last.offset,
@@ -172,7 +175,17 @@ pub(crate) fn load<'data>(
             .saturating_add(container.data().len());
         match container {
             Container::OffloadBinary(_) => {
-                return Err(BundlerError::OffloadBinaryNotBundle { offset })
+                let not_bundle = BundlerError::OffloadBinaryNotBundle { offset };
+                let Some(last) = loaded.last() else {
+                    return Err(not_bundle);
+                };
+                // After a bundle LLVM reads the bundle and ignores the rest.
+                observer.note(Note::Warning(Warning::TrailingBytes {
+                    len: to_u64(data.len()).saturating_sub(offset),
+                    bundle_offset: last.offset,
+                    damaged: Some(alloc::boxed::Box::new(not_bundle)),
+                }));
+                break;
             }
             Container::Bundle(bundle) => {
                 if budget.decoding.verbose {

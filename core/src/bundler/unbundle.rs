@@ -367,8 +367,31 @@ fn archive<'data>(
             name: member.name().to_vec(),
             error: alloc::boxed::Box::new(error),
         };
-        let entries = member_entries(member.data(), member.data_offset(), budget, &mut buffers)
-            .map_err(in_member)?;
+        let wanted = |id: &[u8]| {
+            core::str::from_utf8(id).is_ok_and(|id| {
+                normalized
+                    .iter()
+                    .any(|t| matches_target(id, t, request.hip_openmp_compatible))
+            })
+        };
+        let entries = member_entries(
+            member.data(),
+            member.data_offset(),
+            budget,
+            &mut buffers,
+            &wanted,
+        )
+        .map_err(in_member)?;
+        // LLVM reads every entry of every member before matching any.
+        if let Some((id, _)) = entries
+            .iter()
+            .find(|(id, _)| BundleEntryId::parse(&String::from_utf8_lossy(id)).is_err())
+        {
+            return Err(BundlerError::InvalidCodeObjectId {
+                member: member.name().to_vec(),
+                id: id.clone(),
+            });
+        }
         let ids: Vec<&str> = entries
             .iter()
             .filter_map(|(id, _)| core::str::from_utf8(id).ok())
@@ -443,12 +466,16 @@ fn conflict<'a>(ids: &[&'a str]) -> Option<(&'a str, &'a str)> {
 
 /// The entries of an archive member, in file order, as (ID, payload); none
 /// if the member is not a bundle. Within a bundle a repeated ID means its
-/// last entry, as in LLVM. `base` is the member's offset in the archive.
+/// last entry, as in LLVM. `base` is the member's offset in the archive. An
+/// object's host entry is the object without its bundle sections, made only
+/// if some target is `wanted` for it (so that damage the rewrite trips on
+/// fails only a job that needs it).
 fn member_entries<'data>(
     data: &'data [u8],
     base: u64,
     budget: &mut Budget,
     buffers: &mut Buffers,
+    wanted: &dyn Fn(&[u8]) -> bool,
 ) -> Result<Vec<(Vec<u8>, Source<'data>)>, BundlerError> {
     let kind = FileKind::detect(data);
     let mut entries = Vec::new();
@@ -456,7 +483,8 @@ fn member_entries<'data>(
         let object = ObjectBundle::parse(data)?;
         for entry in object.entries() {
             let entry = entry?;
-            let source = if entry.is_host_marker() && entry.id().starts_with(b"host-") {
+            let host = entry.is_host_marker() && entry.id().starts_with(b"host-");
+            let source = if host && wanted(entry.id()) {
                 buffers.push(object.host_object()?);
                 let buffer = buffers.len().saturating_sub(1);
                 Source::Made {
@@ -553,6 +581,38 @@ mod tests {
             unbundled(&features, &["hip-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
             [b"any"]
         );
+    }
+
+    #[test]
+    fn an_archive_member_with_an_invalid_id_is_refused_as_llvm_refuses_it() {
+        let good = write_bundle(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"6")], 1).unwrap();
+        // Three `-`: LLVM 22 says "Invalid bundle id read from code object"
+        // however the other entries match; four are enough.
+        for (id, valid) in [
+            (&b"hip-amdgcn-amd-amdhsa"[..], false),
+            (b"openmp-x86_64-unknown-linux", false),
+            (b"hip-amdgcn-amd-amdhsa-gfx906", true),
+        ] {
+            let member =
+                write_bundle(&[(id, b"X"), (b"hip-amdgcn-amd-amdhsa--gfx906", b"7")], 1).unwrap();
+            let lib = write_archive_indexed(&[(b"a.o", &good), (b"b.o", &member)]).unwrap();
+            let targets = ["hip-amdgcn-amd-amdhsa--gfx906"];
+            let request = UnbundleRequest {
+                file_type: FileType::Archive,
+                targets: &targets,
+                allow_missing: true,
+                ..UnbundleRequest::default()
+            };
+            match unbundle(&lib, &request, &mut ()) {
+                Ok(_) => assert!(valid, "{id:?} accepted"),
+                Err(e) => {
+                    assert!(!valid, "{id:?} refused");
+                    let message = alloc::format!("{}", e.message("lib.a"));
+                    assert!(message.starts_with("Invalid bundle id read from code object"));
+                    assert!(message.contains("'b.o'"), "{message}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -503,6 +503,13 @@ impl<'data> ElfFile<'data> {
         })
     }
 
+    /// The name of section `index`, read from its header alone (its contents
+    /// may still lie outside the file); `None` if it cannot be read.
+    pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
+        let header = self.section_header(index)?;
+        section_name(self.names, header.name)
+    }
+
     /// Every section after the null one, in index order. A section whose
     /// name or contents lie outside the file is an error for that section
     /// only; the iterator goes on with the next.

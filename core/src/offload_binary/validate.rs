@@ -14,7 +14,8 @@ pub const MAX_COMPARED_KEY: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BinaryDiagnostic {
-    /// Two strings of one entry have the same key.
+    /// Two strings of one entry have the same key (the later one's value is
+    /// the key's, as LLVM reads them).
     DuplicateKey {
         /// The entry.
         entry: u64,

@@ -1,0 +1,245 @@
+//! What a differential campaign against LLVM 22 found, each from a small
+//! crafted input of the same shape, run through our bundler and (when it is
+//! installed) LLVM 22's with the same arguments.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use clangoffload::archive::write_archive_indexed;
+use clangoffload::bundle::write_bundle;
+use common::*;
+
+/// Runs `tool` in `dir` with `args`.
+fn run_in(dir: &Path, tool: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(tool)
+        .current_dir(dir)
+        .args(args)
+        .env("OFFLOAD_BUNDLER_IGNORE_ENV_VAR", "1")
+        .output()
+        .unwrap()
+}
+
+/// Our result and, when LLVM 22 is installed, its result, for `args` run in
+/// a directory holding `files`; each with the bytes of `outputs` afterwards.
+fn both(
+    files: &[(&str, &[u8])],
+    args: &[&str],
+    outputs: &[&str],
+) -> Vec<(Output, Vec<Option<Vec<u8>>>)> {
+    let mut tools = vec![Sandbox::new()];
+    if llvm22().is_some() {
+        tools.push(Sandbox::new());
+    }
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, sb)| {
+            for (name, bytes) in files {
+                std::fs::write(sb.path(name), bytes).unwrap();
+            }
+            let tool = if i == 0 {
+                sb.ours()
+            } else {
+                PathBuf::from(LLVM22)
+            };
+            let out = run_in(sb.dir.path(), &tool, args);
+            let written = outputs
+                .iter()
+                .map(|o| std::fs::read(sb.path(o)).ok())
+                .collect();
+            (out, written)
+        })
+        .collect()
+}
+
+fn host_and(entries: &[(&[u8], &[u8])]) -> Vec<u8> {
+    let mut all: Vec<(&[u8], &[u8])> = vec![(b"host-x86_64-unknown-linux-gnu", b"H")];
+    all.extend_from_slice(entries);
+    write_bundle(&all, 1).unwrap()
+}
+
+/// 4: an archive member whose bundle has an entry ID with three `-` is
+/// refused, as LLVM refuses it, not skipped (device code would be lost).
+#[test]
+fn an_invalid_id_in_an_archive_member_is_an_error() {
+    let good = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"6")]);
+    let bad = host_and(&[
+        (b"hip-amdgcn-amd-amdhsa", b"X"),
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"7"),
+    ]);
+    let lib = write_archive_indexed(&[(b"a.o", &good), (b"b.o", &bad)]).unwrap();
+    let args = [
+        "-unbundle",
+        "-type=a",
+        "-input=lib.a",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=out.a",
+    ];
+    for (out, written) in both(&[("lib.a", &lib)], &args, &["out.a"]) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("error: Invalid bundle id read from code object"),
+            "{stderr}"
+        );
+        assert_eq!(written, [None]);
+    }
+}
+
+/// 5: a plain bundle followed by an OffloadBinary lists (and unbundles) the
+/// bundle; the rest is ignored, with our warning.
+#[test]
+fn an_offload_binary_after_a_bundle_is_ignored() {
+    let mut file = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"6")]);
+    file.extend(std::fs::read(fixtures().join("offload/single.offbin")).unwrap());
+    let list = ["-list", "-type=o", "-input=f.bin"];
+    let results = both(&[("f.bin", &file)], &list, &[]);
+    for (out, _) in &results {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            sorted_lines(&out.stdout),
+            [
+                "hip-amdgcn-amd-amdhsa--gfx906",
+                "host-x86_64-unknown-linux-gnu"
+            ]
+        );
+    }
+    assert!(String::from_utf8_lossy(&results[0].0.stderr).contains("an OffloadBinary at offset"));
+    let unbundle = [
+        "-unbundle",
+        "-type=o",
+        "-input=f.bin",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=d",
+    ];
+    for (out, written) in both(&[("f.bin", &file)], &unbundle, &["d"]) {
+        assert!(out.status.success());
+        assert_eq!(written, [Some(b"6".to_vec())]);
+    }
+}
+
+/// 6: bytes after a compressed bundle that start no container are ignored
+/// with a warning, as after a plain one (LLVM accepts them after a zlib
+/// bundle; after a zstd one it fails, a differences row).
+#[test]
+fn bytes_after_a_compressed_bundle_are_ignored() {
+    let compressed = fixtures().join("compressed/synthetic/hip.zlib-v3.ccob");
+    let mut file = std::fs::read(compressed).unwrap();
+    file.push(b'\n');
+    let list = ["-list", "-type=o", "-input=f.ccob"];
+    let results = both(&[("f.ccob", &file)], &list, &[]);
+    for (out, _) in &results {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(sorted_lines(&out.stdout).len(), 4);
+    }
+    assert_eq!(
+        sorted_lines(&results[0].0.stdout),
+        sorted_lines(&results.last().unwrap().0.stdout)
+    );
+    assert!(String::from_utf8_lossy(&results[0].0.stderr).contains("start no known container"));
+}
+
+/// 7: a damaged section that holds no bundle (contents past the end of the
+/// file) does not stop listing a host object or unbundling its device code,
+/// in the object or in an archive; the host entry (the object rewritten)
+/// still fails, as llvm-objcopy fails.
+#[test]
+fn a_damaged_unrelated_section_does_not_stop_listing() {
+    let mut object = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
+    let elf = clangoffload::elf::ElfFile::parse(&object).unwrap();
+    let comment = (1..elf.section_count())
+        .find(|&i| elf.section(i).unwrap().name() == b".comment")
+        .unwrap();
+    let header = elf.header().shoff as usize + comment as usize * 64;
+    object[header + 24..header + 32].copy_from_slice(&0x10_0000u64.to_le_bytes());
+    let lib = write_archive_indexed(&[(b"b7.o", &object)]).unwrap();
+    let files: [(&str, &[u8]); 2] = [("b7.o", &object), ("lib.a", &lib)];
+    let device = "hip-amdgcn-amd-amdhsa--gfx906";
+    for (out, _) in both(&files, &["-list", "-type=o", "-input=b7.o"], &[]) {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(sorted_lines(&out.stdout).len(), 3);
+    }
+    let targets = format!("-targets={device}");
+    let unbundle = ["-unbundle", "-type=o", "-input=b7.o", &targets, "-output=d"];
+    let results = both(&files, &unbundle, &["d"]);
+    assert!(results.iter().all(|(out, _)| out.status.success()));
+    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    let archive = [
+        "-unbundle",
+        "-type=a",
+        "-input=lib.a",
+        &targets,
+        "-output=d.a",
+    ];
+    for (out, written) in both(&files, &archive, &["d.a"]) {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(written[0].is_some());
+    }
+    let host = [
+        "-unbundle",
+        "-type=o",
+        "-input=b7.o",
+        "-targets=host-x86_64-unknown-linux-gnu-",
+        "-output=h",
+    ];
+    for (out, _) in both(&files, &host, &[]) {
+        assert_eq!(out.status.code(), Some(1));
+    }
+}
+
+/// 8: two targets naming processors LLVM does not know, with entries of
+/// exactly those IDs in the other order: each gets its own entry (LLVM 22
+/// writes one output empty; the exact-ID row of the differences table).
+#[test]
+fn unknown_processors_get_their_exact_entries() {
+    let file = host_and(&[
+        (b"hip-amdgcn-amd-amdhsa--gfx9998", b"8"),
+        (b"hip-amdgcn-amd-amdhsa--gfx9999", b"9"),
+    ]);
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("f.bundle"), &file).unwrap();
+    let out = run_in(
+        sb.dir.path(),
+        &sb.ours(),
+        &[
+            "-unbundle",
+            "-type=o",
+            "-input=f.bundle",
+            "-targets=hip-amdgcn-amd-amdhsa--gfx9999,hip-amdgcn-amd-amdhsa--gfx9998",
+            "-output=o1",
+            "-output=o2",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(sb.path("o1")).unwrap(), b"9");
+    assert_eq!(std::fs::read(sb.path("o2")).unwrap(), b"8");
+}
