@@ -30,12 +30,15 @@ for target in "$@"; do
   mkdir -p "corpus/$target"
   log=$(mktemp)
   start=$(date -u +"%Y-%m-%d %H:%M")
+  parallel=()
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   cargo +nightly fuzz run --debug-assertions "$target" "corpus/$target" "seeds/$target" -- \
     -max_total_time="$seconds" -rss_limit_mb=3072 -malloc_limit_mb=1200 -timeout=10 \
-    -print_final_stats=1 -jobs="$jobs" -workers="$jobs" >"$log" 2>&1
+    -print_final_stats=1 "${parallel[@]}" >"$log" 2>&1
   status=$?
   # With -jobs, libFuzzer writes each job's output to fuzz-<n>.log.
-  if [ "$jobs" -gt 1 ]; then cat fuzz-*.log >>"$log" 2>/dev/null; rm -f fuzz-*.log; fi
+  cat fuzz-*.log >>"$log" 2>/dev/null
+  rm -f fuzz-*.log
   sum() { grep -o "stat::$1: *[0-9]*" "$log" | awk '{ s += $2 } END { print s + 0 }'; }
   max() { grep -o "stat::$1: *[0-9]*" "$log" | awk '$2 > m { m = $2 } END { print m + 0 }'; }
   execs=$(sum number_of_executed_units)
