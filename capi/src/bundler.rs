@@ -660,15 +660,22 @@ unsafe fn write_files(
     failure
 }
 
-/// Plans extracting every entry of every bundle and compressed bundle in
-/// the `len` bytes at `data` (repeats included, in file order): output `i`
-/// is entry `i`, named (`clangoffload_job_output_name`)
-/// `<file name>.<i>.<entry ID>`, the file name being `input_name` without
-/// its directory (`bundle` if empty), both parts made safe as file names
-/// (only `[A-Za-z0-9._+:-]`, never starting with `.`). A bundle whose
-/// payloads overlap so that extracting them all would write more than it
-/// holds is refused (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Only
-/// `options->flags`' `_SKIP_HASH_CHECK` and `_VERBOSE` apply.
+/// Plans extracting every entry of every container in the `len` bytes at
+/// `data`, in file order, repeats included: bundles and compressed bundles
+/// (back to back, in ELF sections, in archive members) and every image of
+/// every OffloadBinary (alone, in `.llvm.offloading`, in archives, nested
+/// ones opened; each the bytes llvm-offload-binary writes for it). Output
+/// `i` is named (`clangoffload_job_output_name`)
+/// `<file name>[.<member>].<i>.<entry ID>` for a bundle entry and
+/// `<file name>[.<member>].<i>.<triple>[-<arch>][.<ext>]` for an image, the
+/// file name being `input_name` without its directory (`bundle` if empty),
+/// every part made safe as a file name (only `[A-Za-z0-9._+:-]`, never
+/// starting with `.`). A bundle whose payloads overlap so that extracting
+/// them all would write more than it holds is refused
+/// (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Damage found after readable
+/// containers is the job's failure (`clangoffload_job_failure`): write the
+/// outputs, then report it. Only `options->flags`' `_SKIP_HASH_CHECK` and
+/// `_VERBOSE` apply.
 ///
 /// Ownership: on success `*out` is a new job owned by the caller, released
 /// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if

@@ -175,6 +175,30 @@ fn openmp_programs_packaged_by_us_offload_on_the_real_runtime() {
         );
         let (stdout, launches) = offload(dir.path(), "t");
         assert_eq!(stdout, "sum=499500 initial=0\n", "{name}");
+        // `extract` writes the executable's device image as LLVM's
+        // packager extracts it.
+        let out = dir.path().join("extracted");
+        std::fs::create_dir(&out).unwrap();
+        let listed = run(
+            dir.path(),
+            env!("CARGO_BIN_EXE_clangoffload"),
+            &["extract", "t", "-o", "extracted"],
+        );
+        let files: Vec<&str> = std::str::from_utf8(&listed.stdout)
+            .unwrap()
+            .lines()
+            .collect();
+        assert_eq!(files.len(), 1, "{name}: {files:?}");
+        run(
+            dir.path(),
+            "/usr/lib/llvm-22/bin/llvm-offload-binary",
+            &["t", "--image=kind=openmp,file=llvm.img"],
+        );
+        assert!(
+            std::fs::read(dir.path().join(files[0])).unwrap()
+                == std::fs::read(dir.path().join("llvm.img")).unwrap(),
+            "{name}: extract differs from llvm-offload-binary's extraction"
+        );
         assert_eq!(launches, 1, "{name}: kernel launches");
         println!("{name}: {launches} launch");
     }

@@ -15,6 +15,15 @@ pub(crate) fn range(data: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
     data.get(start..end)
 }
 
+/// Where `part` starts in `whole`, if it is a slice of it.
+pub(crate) fn offset_in(whole: &[u8], part: &[u8]) -> Option<u64> {
+    // Addresses only, compared and subtracted: no pointer is made from them.
+    #[allow(clippy::as_conversions)]
+    let (start, at) = (whole.as_ptr() as usize, part.as_ptr() as usize);
+    let offset = at.checked_sub(start)?;
+    (offset.checked_add(part.len())? <= whole.len()).then(|| to_u64(offset))
+}
+
 /// A read position inside a buffer that can only move forward and never past
 /// the end.
 #[derive(Debug, Clone)]

@@ -1,7 +1,9 @@
 //! `clangoffload extract FILE [-o DIR]`: every entry of every container to its
-//! own file, named `<file name>.<index>.<entry ID>` (index counted across the
-//! containers, in file order) with the ID made safe as a file name. The
-//! library plans it (`clangoffload_bundler_extract`): names and all.
+//! own file — bundle entries as `<file name>[.<member>].<index>.<entry ID>`,
+//! OffloadBinary images as `<file name>[.<member>].<index>.<triple>[-<arch>]
+//! [.<ext>]` (index counted across the containers, in file order), every part
+//! made safe as a file name. The library plans it
+//! (`clangoffload_bundler_extract`): names and all.
 
 use std::path::PathBuf;
 
@@ -24,5 +26,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         write_output(&job, i, &path, &[&input])?;
         println!("{path}");
     }
-    Ok(())
+    // Damage found on the way, reported once what could be read is written.
+    job.failure()
+        .map_or(Ok(()), |message| Err(Failure(message.into())))
 }

@@ -211,7 +211,7 @@ pub(crate) fn load<'data>(
 
 /// Decodes one compressed bundle under what is left of the budget, hashing
 /// it once if the policy asks, and checks what it holds.
-fn decode(
+pub(crate) fn decode(
     offset: u64,
     compressed: &crate::CompressedBundle<'_>,
     budget: &mut Budget,

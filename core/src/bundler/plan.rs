@@ -179,6 +179,44 @@ impl<'data> Plan<'data> {
         }
     }
 
+    /// Adds an empty output; returns its index.
+    pub(crate) fn add_output(&mut self) -> usize {
+        self.outputs.push(Vec::new());
+        self.outputs.len().saturating_sub(1)
+    }
+
+    /// Appends the outputs of `other` (made from a part of the input that
+    /// starts at `offset`), its buffers taken over.
+    pub(crate) fn append(&mut self, other: Plan<'data>, offset: u64) {
+        let first_buffer = self.buffers.len();
+        self.buffers.extend(other.buffers);
+        for (index, pieces) in other.outputs.into_iter().enumerate() {
+            let at = self.outputs.len();
+            self.outputs.push(
+                pieces
+                    .into_iter()
+                    .map(|piece| match piece {
+                        Piece::Input {
+                            input,
+                            offset: o,
+                            bytes,
+                        } => Piece::Input {
+                            input,
+                            offset: o.saturating_add(offset),
+                            bytes,
+                        },
+                        Piece::Made { buffer, range } => Piece::Made {
+                            buffer: buffer.saturating_add(first_buffer),
+                            range,
+                        },
+                        zeros => zeros,
+                    })
+                    .collect(),
+            );
+            self.name(at, other.names.get(index).cloned().unwrap_or_default());
+        }
+    }
+
     /// The buffers, for readers of loaded containers.
     pub(crate) fn buffers(&self) -> &Buffers {
         &self.buffers

@@ -188,13 +188,33 @@ struct Found {
     binary_len: u64,
 }
 
-/// Every image of `images`, nested binaries opened (see [`extract`]). Depth
-/// first with a stack of our own: nesting cannot exhaust the call stack.
+/// Every image of `images`, nested binaries opened (see [`extract`]).
 fn extract_all<'data>(
     data: &'data [u8],
     input_name: &[u8],
     images: super::Images<'data>,
 ) -> Result<Plan<'data>, PackagerError> {
+    let (mut plan, namings) = leaves(data, images)?;
+    for (index, naming) in namings.iter().enumerate() {
+        plan.name(index, naming.name(input_name, index, false));
+    }
+    Ok(plan)
+}
+
+/// Every image in `data` (an OffloadBinary, binaries back to back, an ELF
+/// file or an archive of them), nested binaries opened, as what
+/// llvm-offload-binary after 22 writes with no filter: one unnamed output per
+/// image, with what names it.
+pub(crate) fn every_image(data: &[u8]) -> Result<(Plan<'_>, Vec<Naming>), PackagerError> {
+    leaves(data, list(data)?)
+}
+
+/// The images that hold no binary, in file order, one output each. Depth
+/// first with a stack of our own: nesting cannot exhaust the call stack.
+fn leaves<'data>(
+    data: &'data [u8],
+    images: super::Images<'data>,
+) -> Result<(Plan<'data>, Vec<Naming>), PackagerError> {
     let mut stack: Vec<Found> = images
         .iter()
         .map(|image| Found {
@@ -215,7 +235,7 @@ fn extract_all<'data>(
     // A binary or an entry takes at least 40 bytes of a file that is not
     // hostile: more visits than that mean overlapping images.
     let mut visits = 0u64;
-    let (mut outputs, mut written) = (Vec::new(), 0u64);
+    let (mut outputs, mut namings, mut written) = (Vec::new(), Vec::new(), 0u64);
     while let Some(found) = stack.pop() {
         visits = visits.saturating_add(1);
         if visits > (holds / 32).saturating_add(16) {
@@ -227,8 +247,8 @@ fn extract_all<'data>(
             if written > holds {
                 return Err(too_large(written, holds));
             }
-            let name = found.naming.name(input_name, outputs.len(), false);
-            outputs.push((name, Content::Image(found.at)));
+            outputs.push((Vec::new(), Content::Image(found.at)));
+            namings.push(found.naming);
             continue;
         }
         if found.at.len >= found.binary_len {
@@ -242,7 +262,7 @@ fn extract_all<'data>(
         buffers.extend(inflated);
         stack.extend(inner.into_iter().rev());
     }
-    plan(data, outputs, buffers)
+    Ok((plan(data, outputs, buffers)?, namings))
 }
 
 /// The images of the binaries back to back in `bytes` (an image at `at`),
@@ -307,10 +327,10 @@ fn total_len(buffers: &[Vec<u8>]) -> u64 {
 }
 
 /// What an extracted image's name is made of.
-struct Naming {
-    triple: Vec<u8>,
-    arch: Vec<u8>,
-    extension: &'static str,
+pub(crate) struct Naming {
+    pub(crate) triple: Vec<u8>,
+    pub(crate) arch: Vec<u8>,
+    pub(crate) extension: &'static str,
 }
 
 impl Naming {

@@ -32,6 +32,7 @@ mod images;
 mod package;
 
 pub use error::PackagerError;
+pub(crate) use extract::every_image;
 pub use extract::extract;
 pub use images::{list, Image, Images};
 pub use package::{image_files, package, Format, PackageImage};
