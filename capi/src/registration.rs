@@ -199,6 +199,54 @@ pub unsafe extern "C" fn clangoffload_wrap_hex(
     })
 }
 
+/// What an OpenMP wrapper embeds for the `len` bytes at `data`
+/// (`clangoffload_wrap_c_source` refuses a bare device image): when `data`
+/// is an OffloadBinary (or empty), `*out` is left empty (`ptr` NULL, `len`
+/// 0) — embed `data` itself; when it is a bare device image whose ELF header
+/// names its device (x86-64, AArch64, little-endian PowerPC 64 as
+/// `<cpu>-unknown-linux-gnu` with arch `generic`; an AMDGPU code object as
+/// `amdgcn-amd-amdhsa` and its target ID), `*out` is a version 1
+/// OffloadBinary holding it as an object image of `kind`, as
+/// clang-linker-wrapper packages the images it links. Any other input is
+/// `CLANGOFFLOAD_STATUS_NOT_OFFLOAD_BINARY`, with `*err`'s message saying how
+/// to package it.
+///
+/// Ownership: on success `*out` (if not empty) is owned by the caller,
+/// released with `clangoffload_buffer_free`.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+/// `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `out` writable; `err` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_wrap_device_binary(
+    kind: u16,
+    data: *const u8,
+    len: usize,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for `len` bytes, as the caller promises.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let binary = registration::device_binary(data, OffloadKind::from_raw(kind))
+            .map_err(|e| unsafe { report_registration(&e, err) })?;
+        *out = match binary {
+            alloc::borrow::Cow::Borrowed(_) => clangoffload_buffer {
+                ptr: core::ptr::null_mut(),
+                len: 0,
+            },
+            alloc::borrow::Cow::Owned(bytes) => clangoffload_buffer::from_vec(bytes),
+        };
+        Ok(())
+    })
+}
+
 /// The status of a registration failure: that of the OffloadBinary error
 /// behind it where there is one, else registration's own. Every variant is
 /// named, so a new one does not compile until it has a status.
@@ -210,6 +258,8 @@ fn status_of(e: &RegistrationError) -> clangoffload_status {
         RegistrationError::InvalidOffloadBinary(e) => S::from(e.kind()),
         RegistrationError::CompressedOffloadBinary => S::CompressedOffloadBinary,
         RegistrationError::NoImage => S::NoDeviceImage,
+        RegistrationError::BareImage => S::NotOffloadBinary,
+        RegistrationError::Writer(e) => S::from(e.kind()),
     }
 }
 
@@ -226,7 +276,9 @@ unsafe fn report_registration(
     // SAFETY: forwarded to the caller; NULL means "not wanted".
     if let Ok(slot) = unsafe { out_arg(out) } {
         let behind = match e {
-            RegistrationError::InvalidOffloadBinary(error) => Some(error),
+            RegistrationError::InvalidOffloadBinary(error) | RegistrationError::Writer(error) => {
+                Some(error)
+            }
             _ => None,
         };
         *slot = clangoffload_error::new(
@@ -351,20 +403,24 @@ mod tests {
 
     #[test]
     fn units_are_the_cores() {
-        let data: Vec<u8> = (0..=99).collect();
-        for kind in [CLANGOFFLOAD_ENTRY_KIND_HIP, CLANGOFFLOAD_ENTRY_KIND_OPENMP] {
+        let bytes: Vec<u8> = (0..=99).collect();
+        let package = include_bytes!("../../tests/fixtures/offload/single.offbin");
+        for (kind, data) in [
+            (CLANGOFFLOAD_ENTRY_KIND_HIP, &bytes[..]),
+            (CLANGOFFLOAD_ENTRY_KIND_OPENMP, &package[..]),
+        ] {
             let core = registration::c_source(
                 &WrapOptions {
                     kind: OffloadKind::from_raw(kind),
                     triple: "x86_64-pc-linux-gnu",
                     input_name: "in.bin",
                 },
-                &data,
+                data,
             )
             .unwrap();
-            let ours = unit(kind, "x86_64-pc-linux-gnu", &data).unwrap();
+            let ours = unit(kind, "x86_64-pc-linux-gnu", data).unwrap();
             let mut hex_text = vec![0; hex_len(data.len()).unwrap()];
-            write_hex(&data, &mut hex_text).unwrap();
+            write_hex(data, &mut hex_text).unwrap();
             let whole = [core.head.as_bytes(), &hex_text, core.tail.as_bytes()].concat();
             assert_eq!(ours.as_bytes(), whole);
         }
@@ -381,6 +437,15 @@ mod tests {
         let (status, _) =
             unit(CLANGOFFLOAD_ENTRY_KIND_SYCL, "x86_64-pc-linux-gnu", b"x").unwrap_err();
         assert_eq!(status, S::UnsupportedOffloadKind);
+        // A bare image: no tool could read its section again.
+        let (status, text) = unit(
+            CLANGOFFLOAD_ENTRY_KIND_OPENMP,
+            "x86_64-pc-linux-gnu",
+            b"\x7fELF",
+        )
+        .unwrap_err();
+        assert_eq!(status, S::NotOffloadBinary);
+        assert!(text.contains("package it first"), "{text}");
         let magic_only = [0x10, 0xff, 0x10, 0xad, 1, 0, 0, 0];
         let (status, text) = unit(
             CLANGOFFLOAD_ENTRY_KIND_OPENMP,

@@ -233,8 +233,10 @@ fn a_shared_library_and_an_executable_packaged_by_us_offload() {
 /// `output` (`-shared` for a library) with our registration code instead of
 /// clang-linker-wrapper: our packager extracts the device object, clang
 /// links it into the device image the host plugin loads, our packager
-/// packages it, `clangoffload wrap` writes the registration unit.
-fn link_with_our_registration(dir: &Path, object: &str, output: &str, extra: &[&str]) {
+/// packages it (or, `bare`, `clangoffload wrap` does), `clangoffload wrap`
+/// writes the registration unit, whose `.llvm.offloading` section
+/// llvm-objdump reads.
+fn link_with_our_registration(dir: &Path, object: &str, output: &str, extra: &[&str], bare: bool) {
     let ours = env!("CARGO_BIN_EXE_clangoffload");
     let stem = object.trim_end_matches(".o");
     let (device, image, package, unit, registration) = (
@@ -268,14 +270,30 @@ fn link_with_our_registration(dir: &Path, object: &str, output: &str, extra: &[&
             "-lomptarget",
         ],
     );
-    let file =
-        format!("--image=file={image},triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp");
-    run(dir, ours, &["packager", "-o", &package, &file]);
-    run(dir, ours, &["wrap", "--kind=openmp", "-o", &unit, &package]);
+    let wrapped = if bare {
+        image.clone()
+    } else {
+        let file = format!(
+            "--image=file={image},triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"
+        );
+        run(dir, ours, &["packager", "-o", &package, &file]);
+        package
+    };
+    run(dir, ours, &["wrap", "--kind=openmp", "-o", &unit, &wrapped]);
     run(
         dir,
         CLANG,
         &["-O1", "-fPIC", "-c", &unit, "-o", &registration],
+    );
+    let objdump = run(
+        dir,
+        "/usr/lib/llvm-22/bin/llvm-objdump",
+        &["--offloading", &registration],
+    );
+    let listed = String::from_utf8_lossy(&objdump.stdout);
+    assert!(
+        listed.contains("triple          x86_64-unknown-linux-gnu"),
+        "{listed}"
     );
     let rpath = format!("-Wl,-rpath,{LLVM_LIB}");
     let lib = format!("-L{LLVM_LIB}");
@@ -304,13 +322,14 @@ fn programs_registered_by_clangoffload_wrap_offload() {
         run(dir, CLANG, &args);
     };
     compile("t.c", "t.o", false);
-    link_with_our_registration(dir, "t.o", "t", &[]);
+    // The device image given bare: `wrap` packages it.
+    link_with_our_registration(dir, "t.o", "t", &[], true);
     let (stdout, launches) = offload(dir, "t");
     assert_eq!((stdout.as_str(), launches), ("sum=499500 initial=0\n", 1));
     compile("lib.c", "lib.o", true);
-    link_with_our_registration(dir, "lib.o", "libscaled.so", &["-shared"]);
+    link_with_our_registration(dir, "lib.o", "libscaled.so", &["-shared"], false);
     compile("main.c", "main.o", false);
-    link_with_our_registration(dir, "main.o", "main", &["-L.", "-lscaled"]);
+    link_with_our_registration(dir, "main.o", "main", &["-L.", "-lscaled"], false);
     let (stdout, launches) = offload(dir, "main");
     assert_eq!((stdout.as_str(), launches), ("y=15 initial=0\n", 2));
 }

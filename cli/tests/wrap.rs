@@ -146,12 +146,31 @@ fn openmp_takes_the_first_binary_of_several() {
 }
 
 #[test]
-fn openmp_registers_a_file_that_is_no_offload_binary_whole() {
+fn openmp_packages_a_bare_image_its_header_names() {
+    // An x86-64 object (the host plugin's device): packaged, the runtime
+    // registers the object whole; the section is one llvm-objdump reads.
     let dir = tempfile::tempdir().unwrap();
-    let input = offload("inputs/single.o");
+    let input = fixtures().join("object/x86_64.o");
     let data = std::fs::read(&input).unwrap();
     let object = wrap_and_compile(dir.path(), "openmp", &input);
     assert_eq!(link_and_run(&object, None, None), openmp_lines(&data, 0));
+    let objdump = Path::new(LLVM_BIN).join("llvm-objdump");
+    if objdump.exists() {
+        let r = run(
+            &objdump,
+            &["--offloading".into(), object.display().to_string()],
+        );
+        let listed = String::from_utf8_lossy(&r.stdout);
+        assert!(listed.contains("arch            generic"), "{listed}");
+    }
+    // Bytes whose header names no device: refused, saying how to package.
+    let error = wrap_error(&[
+        "--kind=openmp",
+        "-o",
+        &dir.path().join("x.c").display().to_string(),
+        &offload("inputs/single.o").display().to_string(),
+    ]);
+    assert!(error.contains("package it first"), "{error}");
 }
 
 /// What the stub prints for the entries it defines with `-DENTRY_KIND`:
@@ -263,7 +282,9 @@ fn the_same_calls_as_llvm_offload_wrapper_22() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         ("openmp", offload("multi.offbin"), 1),
-        ("openmp", offload("inputs/dev-gfx908.o"), 1),
+        // A bare code object: llvm-offload-wrapper embeds it as it is, we
+        // package it (a differences row); the runtime gets the same image.
+        ("openmp", fixtures().join("archive/inputs/k-gfx906.o"), 1),
         ("hip", fixtures().join("llvm22/hip-4096.bundle"), 4),
         ("cuda", offload("cuda-ptx.offbin"), 2),
     ];

@@ -287,6 +287,13 @@ pub enum RegistrationError {
     /// The input's OffloadBinary has no entry with an image (none at all, or
     /// metadata only).
     NoImage,
+    /// An OpenMP wrapper's input is a bare device image, not an OffloadBinary
+    /// (the runtime's tools could not read its section), and its header does
+    /// not say which device it is for ([`device_binary`] packages the ones
+    /// that do).
+    BareImage,
+    /// Writing the OffloadBinary around a bare image failed.
+    Writer(Error),
 }
 
 impl fmt::Display for RegistrationError {
@@ -313,6 +320,14 @@ impl fmt::Display for RegistrationError {
             ),
             RegistrationError::NoImage => {
                 f.write_str("the OffloadBinary has no image (no entry, or metadata entries only)")
+            }
+            RegistrationError::BareImage => f.write_str(
+                "the input is not an OffloadBinary and its header does not say which device \
+                 it is for: package it first (llvm-offload-binary -o image.offbin \
+                 --image=file=<input>,triple=<triple>,arch=<arch>,kind=openmp)",
+            ),
+            RegistrationError::Writer(error) => {
+                write!(f, "cannot write the OffloadBinary: {error}")
             }
         }
     }
@@ -403,7 +418,7 @@ pub fn write_hex(data: &[u8], out: &mut [u8]) -> Option<usize> {
 }
 
 #[cfg(feature = "alloc")]
-pub use source::{c_source, WrapOptions, WrapperSource};
+pub use source::{c_source, device_binary, WrapOptions, WrapperSource};
 
 #[cfg(feature = "alloc")]
 mod source {
@@ -514,10 +529,66 @@ mod source {
         text.push_str(", used)) = {\n");
     }
 
+    /// What an OpenMP wrapper embeds for `data`: `data` itself when it is an
+    /// OffloadBinary (or empty); else, for a bare device image whose ELF
+    /// header names its device, a version 1 OffloadBinary holding it as an
+    /// object image of `kind`, as clang-linker-wrapper packages the images it
+    /// links: `triple` and `arch` from the header (x86-64, AArch64 and
+    /// little-endian PowerPC 64 as `<cpu>-unknown-linux-gnu`, arch `generic`,
+    /// the host plugins' devices; an AMDGPU code object as
+    /// `amdgcn-amd-amdhsa` and its target ID). Any other input is
+    /// [`RegistrationError::BareImage`].
+    pub fn device_binary(
+        data: &[u8],
+        kind: OffloadKind,
+    ) -> Result<alloc::borrow::Cow<'_, [u8]>, RegistrationError> {
+        use crate::offload_binary::{write_offload_binary, ImageKind, NewImage, WriteOptions};
+        if data.is_empty() || OffloadBinary::is_offload_binary(data) {
+            return Ok(alloc::borrow::Cow::Borrowed(data));
+        }
+        let (triple, arch) = device_of(data).ok_or(RegistrationError::BareImage)?;
+        let strings: [(&[u8], &[u8]); 2] =
+            [(b"triple", triple.as_bytes()), (b"arch", arch.as_bytes())];
+        let image = NewImage {
+            image_kind: ImageKind::Object,
+            offload_kind: kind,
+            flags: 0,
+            strings: &strings,
+            image: data,
+        };
+        write_offload_binary(&[image], &WriteOptions::default())
+            .map(alloc::borrow::Cow::Owned)
+            .map_err(RegistrationError::Writer)
+    }
+
+    /// The (triple, arch) a device image's ELF header names, if it does.
+    fn device_of(data: &[u8]) -> Option<(&'static str, String)> {
+        let crate::FileKind::Elf(elf) = crate::FileKind::detect(data) else {
+            return None;
+        };
+        let generic = |triple| Some((triple, String::from("generic")));
+        match (elf.machine, elf.class, elf.encoding) {
+            (62, 2, 1) => generic("x86_64-unknown-linux-gnu"),
+            (183, 2, 1) => generic("aarch64-unknown-linux-gnu"),
+            (21, 2, 1) => generic("powerpc64le-unknown-linux-gnu"),
+            (224, _, _) => {
+                let file = crate::elf::ElfFile::parse(data).ok()?;
+                let target = crate::elf::AmdgpuTarget::from_header(file.header())?;
+                Some(("amdgcn-amd-amdhsa", alloc::format!("{target}")))
+            }
+            _ => None,
+        }
+    }
+
     fn openmp_unit(
         options: &WrapOptions<'_>,
         data: &[u8],
     ) -> Result<WrapperSource, RegistrationError> {
+        // A bare image in `.llvm.offloading` runs, but no tool can read the
+        // section again: refuse it ([`device_binary`] packages it).
+        if !data.is_empty() && !OffloadBinary::is_offload_binary(data) {
+            return Err(RegistrationError::BareImage);
+        }
         let Range { start, end } = first_image_range(data)?;
         let mut head = header_comment(options, data);
         let _ = write!(
@@ -879,6 +950,48 @@ mod tests {
             assert!(unit
                 .tail
                 .contains("(clangoffload_image + 0), (void *)(clangoffload_image + 0)"));
+        }
+
+        #[test]
+        fn a_bare_image_is_packaged_or_refused() {
+            // An x86-64 object (the host plugin's device) and an AMDGPU code
+            // object: packaged, the image whole, the device from the header.
+            for (data, triple, arch) in [
+                (
+                    &include_bytes!("../../tests/fixtures/object/x86_64.o")[..],
+                    &b"x86_64-unknown-linux-gnu"[..],
+                    &b"generic"[..],
+                ),
+                (
+                    include_bytes!("../../tests/fixtures/archive/inputs/k-gfx90a-xnack.o"),
+                    b"amdgcn-amd-amdhsa",
+                    b"gfx90a:xnack+",
+                ),
+            ] {
+                let binary = device_binary(data, OffloadKind::OpenMp).unwrap();
+                let parsed = OffloadBinary::parse(&binary).unwrap();
+                let entry = parsed.entries().next().unwrap();
+                assert_eq!(entry.image(), data);
+                assert_eq!((entry.triple(), entry.arch()), (Some(triple), Some(arch)));
+                assert_eq!(entry.offload_kind(), OffloadKind::OpenMp);
+                // The wrapper takes the binary, not the bare image.
+                assert!(c_source(&options(OffloadKind::OpenMp), &binary).is_ok());
+                assert_eq!(
+                    c_source(&options(OffloadKind::OpenMp), data),
+                    Err(RegistrationError::BareImage)
+                );
+            }
+            // An OffloadBinary is embedded as it is; other bytes are refused.
+            let package = v2(&[image(b"code!", 0)]);
+            assert!(matches!(
+                device_binary(&package, OffloadKind::OpenMp),
+                Ok(alloc::borrow::Cow::Borrowed(_))
+            ));
+            assert_eq!(
+                device_binary(b"junk", OffloadKind::OpenMp),
+                Err(RegistrationError::BareImage)
+            );
+            assert!(alloc::format!("{}", RegistrationError::BareImage).contains("package it first"));
         }
 
         #[test]

@@ -30,6 +30,18 @@ pub fn check_triple(triple: &str) -> Result<(), String> {
     check(status, &err)
 }
 
+/// What an OpenMP wrapper embeds for `data`: `None` for `data` itself (an
+/// OffloadBinary), else the OffloadBinary the library packaged it in.
+pub fn device_binary(kind: u16, data: &[u8]) -> Result<Option<Buffer>, String> {
+    let (mut out, mut err) = (Buffer::empty(), blank_error());
+    // SAFETY: data and the out-records are live for the call.
+    let status = unsafe {
+        c::clangoffload_wrap_device_binary(kind, data.as_ptr(), data.len(), &mut out.0, &mut err)
+    };
+    check(status, &err)?;
+    Ok((!out.bytes().is_empty()).then_some(out))
+}
+
 impl Source {
     /// The unit that embeds `data` and registers it with the runtime of
     /// `kind` (one of [`KINDS`]) for a `triple` host, naming `input_name`.
