@@ -438,6 +438,10 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_COMPRESSED_OFFLOAD_BINARY = 152,
   // An OffloadBinary without a device image (no entry, or metadata only).
   CLANGOFFLOAD_STATUS_NO_DEVICE_IMAGE = 153,
+  // Not LLVM bitcode (no magic `BC C0 DE`).
+  CLANGOFFLOAD_STATUS_NOT_BITCODE = 160,
+  // An LLVM bitcode file's bitstream or symbol table is damaged.
+  CLANGOFFLOAD_STATUS_MALFORMED_BITCODE = 161,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -1916,15 +1920,22 @@ clangoffload_status clangoffload_bundler_unbundle_files(const uint8_t *data,
                                                         const char *const *paths,
                                                         struct clangoffload_error *err);
 
-// Plans extracting every entry of every bundle and compressed bundle in
-// the `len` bytes at `data` (repeats included, in file order): output `i`
-// is entry `i`, named (`clangoffload_job_output_name`)
-// `<file name>.<i>.<entry ID>`, the file name being `input_name` without
-// its directory (`bundle` if empty), both parts made safe as file names
-// (only `[A-Za-z0-9._+:-]`, never starting with `.`). A bundle whose
-// payloads overlap so that extracting them all would write more than it
-// holds is refused (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Only
-// `options->flags`' `_SKIP_HASH_CHECK` and `_VERBOSE` apply.
+// Plans extracting every entry of every container in the `len` bytes at
+// `data`, in file order, repeats included: bundles and compressed bundles
+// (back to back, in ELF sections, in archive members) and every image of
+// every OffloadBinary (alone, in `.llvm.offloading`, in archives, nested
+// ones opened; each the bytes llvm-offload-binary writes for it). Output
+// `i` is named (`clangoffload_job_output_name`)
+// `<file name>[.<member>].<i>.<entry ID>` for a bundle entry and
+// `<file name>[.<member>].<i>.<triple>[-<arch>][.<ext>]` for an image, the
+// file name being `input_name` without its directory (`bundle` if empty),
+// every part made safe as a file name (only `[A-Za-z0-9._+:-]`, never
+// starting with `.`). A bundle whose payloads overlap so that extracting
+// them all would write more than it holds is refused
+// (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Damage found after readable
+// containers is the job's failure (`clangoffload_job_failure`): write the
+// outputs, then report it. Only `options->flags`' `_SKIP_HASH_CHECK` and
+// `_VERBOSE` apply.
 //
 // Ownership: on success `*out` is a new job owned by the caller, released
 // with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
@@ -3556,6 +3567,33 @@ clangoffload_status clangoffload_wrap_hex(const uint8_t *data,
                                           uint8_t *buf,
                                           size_t cap,
                                           size_t *out_len);
+
+// What an OpenMP wrapper embeds for the `len` bytes at `data`
+// (`clangoffload_wrap_c_source` refuses a bare device image): when `data`
+// is an OffloadBinary (or empty), `*out` is left empty (`ptr` NULL, `len`
+// 0) — embed `data` itself; when it is a bare device image whose ELF header
+// names its device (x86-64, AArch64, little-endian PowerPC 64 as
+// `<cpu>-unknown-linux-gnu` with arch `generic`; an AMDGPU code object as
+// `amdgcn-amd-amdhsa` and its target ID), `*out` is a version 1
+// OffloadBinary holding it as an object image of `kind`, as
+// clang-linker-wrapper packages the images it links. Any other input is
+// `CLANGOFFLOAD_STATUS_NOT_OFFLOAD_BINARY`, with `*err`'s message saying how
+// to package it.
+//
+// Ownership: on success `*out` (if not empty) is owned by the caller,
+// released with `clangoffload_buffer_free`.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+// `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `out` writable; `err` NULL or
+// writable.
+clangoffload_status clangoffload_wrap_device_binary(uint16_t kind,
+                                                    const uint8_t *data,
+                                                    size_t len,
+                                                    struct clangoffload_buffer *out,
+                                                    struct clangoffload_error *err);
 
 // An English message for any status value (unknown values get "unknown
 // status").

@@ -211,6 +211,10 @@ pub enum clangoffload_status {
     CompressedOffloadBinary = 152,
     /// An OffloadBinary without a device image (no entry, or metadata only).
     NoDeviceImage = 153,
+    /// Not LLVM bitcode (no magic `BC C0 DE`).
+    NotBitcode = 160,
+    /// An LLVM bitcode file's bitstream or symbol table is damaged.
+    MalformedBitcode = 161,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -352,6 +356,8 @@ status_table! {
     UnsupportedOffloadKind => "no runtime registration for the offload kind",
     CompressedOffloadBinary => "OffloadBinary is compressed: its image exists only once decompressed",
     NoDeviceImage => "OffloadBinary has no device image",
+    NotBitcode => "not LLVM bitcode: missing magic",
+    MalformedBitcode => "malformed LLVM bitcode",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",
@@ -453,6 +459,8 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::UnterminatedString { .. } => S::UnterminatedString,
             ErrorKind::NotCompressed => S::NotCompressed,
             ErrorKind::NulInString => S::NulInString,
+            ErrorKind::NotBitcode => S::NotBitcode,
+            ErrorKind::MalformedBitcode { .. } => S::MalformedBitcode,
         }
     }
 }

@@ -52,6 +52,12 @@ pub enum Field {
     OffloadBinaryHeader,
     /// An OffloadBinary entry.
     OffloadEntry,
+    /// The fields of a bitcode wrapper header that LLVM reads (16 bytes).
+    BitcodeWrapper,
+    /// The 4-byte bitcode magic.
+    BitcodeMagic,
+    /// The header of a bitcode file's symbol table (irsymtab).
+    IrSymtabHeader,
 }
 
 impl Field {
@@ -79,6 +85,9 @@ impl Field {
             Field::ElfHeader => "ELF header",
             Field::OffloadBinaryHeader => "OffloadBinary header",
             Field::OffloadEntry => "OffloadBinary entry",
+            Field::BitcodeWrapper => "bitcode wrapper header",
+            Field::BitcodeMagic => "bitcode magic",
+            Field::IrSymtabHeader => "bitcode symbol table header",
         }
     }
 }
@@ -427,6 +436,15 @@ pub enum ErrorKind {
     NotCompressed,
     /// A key (any version) or value (version 1) to be written contains a NUL.
     NulInString,
+    /// The input starts with neither bitcode magic (`BC C0 DE`, or the
+    /// wrapper's `DE C0 17 0B`), or the wrapper's bitstream does not start
+    /// with `BC C0 DE`.
+    NotBitcode,
+    /// A bitcode file's bitstream or symbol table is damaged.
+    MalformedBitcode {
+        /// What is wrong with it.
+        fault: crate::bitcode::BitcodeFault,
+    },
 }
 
 /// An error found in an input: its kind, the byte offset of the offending field,
@@ -697,6 +715,8 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NulInString => f.write_str(
                 "a key (or a version 1 value) contains a NUL byte, which would end it",
             ),
+            ErrorKind::NotBitcode => f.write_str("not LLVM bitcode: missing magic BC C0 DE"),
+            ErrorKind::MalformedBitcode { fault } => write!(f, "malformed bitcode: {fault}"),
         }
     }
 }

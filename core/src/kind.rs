@@ -3,6 +3,7 @@
 //! here instead of checking magics of their own.
 
 use crate::archive::{ARCHIVE_MAGIC, THIN_ARCHIVE_MAGIC};
+use crate::bitcode::is_bitcode;
 use crate::bundle::BUNDLE_MAGIC;
 use crate::compressed::COMPRESSED_MAGIC;
 use crate::elf::ELF_MAGIC;
@@ -59,7 +60,6 @@ const MACHO_MAGICS: [[u8; 4]; 4] = [
     [0xce, 0xfa, 0xed, 0xfe],
     [0xcf, 0xfa, 0xed, 0xfe],
 ];
-const BITCODE_MAGICS: [[u8; 4]; 2] = [*b"BC\xc0\xde", [0xde, 0xc0, 0x17, 0x0b]];
 
 impl FileKind {
     /// The kind `data` starts as. Reads at most the first 64 bytes, except
@@ -76,7 +76,7 @@ impl FileKind {
             FileKind::Elf(ElfKind::read(data))
         } else if MACHO_MAGICS.iter().any(|m| data.starts_with(m)) {
             FileKind::MachO
-        } else if BITCODE_MAGICS.iter().any(|m| data.starts_with(m)) {
+        } else if is_bitcode(data) {
             FileKind::Bitcode
         } else if data.starts_with(ARCHIVE_MAGIC) {
             FileKind::Archive

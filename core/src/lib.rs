@@ -7,6 +7,7 @@
 //!
 //! Modules are named after the format they implement:
 //! - [`archive`]: `ar` archives (GNU and BSD), the container of device archives.
+//! - [`bitcode`]: LLVM bitcode's top level and its symbol table (irsymtab), for archive indexes.
 //! - [`bundle`]: clang-offload-bundler's binary bundles (`__CLANG_OFFLOAD_BUNDLE__`).
 //! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
 //! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
@@ -337,6 +338,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod archive;
+pub mod bitcode;
 pub mod bundle;
 #[cfg(feature = "alloc")]
 pub mod bundler;
