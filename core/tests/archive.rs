@@ -14,9 +14,10 @@
 use std::path::PathBuf;
 
 use clangoffload::archive::{
-    device_member_name, write_archive, Archive, ArchiveLayout, Member, MemberKind, MemberSpec,
-    NewMember, SymbolTableFormat,
+    device_member_name, write_archive, write_archive_indexed, Archive, ArchiveLayout, Member,
+    MemberKind, MemberSpec, NewMember, SymbolTableFormat,
 };
+use clangoffload::bitcode::BitcodeFileContents;
 use clangoffload::{Bundle, CompressedBundle, DecompressOptions, ErrorKind, Field};
 
 fn dir() -> PathBuf {
@@ -69,7 +70,7 @@ fn names_match_llvm_ar_for_every_fixture() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 13);
+    assert_eq!(seen, 16);
 }
 
 fn check_data(archive: &str, inputs: &[&str]) -> Vec<u8> {
@@ -408,6 +409,117 @@ fn writer_and_names_match_the_bundlers_device_archives() {
     assert_eq!(read("unbundle-missing.a"), b"!<arch>\n");
     assert_eq!(write(&[]), b"!<arch>\n");
     assert_eq!(Archive::parse(b"!<arch>\n").unwrap().members().count(), 0);
+}
+
+/// Every archive the bundler wrote for `-type=a -unbundle`, rebuilt from its
+/// own members by `write_archive_indexed`, which finds each member's symbols
+/// itself: ELF objects and bitcode (from its symbol table) alike, in member
+/// order, give LLVM's bytes, index included.
+#[test]
+fn indexed_writer_gives_the_bundlers_archives() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if !(name.starts_with("unbundle-") && name.ends_with(".a")) {
+            continue;
+        }
+        let llvm = std::fs::read(&path).unwrap();
+        let archive = Archive::parse(&llvm).unwrap();
+        let parts: Vec<(&[u8], &[u8])> = members(&archive)
+            .iter()
+            .map(|m| (m.name(), m.data()))
+            .collect();
+        let ours = write_archive_indexed(&parts).unwrap();
+        assert!(ours == llvm, "{name}: differs from LLVM's");
+        seen += 1;
+    }
+    assert_eq!(seen, 9);
+}
+
+/// The HIP -fgpu-rdc device bitcode (clang 22, two processors): each
+/// member's symbol table, filtered as LLVM's archive writer filters, is the
+/// index LLVM wrote for it; what the filter leaves out is there too.
+#[test]
+fn hip_rdc_bitcode_symbol_tables_are_llvm_s_index() {
+    for output in ["unbundle-hip-rdc-gfx906.a", "unbundle-hip-rdc-gfx90a.a"] {
+        let data = read(output);
+        let archive = Archive::parse(&data).unwrap();
+        let index = table(&archive);
+        let members = members(&archive);
+        assert_eq!(members.len(), 2);
+        for (i, m) in members.iter().enumerate() {
+            let contents = BitcodeFileContents::parse(m.data()).unwrap();
+            assert_eq!(contents.module_count(), 1);
+            let symtab = contents.current_symtab().unwrap().unwrap();
+            assert_eq!((symtab.version(), symtab.producer()), (3, &b"22.1.8"[..]));
+            let ours: Vec<Vec<u8>> = symtab
+                .defined_global_symbols()
+                .map(<[u8]>::to_vec)
+                .collect();
+            let llvm: Vec<Vec<u8>> = index
+                .iter()
+                .filter(|(_, member)| *member == i)
+                .map(|(name, _)| name.clone())
+                .collect();
+            assert_eq!(ours, llvm, "{output}: member {i}");
+        }
+        let flags = |member: usize, name: &[u8]| {
+            let contents = BitcodeFileContents::parse(members[member].data()).unwrap();
+            let symtab = contents.current_symtab().unwrap().unwrap();
+            let symbol = symtab.symbols().find(|s| s.name() == name).unwrap();
+            (
+                symbol.is_global(),
+                symbol.is_undefined(),
+                symbol.is_format_specific(),
+                symbol.is_weak(),
+            )
+        };
+        // rdc-a: the static function is local, the call into rdc-b undefined.
+        assert_eq!(flags(0, b"_ZL6hiddeni"), (false, false, false, false));
+        assert_eq!(flags(0, b"_Z12defined_in_bi"), (true, true, false, false));
+        assert_eq!(flags(0, b"llvm.compiler.used"), (true, false, true, false));
+        assert_eq!(flags(0, b"c_alias"), (true, false, false, false));
+        // rdc-b: the weak function is indexed, rdc-a's variable is not.
+        assert_eq!(flags(1, b"_Z7weak_fni"), (true, false, false, true));
+        assert_eq!(flags(1, b"counter"), (true, true, false, false));
+    }
+}
+
+/// Bitcode whose symbol table another LLVM wrote: LLVM 22 reads the symbols
+/// from the IR, we leave the member unindexed (docs/differences.md); the
+/// rest of the archive is LLVM's.
+#[test]
+fn bitcode_with_a_table_llvm_would_rebuild_is_not_indexed() {
+    let llvm = read("unbundle-hip-rdc-gfx906.a");
+    let archive = Archive::parse(&llvm).unwrap();
+    let mut parts: Vec<(Vec<u8>, Vec<u8>)> = members(&archive)
+        .iter()
+        .map(|m| (m.name().to_vec(), m.data().to_vec()))
+        .collect();
+    // The producer is the string table's "22.1.8" (the identification
+    // block spells "LLVM22.1.8" as 6-bit characters, not bytes).
+    let data = &mut parts[1].1;
+    let at = data.windows(6).rposition(|w| w == b"22.1.8").unwrap();
+    data[at..at + 2].copy_from_slice(b"21");
+    let contents = BitcodeFileContents::parse(data).unwrap();
+    assert_eq!(contents.current_symtab().unwrap(), None);
+    let pairs: Vec<(&[u8], &[u8])> = parts
+        .iter()
+        .map(|(n, d)| (n.as_slice(), d.as_slice()))
+        .collect();
+    let ours = write_archive_indexed(&pairs).unwrap();
+    let ours = Archive::parse(&ours).unwrap();
+    let index = table(&ours);
+    let llvm_index = table(&archive);
+    assert!(index.iter().all(|(_, member)| *member == 0));
+    assert_eq!(
+        index,
+        llvm_index
+            .into_iter()
+            .filter(|(_, member)| *member == 0)
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]

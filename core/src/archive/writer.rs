@@ -17,6 +17,7 @@
 use alloc::vec::Vec;
 
 use super::{ARCHIVE_MAGIC, HEADER_SIZE, HEADER_TERMINATOR, MAGIC_SIZE};
+use crate::bitcode::{is_bitcode, BitcodeFileContents};
 use crate::bytes::to_u64;
 use crate::{Error, ErrorKind, Result};
 
@@ -251,16 +252,16 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
 }
 
 /// Writes a GNU archive of `(name, data)` members with the symbol index
-/// LLVM writes: every member that is an ELF file LLVM reads is indexed by
-/// its defined global symbols; any other member is not an object.
+/// LLVM writes: every member that is an ELF file LLVM reads, or LLVM bitcode
+/// whose symbol table LLVM 22 takes as it is
+/// ([`BitcodeFileContents::current_symtab`]), is indexed by its defined
+/// global symbols, in member order; any other member is not an object.
+/// Bitcode without such a table is left unindexed: LLVM reads its symbols
+/// from the IR, which we do not (docs/differences.md).
 pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
     let symbols: Vec<Option<Vec<&[u8]>>> = members
         .iter()
-        .map(|(_, data)| {
-            crate::elf::ElfFile::parse(data)
-                .ok()
-                .map(|elf| elf.defined_global_symbols().collect())
-        })
+        .map(|(_, data)| object_symbols(data))
         .collect();
     let new: Vec<NewMember> = members
         .iter()
@@ -272,6 +273,31 @@ pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
         })
         .collect();
     write_archive(&new)
+}
+
+/// The symbols LLVM's archive writer indexes `data` by, in its symbol
+/// table's order, or `None` where it is not an object to LLVM.
+///
+/// - An ELF file: its defined global symbols.
+/// - LLVM bitcode: the global, defined, not format-specific symbols of its
+///   symbol table when LLVM 22 would take that table as it is
+///   ([`BitcodeFileContents::current_symtab`]); none, but an object, when it
+///   holds no module (LLVM reads it as an empty IR file). Bitcode without
+///   such a table is left unindexed (`None`): LLVM reads its symbols from
+///   the IR, which we do not (docs/differences.md); so is bitcode we cannot
+///   read, which LLVM does not index either (it warns).
+fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
+    if is_bitcode(data) {
+        let contents = BitcodeFileContents::parse(data).ok()?;
+        if contents.module_count() == 0 {
+            return Some(Vec::new());
+        }
+        let table = contents.current_symtab().ok()??;
+        return Some(table.defined_global_symbols().collect());
+    }
+    crate::elf::ElfFile::parse(data)
+        .ok()
+        .map(|elf| elf.defined_global_symbols().collect())
 }
 
 /// The `//` table being built: each distinct long name once, as `name/\n`.
