@@ -6,7 +6,7 @@ use core::ffi::c_char;
 
 #[cfg(feature = "alloc")]
 use clangoffload::bundle::{BundleDiagnostic, BundleLayout};
-use clangoffload::id::{self, BundleEntryId, DeviceMatch, TargetId};
+use clangoffload::id::{self, BundleEntryId, DeviceMatch};
 #[cfg(feature = "alloc")]
 use clangoffload::Error;
 use clangoffload::{Bundle, BundleEntry, EntryPosition};
@@ -185,7 +185,8 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible_entry(
 }
 
 /// The entry the HIP runtime would load on a device with AMDGPU target ID
-/// `device`, as `clangoffload_bundle_select_for_device` chooses it, from the
+/// `device` (or its HSA ISA name, `amdgcn-amd-amdhsa--gfx90a:xnack+`), as
+/// `clangoffload_bundle_select_for_device` chooses it, from the
 /// binary bundle in `len` bytes at `data` with no handle and no allocation:
 /// the bundle is checked as `clangoffload_bundle_parse` checks it (an error is
 /// returned with details in `*err`), then the entry is stored in `*out` and
@@ -218,7 +219,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_entry_for_device(
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
-        let device = TargetId::parse(unsafe { str_arg(device, device_len) }?)?;
+        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
         // SAFETY: writable, as the caller promises.
         let (out, out_match) = unsafe { (out_arg(out)?, out_arg(out_match)?) };
         // SAFETY: `err` is NULL or writable, as the caller promises.
@@ -462,10 +463,16 @@ impl From<DeviceMatch> for clangoffload_device_match {
 }
 
 /// The entry the HIP runtime would load on a device with AMDGPU target ID
-/// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
-/// within each, the `hipv4` entry of exactly that target ID, else the first
-/// compatible in file order. Stores its index and how it
-/// matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+/// `device` (e.g. `gfx90a:sramecc+:xnack-`, or the HSA ISA name
+/// `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`): native, then generic, then
+/// SPIR-V; within each, by the runtime's rule (AMD comgr's
+/// `amd_comgr_lookup_code_object`), not the bundler's: an entry of kind
+/// `hip`, `hipv4` or `hcc` for exactly `amdgcn-amd-amdhsa` (never another
+/// environment such as `unknown`), compatible with the device; the one of
+/// exactly the device's target ID, else the first in file order. Stores its
+/// index and how it matched. A device string that is no target ID gives its
+/// target-ID status; `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+/// (`clangoffload_bundle_find_compatible` follows the bundler's rules.)
 ///
 /// Ownership: nothing to free; the outputs are plain values.
 ///
@@ -490,7 +497,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
         // SAFETY: NULL or a live handle, as the caller promises.
         let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
-        let device = TargetId::parse(unsafe { str_arg(device, device_len) }?)?;
+        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
         let (how, entry) =
             id::select_for_device(&bundle.bundle, &device).ok_or(clangoffload_status::NotFound)?;
         let index = bundle

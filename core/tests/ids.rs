@@ -11,8 +11,8 @@
 
 use clangoffload::bundle::write_bundle;
 use clangoffload::id::{
-    first_compatible, normalize_entry_id, select_for_device, BundleEntryId, DeviceMatch,
-    FeatureSetting, IdError, TargetId,
+    first_compatible, normalize_entry_id, parse_device, select_for_device, BundleEntryId,
+    DeviceMatch, FeatureSetting, IdError, TargetId,
 };
 use clangoffload::Bundle;
 
@@ -363,4 +363,42 @@ fn ids_as_read_by_the_bundler() {
         "hip-amdgcn-amd-amdhsa--gfx906",
         "hipv4-amdgcn-amd-amdhsa--gfx906:xnack+"
     ));
+}
+
+/// The runtime's loading rule (AMD comgr's, the HIP runtime's), not the
+/// bundler's: `hcc` entries load, an `unknown` environment never does, an
+/// exact target ID beats an earlier compatible one, and the device may be
+/// given as HSA names it.
+#[test]
+fn device_selection_follows_the_runtime() {
+    let data = hip_bundle(&[
+        "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx90a",
+        "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "hcc-amdgcn-amd-amdhsa--gfx1030",
+    ]);
+    let bundle = Bundle::parse(&data).unwrap();
+    let pick = |device: &str| {
+        select_for_device(&bundle, &parse_device(device).unwrap()).map(|(how, e)| (how, e.index()))
+    };
+    assert_eq!(
+        pick("gfx906"),
+        None,
+        "an unknown environment is never loaded"
+    );
+    assert_eq!(pick("gfx1030"), Some((DeviceMatch::Native, 3)), "hcc loads");
+    assert_eq!(
+        pick("gfx90a:xnack+"),
+        Some((DeviceMatch::Native, 2)),
+        "the exact one"
+    );
+    assert_eq!(
+        pick("amdgcn-amd-amdhsa--gfx90a:xnack+"),
+        Some((DeviceMatch::Native, 2))
+    );
+    assert_eq!(pick("gfx90a:xnack-"), Some((DeviceMatch::Native, 1)));
+    // The bundler's rule still reads the unknown environment as none.
+    let bundler = first_compatible(&bundle, &id("hip-amdgcn-amd-amdhsa--gfx906"), false);
+    assert_eq!(bundler.map(|e| e.index()), Some(0));
+    assert!(parse_device("amdgcn-amd-amdhsa--").is_err());
 }

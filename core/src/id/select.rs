@@ -94,22 +94,22 @@ const SPIRV: Triple<'static> = Triple {
 
 /// The entry the HIP runtime would load on a device with target ID `device`
 /// (e.g. `gfx90a:sramecc+:xnack-`): native code first, then the generic
-/// family's, then SPIR-V; within each, the first compatible `hip`/`hipv4`
-/// entry in file order.
+/// family's, then SPIR-V. Within each, the runtime's rule, which AMD's comgr
+/// (`amd_comgr_lookup_code_object`) applies: an entry of kind `hip`, `hipv4`
+/// or `hcc`, for exactly `amdgcn-amd-amdhsa` (an entry with another
+/// environment, such as `unknown`, is never loaded), whose target ID is
+/// compatible with the device's; among those, the one whose target ID is
+/// exactly the device's (the better code), else the first in file order.
+/// (The bundler's rules, for [`first_compatible`], differ: they read an
+/// `unknown` environment as none and refuse `hcc`.)
 pub fn select_for_device<'data>(
     bundle: &Bundle<'data>,
     device: &TargetId<'_>,
 ) -> Option<(DeviceMatch, BundleEntry<'data>)> {
+    let entries = || bundle.entries().map_while(Result::ok);
     let mut native = SmallStr::new();
     write!(native, "{}", device.canonical()).ok()?;
-    let found = |triple, target: &str| {
-        first_compatible(
-            bundle,
-            &BundleEntryId::from_parts("hipv4", triple, target),
-            false,
-        )
-    };
-    if let Some(entry) = found(AMDHSA, native.as_str()) {
+    if let Some(entry) = loadable(entries(), AMDHSA, device, native.as_str()) {
         return Some((DeviceMatch::Native, entry));
     }
     let generic = device
@@ -117,13 +117,42 @@ pub fn select_for_device<'data>(
         .and_then(|p| p.generic)
         .and_then(super::processor::lookup);
     if let Some(generic) = generic {
+        let device = device.with_processor(generic);
         let mut text = SmallStr::new();
-        write!(text, "{}", device.with_processor(generic).canonical()).ok()?;
-        if let Some(entry) = found(AMDHSA, text.as_str()) {
+        write!(text, "{}", device.canonical()).ok()?;
+        if let Some(entry) = loadable(entries(), AMDHSA, &device, text.as_str()) {
             return Some((DeviceMatch::Generic, entry));
         }
     }
-    found(SPIRV, "amdgcnspirv").map(|entry| (DeviceMatch::SpirV, entry))
+    let spirv = TargetId::parse_for_arch(SPIRV.arch, "amdgcnspirv").ok()?;
+    loadable(entries(), SPIRV, &spirv, "amdgcnspirv").map(|entry| (DeviceMatch::SpirV, entry))
+}
+
+/// The entry of `entries` the runtime loads for `device` (written `exact`)
+/// on `triple`: see [`select_for_device`].
+fn loadable<'data>(
+    entries: impl Iterator<Item = BundleEntry<'data>> + Clone,
+    triple: Triple<'_>,
+    device: &TargetId<'_>,
+    exact: &str,
+) -> Option<BundleEntry<'data>> {
+    let runs = |entry: &BundleEntry<'data>| {
+        let id = entry.id_str().and_then(|id| BundleEntryId::parse(id).ok())?;
+        let ours = matches!(id.kind(), "hip" | "hipv4" | "hcc") && id.triple() == triple;
+        let target = id.parsed_target_id().ok()?;
+        (ours && target.is_compatible_with(device)).then_some(id.target_id() == exact)
+    };
+    entries
+        .clone()
+        .find(|entry| runs(entry) == Some(true))
+        .or_else(|| entries.clone().find(|entry| runs(entry).is_some()))
+}
+
+/// A device as the runtime names it: a target ID (`gfx90a:xnack+`), or an
+/// HSA ISA name (`amdgcn-amd-amdhsa--gfx90a:xnack+`), as HSA and comgr give
+/// it.
+pub fn parse_device(text: &str) -> Result<TargetId<'_>, super::IdError> {
+    TargetId::parse(text.strip_prefix("amdgcn-amd-amdhsa--").unwrap_or(text))
 }
 
 /// A fixed buffer long enough for any canonical AMDGPU target ID.
