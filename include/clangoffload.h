@@ -1614,7 +1614,8 @@ clangoffload_status clangoffload_bundle_find_compatible_entry(const uint8_t *dat
                                                               struct clangoffload_error *err);
 
 // The entry the HIP runtime would load on a device with AMDGPU target ID
-// `device`, as `clangoffload_bundle_select_for_device` chooses it, from the
+// `device` (or its HSA ISA name, `amdgcn-amd-amdhsa--gfx90a:xnack+`), as
+// `clangoffload_bundle_select_for_device` chooses it, from the
 // binary bundle in `len` bytes at `data` with no handle and no allocation:
 // the bundle is checked as `clangoffload_bundle_parse` checks it (an error is
 // returned with details in `*err`), then the entry is stored in `*out` and
@@ -1640,6 +1641,50 @@ clangoffload_status clangoffload_bundle_select_entry_for_device(const uint8_t *d
                                                                 struct clangoffload_bundle_entry *out,
                                                                 clangoffload_device_match *out_match,
                                                                 struct clangoffload_error *err);
+
+// The code object the HIP runtime loads on `device` (a target ID, or the
+// HSA ISA name `amdgcn-amd-amdhsa--gfx90a:xnack+`) from the fat binary in
+// `len` bytes at `data`, whatever it is, by the runtime's rule (see
+// `clangoffload_bundle_select_for_device`): a binary bundle; a compressed
+// bundle, decompressed into the caller's `scratch` (`scratch_cap` bytes;
+// its hash checked unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`); or
+// an OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
+// target ID, else the first compatible one; `out_match` is then native).
+// Stores the code object in `*out` (`id` is the bundle entry ID, or the
+// image's target ID; `payload` the code; `offset` where it starts in `data`
+// or, for a compressed bundle, in the decompressed bundle in `scratch`;
+// `descriptor_offset` 0) and how it matched in `*out_match`.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits. When `scratch` is too
+// small for a compressed bundle, `*out_needed` gets the size it needs and
+// the status is `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` (ask with `scratch`
+// NULL and `scratch_cap` 0); decoding is limited to 1 GiB.
+//
+// Ownership: nothing to free; the outputs are plain values.
+//
+// Lifetime: `out->id` and `out->payload` borrow `data`, or `scratch` for a
+// compressed bundle.
+//
+// NULL: `data` may be NULL only when `len` is 0, `device` only when
+// `device_len` is 0, `scratch` only when `scratch_cap` is 0; `out`,
+// `out_match` and `out_needed` NULL give `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL (no details).
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `device` is NULL or readable
+// for `device_len` bytes; `scratch` NULL or writable for `scratch_cap` bytes
+// and not overlapping `data`; `out`, `out_match` (in C, a `uint32_t`),
+// `out_needed` and `err` NULL or writable.
+clangoffload_status clangoffload_fatbin_select_for_device(const uint8_t *data,
+                                                          size_t len,
+                                                          const char *device,
+                                                          size_t device_len,
+                                                          uint32_t flags,
+                                                          uint8_t *scratch,
+                                                          size_t scratch_cap,
+                                                          size_t *out_needed,
+                                                          struct clangoffload_bundle_entry *out,
+                                                          clangoffload_device_match *out_match,
+                                                          struct clangoffload_error *err);
 
 // Parses a binary bundle from `len` bytes at `data` and stores a new handle in
 // `*out`. Every descriptor is checked unless `flags` has
@@ -1758,10 +1803,16 @@ clangoffload_status clangoffload_bundle_find_compatible(const struct clangoffloa
                                                         size_t *out_index);
 
 // The entry the HIP runtime would load on a device with AMDGPU target ID
-// `device` (e.g. `gfx90a:sramecc+:xnack-`): native, then generic, then SPIR-V;
-// within each, the `hipv4` entry of exactly that target ID, else the first
-// compatible in file order. Stores its index and how it
-// matched. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+// `device` (e.g. `gfx90a:sramecc+:xnack-`, or the HSA ISA name
+// `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`): native, then generic, then
+// SPIR-V; within each, by the runtime's rule (AMD comgr's
+// `amd_comgr_lookup_code_object`), not the bundler's: an entry of kind
+// `hip`, `hipv4` or `hcc` for exactly `amdgcn-amd-amdhsa` (never another
+// environment such as `unknown`), compatible with the device; the one of
+// exactly the device's target ID, else the first in file order. Stores its
+// index and how it matched. A device string that is no target ID gives its
+// target-ID status; `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+// (`clangoffload_bundle_find_compatible` follows the bundler's rules.)
 //
 // Ownership: nothing to free; the outputs are plain values.
 //
@@ -3582,6 +3633,8 @@ clangoffload_status clangoffload_wrap_hex(const uint8_t *data,
 //
 // Ownership: on success `*out` (if not empty) is owned by the caller,
 // released with `clangoffload_buffer_free`.
+//
+// Lifetime: `*out` borrows nothing; it lives until freed.
 //
 // NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
 // `err` may be NULL.

@@ -232,6 +232,102 @@ pub unsafe extern "C" fn clangoffload_bundle_select_entry_for_device(
     })
 }
 
+/// The code object the HIP runtime loads on `device` (a target ID, or the
+/// HSA ISA name `amdgcn-amd-amdhsa--gfx90a:xnack+`) from the fat binary in
+/// `len` bytes at `data`, whatever it is, by the runtime's rule (see
+/// `clangoffload_bundle_select_for_device`): a binary bundle; a compressed
+/// bundle, decompressed into the caller's `scratch` (`scratch_cap` bytes;
+/// its hash checked unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`); or
+/// an OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
+/// target ID, else the first compatible one; `out_match` is then native).
+/// Stores the code object in `*out` (`id` is the bundle entry ID, or the
+/// image's target ID; `payload` the code; `offset` where it starts in `data`
+/// or, for a compressed bundle, in the decompressed bundle in `scratch`;
+/// `descriptor_offset` 0) and how it matched in `*out_match`.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits. When `scratch` is too
+/// small for a compressed bundle, `*out_needed` gets the size it needs and
+/// the status is `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` (ask with `scratch`
+/// NULL and `scratch_cap` 0); decoding is limited to 1 GiB.
+///
+/// Ownership: nothing to free; the outputs are plain values.
+///
+/// Lifetime: `out->id` and `out->payload` borrow `data`, or `scratch` for a
+/// compressed bundle.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `device` only when
+/// `device_len` is 0, `scratch` only when `scratch_cap` is 0; `out`,
+/// `out_match` and `out_needed` NULL give `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL (no details).
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `device` is NULL or readable
+/// for `device_len` bytes; `scratch` NULL or writable for `scratch_cap` bytes
+/// and not overlapping `data`; `out`, `out_match` (in C, a `uint32_t`),
+/// `out_needed` and `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_fatbin_select_for_device(
+    data: *const u8,
+    len: usize,
+    device: *const c_char,
+    device_len: usize,
+    flags: u32,
+    scratch: *mut u8,
+    scratch_cap: usize,
+    out_needed: *mut usize,
+    out: *mut clangoffload_bundle_entry,
+    out_match: *mut clangoffload_device_match,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        if flags & !crate::compressed::CLANGOFFLOAD_SKIP_HASH_CHECK != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: readable for device_len bytes, as the caller promises.
+        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
+        // SAFETY: writable, as the caller promises.
+        let (out, out_match, out_needed) =
+            unsafe { (out_arg(out)?, out_arg(out_match)?, out_arg(out_needed)?) };
+        let options = clangoffload::DecompressOptions {
+            verify_hash: flags & crate::compressed::CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
+            ..clangoffload::DecompressOptions::default()
+        };
+        if clangoffload::CompressedBundle::is_compressed(data) {
+            let needed = clangoffload::CompressedBundle::parse(data)
+                .and_then(|c| c.check(&options.limits))
+                // SAFETY: `err` is NULL or writable, as the caller promises.
+                .map_err(|e| unsafe { report(&e, err) })?;
+            *out_needed = needed;
+            if needed > scratch_cap {
+                return Err(clangoffload_status::BufferTooSmall);
+            }
+        }
+        if scratch.is_null() && scratch_cap != 0 {
+            return Err(clangoffload_status::NullArgument);
+        }
+        let scratch: &mut [u8] = if scratch_cap == 0 {
+            &mut []
+        } else {
+            // SAFETY: non-NULL, writable for `scratch_cap` bytes and not
+            // overlapping `data`, as the caller promises.
+            unsafe { core::slice::from_raw_parts_mut(scratch, scratch_cap) }
+        };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let found = id::select_in_fatbin(data, &device, scratch, &options)
+            .map_err(|e| unsafe { report(&e, err) })?
+            .ok_or(clangoffload_status::NotFound)?;
+        *out = clangoffload_bundle_entry {
+            id: clangoffload_bytes::of(found.id),
+            payload: clangoffload_bytes::of(found.code),
+            offset: found.offset,
+            descriptor_offset: 0,
+        };
+        *out_match = found.how.into();
+        Ok(())
+    })
+}
+
 /// Parses a binary bundle from `len` bytes at `data` and stores a new handle in
 /// `*out`. Every descriptor is checked unless `flags` has
 /// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries in front of the first

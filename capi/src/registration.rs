@@ -214,6 +214,8 @@ pub unsafe extern "C" fn clangoffload_wrap_hex(
 /// Ownership: on success `*out` (if not empty) is owned by the caller,
 /// released with `clangoffload_buffer_free`.
 ///
+/// Lifetime: `*out` borrows nothing; it lives until freed.
+///
 /// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
 /// `err` may be NULL.
 ///

@@ -16,6 +16,7 @@ pub(crate) fn range(data: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
 }
 
 /// Where `part` starts in `whole`, if it is a slice of it.
+#[cfg(feature = "alloc")]
 pub(crate) fn offset_in(whole: &[u8], part: &[u8]) -> Option<u64> {
     // Addresses only, compared and subtracted: no pointer is made from them.
     #[allow(clippy::as_conversions)]

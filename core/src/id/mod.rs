@@ -11,7 +11,8 @@ use core::fmt;
 
 pub use entry_id::{BundleEntryId, OFFLOAD_KINDS};
 pub use select::{
-    first_compatible, first_compatible_of, is_exactly, parse_device, select_for_device, DeviceMatch,
+    first_compatible, first_compatible_of, is_exactly, parse_device, select_for_device,
+    select_in_fatbin, DeviceMatch, Loadable,
 };
 pub use target_id::{CanonicalTargetId, FeatureSetting, TargetId};
 pub use triple::Triple;

@@ -137,7 +137,9 @@ fn loadable<'data>(
     exact: &str,
 ) -> Option<BundleEntry<'data>> {
     let runs = |entry: &BundleEntry<'data>| {
-        let id = entry.id_str().and_then(|id| BundleEntryId::parse(id).ok())?;
+        let id = entry
+            .id_str()
+            .and_then(|id| BundleEntryId::parse(id).ok())?;
         let ours = matches!(id.kind(), "hip" | "hipv4" | "hcc") && id.triple() == triple;
         let target = id.parsed_target_id().ok()?;
         (ours && target.is_compatible_with(device)).then_some(id.target_id() == exact)
@@ -146,6 +148,72 @@ fn loadable<'data>(
         .clone()
         .find(|entry| runs(entry) == Some(true))
         .or_else(|| entries.clone().find(|entry| runs(entry).is_some()))
+}
+
+/// What a runtime loads from a fat binary: how it matched, the code object,
+/// and its ID (a bundle entry's; an OffloadBinary image's target ID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loadable<'a> {
+    /// Which of the runtime's candidates it was chosen as.
+    pub how: DeviceMatch,
+    /// The code object.
+    pub code: &'a [u8],
+    /// Its bundle entry ID, or an OffloadBinary image's target ID.
+    pub id: &'a [u8],
+    /// Where the code starts: in `data`, or in the decompressed bundle for a
+    /// compressed one.
+    pub offset: u64,
+}
+
+/// The code object the HIP runtime loads on `device` from `data`, whatever
+/// the container: a bundle ([`select_for_device`]), a compressed bundle
+/// (decompressed into `scratch`, which must hold its declared size: see
+/// [`crate::CompressedBundle::check`]; the hash is checked), or an
+/// OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
+/// target ID, else the first compatible one). `Ok(None)` if nothing fits.
+pub fn select_in_fatbin<'a>(
+    data: &'a [u8],
+    device: &TargetId<'_>,
+    scratch: &'a mut [u8],
+    options: &crate::DecompressOptions,
+) -> crate::Result<Option<Loadable<'a>>> {
+    let bundle_pick = |bundle: Bundle<'a>| {
+        select_for_device(&bundle, device).map(|(how, entry)| Loadable {
+            how,
+            code: entry.payload(),
+            id: entry.id(),
+            offset: entry.offset(),
+        })
+    };
+    if crate::CompressedBundle::is_compressed(data) {
+        let compressed = crate::CompressedBundle::parse(data)?;
+        let size = compressed.decompress_into(scratch, options)?;
+        let bundle = Bundle::parse(scratch.get(..size).unwrap_or_default())?;
+        return Ok(bundle_pick(bundle));
+    }
+    if crate::OffloadBinary::is_offload_binary(data) {
+        let binary = crate::OffloadBinary::parse(data)?;
+        let runs = |entry: &crate::OffloadEntry<'a>| {
+            let arch = entry.arch().and_then(|a| core::str::from_utf8(a).ok())?;
+            let target = TargetId::parse(arch).ok()?;
+            let ours = entry.triple() == Some(&b"amdgcn-amd-amdhsa"[..]);
+            (ours && target.is_compatible_with(device)).then(|| {
+                let mut exact = SmallStr::new();
+                write!(exact, "{}", device.canonical()).is_ok() && arch == exact.as_str()
+            })
+        };
+        let pick = binary
+            .entries()
+            .find(|e| runs(e) == Some(true))
+            .or_else(|| binary.entries().find(|e| runs(e).is_some()));
+        return Ok(pick.map(|entry| Loadable {
+            how: DeviceMatch::Native,
+            code: entry.image(),
+            id: entry.arch().unwrap_or_default(),
+            offset: entry.image_offset(),
+        }));
+    }
+    Ok(bundle_pick(Bundle::parse(data)?))
 }
 
 /// A device as the runtime names it: a target ID (`gfx90a:xnack+`), or an
