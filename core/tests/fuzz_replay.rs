@@ -80,6 +80,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
     let targets: &[Target] = &[
         ("archive_parse", &checks::archive_parse::check),
         ("archive_unbundle", &checks::archive_unbundle::check),
+        ("bitcode_symtab", &checks::bitcode_symtab::check),
         ("bundle_parse", &checks::bundle_parse::check),
         ("bundle_roundtrip", &typed(checks::bundle_roundtrip::check)),
         (

@@ -5,6 +5,7 @@
 
 pub mod archive_parse;
 pub mod archive_unbundle;
+pub mod bitcode_symtab;
 pub mod bundle_parse;
 pub mod bundle_roundtrip;
 pub mod compressed_decompress;

@@ -285,7 +285,8 @@ pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
 ///   holds no module (LLVM reads it as an empty IR file). Bitcode without
 ///   such a table is left unindexed (`None`): LLVM reads its symbols from
 ///   the IR, which we do not (docs/differences.md); so is bitcode we cannot
-///   read, which LLVM does not index either (it warns).
+///   read, which LLVM does not index either (it warns), and a table with a
+///   name holding a NUL (LLVM writes it, and its index then reads wrong).
 fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
     if is_bitcode(data) {
         let contents = BitcodeFileContents::parse(data).ok()?;
@@ -293,7 +294,8 @@ fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
             return Some(Vec::new());
         }
         let table = contents.current_symtab().ok()??;
-        return Some(table.defined_global_symbols().collect());
+        let names: Vec<&[u8]> = table.defined_global_symbols().collect();
+        return (!names.iter().any(|name| name.contains(&0))).then_some(names);
     }
     crate::elf::ElfFile::parse(data)
         .ok()
