@@ -420,6 +420,9 @@ enum clangoffload_status
   // Extracting every entry would write more than the bundle holds
   // (overlapping payloads).
   CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE = 137,
+  // A COFF object or PE image where the bundler needs an object it can
+  // read or write: not supported yet.
+  CLANGOFFLOAD_STATUS_COFF_OBJECT = 138,
   // An `--image` argument to package has no `file` key.
   CLANGOFFLOAD_STATUS_MISSING_IMAGE_FILE = 140,
   // Extracting to an archive with a filter that has no `file` key.
@@ -539,6 +542,8 @@ enum clangoffload_file_kind_tag
   CLANGOFFLOAD_FILE_KIND_TAG_ARCHIVE = 8,
   // A thin `ar` archive.
   CLANGOFFLOAD_FILE_KIND_TAG_THIN_ARCHIVE = 9,
+  // A COFF object or a PE image (not read yet).
+  CLANGOFFLOAD_FILE_KIND_TAG_COFF = 10,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -72,6 +72,8 @@ pub enum clangoffload_file_kind_tag {
     Archive = 8,
     /// A thin `ar` archive.
     ThinArchive = 9,
+    /// A COFF object or a PE image (not read yet).
+    Coff = 10,
 }
 
 /// What `clangoffload_file_kind_detect` found.
@@ -142,6 +144,7 @@ fn file_kind(kind: FileKind) -> clangoffload_file_kind {
             T::Elf
         }
         FileKind::MachO => T::MachO,
+        FileKind::Coff => T::Coff,
         FileKind::Bitcode => T::Bitcode,
         FileKind::Archive => T::Archive,
         FileKind::ThinArchive => T::ThinArchive,

@@ -193,6 +193,9 @@ pub enum clangoffload_status {
     /// Extracting every entry would write more than the bundle holds
     /// (overlapping payloads).
     ExtractionTooLarge = 137,
+    /// A COFF object or PE image where the bundler needs an object it can
+    /// read or write: not supported yet.
+    CoffObject = 138,
     /// An `--image` argument to package has no `file` key.
     MissingImageFile = 140,
     /// Extracting to an archive with a filter that has no `file` key.
@@ -339,6 +342,7 @@ status_table! {
     HostTargetCount => "expecting exactly one host target",
     ArchiveBundling => "archives are only supported for unbundling",
     MachOObject => "Mach-O host objects are not supported",
+    CoffObject => "COFF objects and PE images are not supported yet",
     OffloadBinaryNotBundle => "an OffloadBinary, not a bundle",
     InvalidBundleId => "invalid bundle ID read from the bundle",
     MissingBundles => "no bundle for a target",
@@ -595,6 +599,7 @@ pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
         E::ZeroAlignment => S::ZeroAlignment,
         E::ArchiveBundling => S::ArchiveBundling,
         E::MachOObject => S::MachOObject,
+        E::CoffObject => S::CoffObject,
         E::MalformedObject(e)
         | E::MalformedTextBundle(e)
         | E::MalformedBundle { error: e, .. }
@@ -805,6 +810,7 @@ mod tests {
                 (E::ZeroAlignment, S::ZeroAlignment),
                 (E::ArchiveBundling, S::ArchiveBundling),
                 (E::MachOObject, S::MachOObject),
+                (E::CoffObject, S::CoffObject),
                 (E::MalformedObject(core), S::ZeroOffset),
                 (E::MalformedTextBundle(core), S::ZeroOffset),
                 (

@@ -28,6 +28,9 @@ pub enum FileKind {
     /// A Mach-O file (which LLVM opens as an object; this crate does not
     /// read it).
     MachO,
+    /// A COFF object or a PE image (which LLVM opens as an object; this
+    /// crate does not read it yet).
+    Coff,
     /// LLVM bitcode, bare (`BC C0 DE`) or in its wrapper (`DE C0 17 0B`).
     Bitcode,
     /// An `ar` archive.
@@ -61,6 +64,23 @@ const MACHO_MAGICS: [[u8; 4]; 4] = [
     [0xcf, 0xfa, 0xed, 0xfe],
 ];
 
+/// Whether `data` starts as LLVM's `identify_magic` says a COFF object
+/// (x86-64, ARM64, i386 or ARMNT machine) or a PE image (an `MZ` stub whose
+/// `e_lfanew` names a `PE\0\0` signature) does.
+fn is_coff(data: &[u8]) -> bool {
+    match data {
+        [0x64, 0x86 | 0xaa, ..] | [0x4c | 0xc4, 0x01, ..] => true,
+        [b'M', b'Z', ..] => {
+            data.get(0x3c..0x40)
+                .and_then(|at| <[u8; 4]>::try_from(at).ok())
+                .and_then(|at| usize::try_from(u32::from_le_bytes(at)).ok())
+                .and_then(|at| data.get(at..at.checked_add(4)?))
+                == Some(&b"PE\0\0"[..])
+        }
+        _ => false,
+    }
+}
+
 impl FileKind {
     /// The kind `data` starts as. Reads at most the first 64 bytes, except
     /// for a file no magic names, which is searched once for a text bundle's
@@ -76,6 +96,8 @@ impl FileKind {
             FileKind::Elf(ElfKind::read(data))
         } else if MACHO_MAGICS.iter().any(|m| data.starts_with(m)) {
             FileKind::MachO
+        } else if is_coff(data) {
+            FileKind::Coff
         } else if is_bitcode(data) {
             FileKind::Bitcode
         } else if data.starts_with(ARCHIVE_MAGIC) {
@@ -100,7 +122,7 @@ impl FileKind {
     pub fn is_object(self) -> bool {
         match self {
             FileKind::Elf(elf) => elf.is_object,
-            FileKind::MachO => true,
+            FileKind::MachO | FileKind::Coff => true,
             _ => false,
         }
     }
@@ -120,6 +142,7 @@ impl FileKind {
             FileKind::TextBundle(_) => "text bundle",
             FileKind::Elf(_) => "ELF file",
             FileKind::MachO => "Mach-O file",
+            FileKind::Coff => "COFF object or PE image",
             FileKind::Bitcode => "LLVM bitcode",
             FileKind::Archive => "archive",
             FileKind::ThinArchive => "thin archive",

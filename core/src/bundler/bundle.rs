@@ -67,8 +67,10 @@ pub fn bundle<'data>(
             })
             .collect();
         let carrier = input(host);
-        if !matches!(FileKind::detect(carrier), FileKind::Elf(_)) {
-            return Err(BundlerError::MachOObject);
+        match FileKind::detect(carrier) {
+            FileKind::Elf(_) => {}
+            FileKind::Coff => return Err(BundlerError::CoffObject),
+            _ => return Err(BundlerError::MachOObject),
         }
         let object = ElfFile::parse(carrier)
             .and_then(|elf| write_object_bundle(&elf, &entries))

@@ -52,6 +52,9 @@ pub enum BundlerError {
     ArchiveBundling,
     /// A Mach-O host object (LLVM reads it; this crate does not).
     MachOObject,
+    /// A COFF object or PE image where the bundler needs to read or write an
+    /// object: not supported yet (LLVM 22 reads and writes them).
+    CoffObject,
     /// A host object that cannot be read.
     MalformedObject(Error),
     /// A text bundle that cannot be read.
@@ -172,6 +175,7 @@ impl BundlerError {
         matches!(
             self,
             E::MachOObject
+                | E::CoffObject
                 | E::MalformedObject(_)
                 | E::MalformedTextBundle(_)
                 | E::MalformedBundle { .. }
@@ -259,6 +263,10 @@ impl BundlerError {
             }
             E::ArchiveBundling => f.write_str("Archive files are only supported for unbundling"),
             E::MachOObject => f.write_str("Mach-O host objects are not supported; only ELF"),
+            E::CoffObject => f.write_str(
+                "COFF objects and PE images are not supported yet; only ELF (nothing is \
+                 written in another format instead)",
+            ),
             E::MalformedObject(e) => write!(f, "malformed object: {e}"),
             E::MalformedTextBundle(e) => write!(f, "malformed text bundle: {e}"),
             E::MalformedBundle { error, place } => {

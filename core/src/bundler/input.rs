@@ -287,8 +287,10 @@ pub(crate) fn read<'data>(
 ) -> Result<Contents<'data>, BundlerError> {
     let kind = FileKind::detect(data);
     if file_type == FileType::Object && kind.is_object() {
-        if !matches!(kind, FileKind::Elf(_)) {
-            return Err(BundlerError::MachOObject);
+        match kind {
+            FileKind::Elf(_) => {}
+            FileKind::Coff => return Err(BundlerError::CoffObject),
+            _ => return Err(BundlerError::MachOObject),
         }
         return ObjectBundle::parse(data)
             .and_then(|object| {
