@@ -18,17 +18,12 @@ use clangoffload::{CompressedBundle, DecompressOptions};
 use clangoffload_capi as c;
 use common::root;
 
+/// A selected code object: its bytes, offset and ID.
+type Found = (Vec<u8>, u64, String);
+
 /// Runs the call with a scratch buffer of `cap` bytes; the status, the needed
-/// size, and (on OK) the code object's bytes, offset and ID.
-fn select(
-    data: &[u8],
-    device: &str,
-    cap: usize,
-) -> (
-    c::clangoffload_status,
-    usize,
-    Option<(Vec<u8>, u64, String)>,
-) {
+/// size, and (on OK) what it found.
+fn select(data: &[u8], device: &str, cap: usize) -> (c::clangoffload_status, usize, Option<Found>) {
     let mut scratch = vec![0u8; cap];
     let mut needed = 0usize;
     let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
