@@ -6,7 +6,7 @@ use core::ffi::c_char;
 
 #[cfg(feature = "alloc")]
 use clangoffload::bundle::{BundleDiagnostic, BundleLayout};
-use clangoffload::id::{self, BundleEntryId, DeviceMatch};
+use clangoffload::id::{self, BundleEntryId, DeviceMatch, IdError};
 #[cfg(feature = "alloc")]
 use clangoffload::Error;
 use clangoffload::{Bundle, BundleEntry, EntryPosition};
@@ -171,7 +171,7 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible_entry(
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for target_len bytes, as the caller promises.
-        let requested = BundleEntryId::parse(unsafe { str_arg(target, target_len) }?)?;
+        let requested = requested_id(unsafe { str_arg(target, target_len) }?)?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_entry_for_device(
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
-        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
+        let device = device_id(unsafe { str_arg(device, device_len) }?)?;
         // SAFETY: writable, as the caller promises.
         let (out, out_match) = unsafe { (out_arg(out)?, out_arg(out_match)?) };
         // SAFETY: `err` is NULL or writable, as the caller promises.
@@ -285,7 +285,7 @@ pub unsafe extern "C" fn clangoffload_fatbin_select_for_device(
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
-        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
+        let device = device_id(unsafe { str_arg(device, device_len) }?)?;
         // SAFETY: writable, as the caller promises.
         let (out, out_match, out_needed) =
             unsafe { (out_arg(out)?, out_arg(out_match)?, out_arg(out_needed)?) };
@@ -525,7 +525,7 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
         // SAFETY: NULL or a live handle, as the caller promises.
         let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: readable for target_len bytes, as the caller promises.
-        let requested = BundleEntryId::parse(unsafe { str_arg(target, target_len) }?)?;
+        let requested = requested_id(unsafe { str_arg(target, target_len) }?)?;
         let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
         let entry = id::first_compatible_of(bundle.entries.iter().copied(), &requested, hip_openmp)
             .ok_or(clangoffload_status::NotFound)?;
@@ -534,6 +534,29 @@ pub unsafe extern "C" fn clangoffload_bundle_find_compatible(
         *unsafe { out_arg(out_index) }? = index;
         Ok(())
     })
+}
+
+/// A requested entry ID, with the statuses every selection call gives for
+/// the same bad input: its target ID's own status when that is malformed,
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` (later) for an unknown processor.
+fn requested_id(text: &str) -> Result<BundleEntryId<'_>, clangoffload_status> {
+    let requested = BundleEntryId::parse(text)?;
+    if !requested.target_id().is_empty() {
+        match requested.parsed_target_id() {
+            Ok(_) | Err(IdError::UnknownProcessor) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(requested)
+}
+
+/// A device (target ID or HSA ISA name), with the statuses of
+/// [`requested_id`]: no code object is for a processor nobody knows.
+fn device_id(text: &str) -> Result<id::TargetId<'_>, clangoffload_status> {
+    match id::parse_device(text) {
+        Err(IdError::UnknownProcessor) => Err(clangoffload_status::NotFound),
+        other => Ok(other?),
+    }
 }
 
 /// How `clangoffload_bundle_select_for_device` matched.
@@ -593,7 +616,7 @@ pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
         // SAFETY: NULL or a live handle, as the caller promises.
         let bundle = unsafe { handle_arg(bundle) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
-        let device = id::parse_device(unsafe { str_arg(device, device_len) }?)?;
+        let device = device_id(unsafe { str_arg(device, device_len) }?)?;
         let (how, entry) =
             id::select_for_device(&bundle.bundle, &device).ok_or(clangoffload_status::NotFound)?;
         let index = bundle

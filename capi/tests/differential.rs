@@ -947,6 +947,30 @@ fn core_target_id(query: &[u8]) -> Result<TargetId<'_>, Fault> {
     TargetId::parse(text).map_err(Fault::id)
 }
 
+/// What the selection calls take as a requested entry ID: a target ID that
+/// is malformed fails with its status, an unknown processor finds nothing.
+fn core_requested(query: &[u8]) -> Result<BundleEntryId<'_>, Fault> {
+    let requested = core_entry_id(query)?;
+    if !requested.target_id().is_empty() {
+        match requested.parsed_target_id() {
+            Ok(_) | Err(id::IdError::UnknownProcessor) => {}
+            Err(e) => return Err(Fault::id(e)),
+        }
+    }
+    Ok(requested)
+}
+
+/// What the runtime's selection calls take as a device: a target ID or an
+/// HSA ISA name; an unknown processor finds nothing.
+fn core_device(query: &[u8]) -> Result<TargetId<'_>, Fault> {
+    let text =
+        std::str::from_utf8(query).map_err(|_| Fault::plain(clangoffload_status::InvalidUtf8))?;
+    match id::parse_device(text) {
+        Err(id::IdError::UnknownProcessor) => Err(Fault::plain(clangoffload_status::NotFound)),
+        other => other.map_err(Fault::id),
+    }
+}
+
 type BundleHandle<'a> = Handle<'a, clangoffload_bundle>;
 
 fn c_bundle(data: &[u8], flags: u32) -> Result<BundleHandle<'_>, Fault> {
@@ -1034,7 +1058,7 @@ fn c_find(h: &BundleHandle<'_>, query: &[u8], flags: u32) -> Result<usize, Fault
 }
 
 fn core_find(bundle: &Bundle<'_>, query: &[u8], flags: u32) -> Result<usize, Fault> {
-    let requested = core_entry_id(query)?;
+    let requested = core_requested(query)?;
     let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
     id::first_compatible(bundle, &requested, hip_openmp)
         .map(|e| e.index() as usize)
@@ -1065,7 +1089,7 @@ fn core_select(
     bundle: &Bundle<'_>,
     device: &[u8],
 ) -> Result<(usize, clangoffload_device_match), Fault> {
-    let device = core_target_id(device)?;
+    let device = core_device(device)?;
     let (how, entry) = id::select_for_device(bundle, &device)
         .ok_or(Fault::plain(clangoffload_status::NotFound))?;
     Ok((entry.index() as usize, device_match(how)))
@@ -1127,7 +1151,7 @@ fn c_find_entry(data: &[u8], query: &[u8], flags: u32) -> Result<EntryRec, Fault
 }
 
 fn core_find_entry(data: &[u8], query: &[u8], flags: u32) -> Result<EntryRec, Fault> {
-    let requested = core_entry_id(query)?;
+    let requested = core_requested(query)?;
     let bundle = Bundle::parse(data).map_err(|e| Fault::core(&e))?;
     let hip_openmp = flags & CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE != 0;
     id::first_compatible(&bundle, &requested, hip_openmp)
@@ -1164,7 +1188,7 @@ fn core_select_entry(
     data: &[u8],
     device: &[u8],
 ) -> Result<(EntryRec, clangoffload_device_match), Fault> {
-    let device = core_target_id(device)?;
+    let device = core_device(device)?;
     let bundle = Bundle::parse(data).map_err(|e| Fault::core(&e))?;
     let (how, entry) = id::select_for_device(&bundle, &device)
         .ok_or(Fault::plain(clangoffload_status::NotFound))?;

@@ -118,3 +118,46 @@ fn an_offload_binary_gives_its_image_for_the_device() {
     assert_eq!(offset, image.image_offset());
     assert_eq!(id, arch);
 }
+
+/// The same bad input gives the same status from the bundler's and the
+/// runtime's selection calls: a malformed target ID its own status, a
+/// processor nobody knows NOT_FOUND.
+#[test]
+fn bad_targets_give_one_status_across_find_and_select() {
+    let data = std::fs::read(root().join("tests/fixtures/llvm22/hip-4096.bundle")).unwrap();
+    let find = |target: &str| {
+        let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
+        // SAFETY: the buffers are live and writable for the call.
+        unsafe {
+            c::clangoffload_bundle_find_compatible_entry(
+                data.as_ptr(),
+                data.len(),
+                target.as_ptr().cast(),
+                target.len(),
+                0,
+                entry.as_mut_ptr(),
+                null_mut(),
+            )
+        }
+    };
+    for (device, status) in [
+        ("gfx9999", c::clangoffload_status::NotFound),
+        ("gfx906:xnack", c::clangoffload_status::TargetIdMissingSign),
+        (
+            "gfx906:foo+",
+            c::clangoffload_status::TargetIdUnknownFeature,
+        ),
+    ] {
+        assert_eq!(select(&data, device, 0).0, status, "select {device}");
+        assert_eq!(
+            find(&format!("hipv4-amdgcn-amd-amdhsa--{device}")),
+            status,
+            "find {device}"
+        );
+    }
+    // The host entry has no target ID to check.
+    assert_eq!(
+        find("host-x86_64-unknown-linux-gnu"),
+        c::clangoffload_status::Ok
+    );
+}
