@@ -60,6 +60,18 @@ fn edited(ctx: &Ctx, field: &str) -> bool {
     ctx.edits.iter().any(|e| e.describe().contains(field))
 }
 
+/// `-list`: both succeed, and we list everything LLVM lists, and more.
+fn list_is_superset(ctx: &Ctx) -> bool {
+    bundler(ctx) && ctx.cmd.is_list() && ctx.class == Class::BothSucceedDiffer && {
+        let ours: Vec<&[u8]> = ctx.ours.stdout.split(|&b| b == b'\n').collect();
+        ctx.llvm
+            .stdout
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .all(|l| ours.contains(&l))
+    }
+}
+
 fn offload_tool(ctx: &Ctx) -> bool {
     matches!(ctx.cmd.tool, Tool::Packager | Tool::Objdump)
 }
@@ -111,7 +123,9 @@ pub static RULES: &[Rule] = &[
         applies: |c| {
             bundler(c)
                 && we_refuse(c)
-                && (c.ours_says("not the declared") || c.ours_says("uncompressed bytes, the zstd frame"))
+                && (c.ours_says("not the declared")
+                    || c.ours_says("uncompressed bytes, the zstd frame")
+                    || c.ours_says("stream ends early"))
         },
     },
     Rule {
@@ -158,6 +172,42 @@ pub static RULES: &[Rule] = &[
                 && c.ours_says("is also in the container at offset")
         },
     },
+    Rule {
+        name: "invalid-id-luck",
+        row: "`-unbundle` stops reading entries once every target is found, and fails with `invalid bundle id \
+              read from the bundle` if it meets an invalid ID before. Binary bundles are read in hash order, \
+              so whether it meets one is luck",
+        open: false,
+        applies: |c| {
+            bundler(c)
+                && matches!(c.class, Class::OnlyOursSucceeds | Class::OnlyLlvmSucceeds)
+                && (c.llvm_says("invalid bundle id read from the bundle")
+                    || c.ours_says("invalid bundle id read from the bundle"))
+        },
+    },
+    Rule {
+        name: "which-entry",
+        row: "`-unbundle` visits entries and requested targets in hash order; each entry goes to the first \
+              compatible open target (and: an entry whose ID is exactly a requested target's can lose to a \
+              merely compatible one that comes first in hash order)",
+        open: false,
+        applies: |c| {
+            bundler(c)
+                && !c.cmd.is_list()
+                && c.cmd.label() != "bundler -unbundle -type=a"
+                && c.class == Class::BothSucceedDiffer
+                && c.llvm.files.keys().eq(c.ours.files.keys())
+                && c.llvm.stdout == c.ours.stdout
+                && edited(c, "ID")
+        },
+    },
+    Rule {
+        name: "list-back-to-back-compressed",
+        row: "A compressed bundle's total size is ignored; several back to back fail (\"Src size is incorrect\") \
+              (after a zlib one LLVM lists the first only; we list every container)",
+        open: false,
+        applies: |c| c.seed.kind == Kind::Compressed && list_is_superset(c),
+    },
     // ---- text bundles
     Rule {
         name: "text-markers",
@@ -182,7 +232,14 @@ pub static RULES: &[Rule] = &[
             bundler(c)
                 && we_refuse(c)
                 && c.seed.kind == Kind::Archive
-                && ["member data", "archive member header", "long name", "long-name table", "member name length"]
+                && [
+                    "member data",
+                    "archive member header",
+                    "long name",
+                    "long-name table",
+                    "member name length",
+                    "not a decimal number",
+                ]
                     .iter()
                     .any(|w| c.ours_says(w))
         },
@@ -306,17 +363,7 @@ pub static RULES: &[Rule] = &[
         row: "open: reported: -list of a plain bundle followed by another bundle: LLVM lists the first only; \
               we list every container (as for compressed ones)",
         open: true,
-        applies: |c| {
-            bundler(c)
-                && c.cmd.is_list()
-                && matches!(c.class, Class::BothSucceedDiffer)
-                && c.edits.iter().any(|e| matches!(e, Edit::Append { .. }))
-                && {
-                    let llvm = c.llvm.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty());
-                    let ours: Vec<&[u8]> = c.ours.stdout.split(|&b| b == b'\n').collect();
-                    llvm.into_iter().all(|l| ours.contains(&l))
-                }
-        },
+        applies: list_is_superset,
     },
     Rule {
         name: "text-marker-misread",
@@ -324,6 +371,67 @@ pub static RULES: &[Rule] = &[
               a prefix before a marker) that both read without error, with different entries",
         open: true,
         applies: |c| matches!(c.seed.kind, Kind::Text(_)) && c.class == Class::BothSucceedDiffer,
+    },
+    Rule {
+        name: "elf-validation",
+        row: "open: reported: a host object whose section name table is not a NUL-terminated SHT_STRTAB, or \
+              whose section table runs past the end: LLVM refuses it (llvm::object's checks); we read the \
+              bundle sections all the same",
+        open: true,
+        applies: |c| {
+            bundler(c)
+                && c.class == Class::OnlyOursSucceeds
+                && ["string table section", "section table goes past", "report_fatal_error", "sh_type"]
+                    .iter()
+                    .any(|w| c.llvm_says(w))
+        },
+    },
+    Rule {
+        name: "ccob-header-values",
+        row: "open: reported: a compressed bundle with an unknown method or version (not 0): LLVM 22 lists \
+              nothing and succeeds; we refuse with the method or version",
+        open: true,
+        applies: |c| {
+            bundler(c)
+                && we_refuse(c)
+                && (c.ours_says("unknown compression method") || c.ours_says("unsupported compressed bundle version"))
+        },
+    },
+    Rule {
+        name: "objdump-damaged",
+        row: "open: reported: inspect --objdump refuses a file with a damaged container (a .hip_fatbin bundle, \
+              an OffloadBinary) that llvm-objdump --offloading reads partially or skips",
+        open: true,
+        applies: |c| {
+            c.cmd.tool == Tool::Objdump
+                && matches!(c.class, Class::OnlyLlvmSucceeds | Class::LlvmCrashOursRefuse)
+                && c.ours_says("damaged containers")
+        },
+    },
+    Rule {
+        name: "packager-crash",
+        row: "open: reported: llvm-offload-binary crashes on a damaged archive member or object; we refuse \
+              with a located error (a row like the bundler's archive crash row)",
+        open: true,
+        applies: |c| c.cmd.tool == Tool::Packager && c.class == Class::LlvmCrashOursRefuse,
+    },
+    Rule {
+        name: "offload-untriaged",
+        row: "open: reported, not triaged: llvm-offload-binary `Invalid data` where we extract, and `--archive` \
+              outputs of different bytes after an image offset changed",
+        open: true,
+        applies: |c| {
+            c.cmd.tool == Tool::Packager && matches!(c.class, Class::OnlyOursSucceeds | Class::BothSucceedDiffer)
+                || c.cmd.tool == Tool::Objdump && c.class == Class::OnlyOursSucceeds && c.llvm_says("Invalid data")
+        },
+    },
+    Rule {
+        name: "unbundle-untriaged",
+        row: "open: reported, not triaged: -unbundle where both succeed with different outputs after a \
+              truncation or concatenation (our warning: bytes after the bundle start no known container), \
+              and -unbundle -type=a outputs of different bytes",
+        open: true,
+        applies: |c| bundler(c) && !c.cmd.is_list() && c.class == Class::BothSucceedDiffer,
     },
 ];
 
