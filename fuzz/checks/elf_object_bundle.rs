@@ -183,19 +183,29 @@ pub fn check(data: &[u8]) {
     );
 }
 
-/// Every section of an ELF file but where it lies: name, header without
-/// `sh_offset`, contents.
+/// Every section of an ELF file but where it lies and how its string tables
+/// are laid out: name, header without `sh_offset` and `sh_name`, contents —
+/// a string table's neither size nor contents (a rewrite that adds a name
+/// rebuilds the tables from the names in use, where the identity rewrite
+/// may keep them as they are: `artifacts-found/elf_object_bundle/
+/// strtab-rebuilt`, whose symbol table, cut to one byte, uses none of its
+/// names).
 fn sections_but_offsets(data: &[u8]) -> Vec<(Vec<u8>, SectionHeader, Vec<u8>)> {
+    const SHT_STRTAB: u32 = 3;
     let elf = ElfFile::parse(data).expect("a rewrite parses");
     (0..elf.section_count())
         .map(|i| {
             let s = elf.section(i).expect("a rewrite's sections read");
             let mut header = *s.header();
             header.offset = 0;
-            let contents = if header.kind == SHT_NOBITS {
-                Vec::new()
-            } else {
-                s.data().to_vec()
+            header.name = 0;
+            let contents = match header.kind {
+                SHT_NOBITS => Vec::new(),
+                SHT_STRTAB => {
+                    header.size = 0;
+                    Vec::new()
+                }
+                _ => s.data().to_vec(),
             };
             (s.name().to_vec(), header, contents)
         })
