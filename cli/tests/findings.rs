@@ -243,3 +243,52 @@ fn unknown_processors_get_their_exact_entries() {
     assert_eq!(std::fs::read(sb.path("o1")).unwrap(), b"9");
     assert_eq!(std::fs::read(sb.path("o2")).unwrap(), b"8");
 }
+
+/// A bundle section whose contents lie past the end of the file (found by
+/// the differential tester): LLVM lists every ID by section name and fails
+/// only a job that needs that entry; so do we.
+#[test]
+fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
+    let mut object = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
+    let elf = clangoffload::elf::ElfFile::parse(&object).unwrap();
+    let openmp = (1..elf.section_count())
+        .find(|&i| {
+            elf.section(i)
+                .unwrap()
+                .name()
+                .ends_with(b"openmp-x86_64-pc-linux-gnu-")
+        })
+        .unwrap();
+    let header = elf.header().shoff as usize + openmp as usize * 64;
+    object[header + 24..header + 32].copy_from_slice(&0x10_0000u64.to_le_bytes());
+    let files: [(&str, &[u8]); 1] = [("b.o", &object)];
+    for (out, _) in both(&files, &["-list", "-type=o", "-input=b.o"], &[]) {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(sorted_lines(&out.stdout).len(), 3);
+    }
+    let device = [
+        "-unbundle",
+        "-type=o",
+        "-input=b.o",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=d",
+    ];
+    let results = both(&files, &device, &["d"]);
+    assert!(results
+        .iter()
+        .all(|(out, written)| out.status.success() && written[0].is_some()));
+    let damaged = [
+        "-unbundle",
+        "-type=o",
+        "-input=b.o",
+        "-targets=openmp-x86_64-pc-linux-gnu",
+        "-output=o",
+    ];
+    for (out, _) in both(&files, &damaged, &[]) {
+        assert_eq!(out.status.code(), Some(1));
+    }
+}

@@ -182,12 +182,26 @@ fn a_damaged_object_is_a_located_error() {
     data[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     let bad = sb.path("bad.o");
     std::fs::write(&bad, &data).unwrap();
+    // Listed by section name, as LLVM 22 lists it.
     let r = run(
         &sb.ours(),
         &[
             "-type=o".to_owned(),
             "-list".into(),
             format!("-input={}", bad.display()),
+        ],
+    );
+    assert_eq!(r.status.code(), Some(0));
+    assert_eq!(sorted_lines(&r.stdout).len(), 3);
+    // Unbundling the damaged entry is a located error.
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-unbundle".into(),
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906".into(),
+            format!("-input={}", bad.display()),
+            format!("-output={}", sb.path("out").display()),
         ],
     );
     assert_eq!(r.status.code(), Some(1));

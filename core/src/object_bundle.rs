@@ -64,6 +64,26 @@ impl<'data> ObjectBundle<'data> {
         })
     }
 
+    /// Every bundle section's ID and its entry, or why its contents cannot
+    /// be read (LLVM lists a bundle section by its name, and fails only a
+    /// job that needs its contents). A section whose name cannot be read is
+    /// an error of the whole walk, as in LLVM: it might be a bundle's.
+    pub fn entries_by_id(
+        &self,
+    ) -> impl Iterator<Item = Result<(&'data [u8], Result<ObjectBundleEntry<'data>>)>> + '_ {
+        (1..self.elf.section_count()).filter_map(|index| {
+            let Some(name) = self.elf.section_name(index) else {
+                return Some(Err(self.elf.section(index).err()?));
+            };
+            let id = name.strip_prefix(&BUNDLE_MAGIC[..])?;
+            let entry = self
+                .elf
+                .section(index)
+                .map(|section| ObjectBundleEntry { id, section });
+            Some(Ok((id, entry)))
+        })
+    }
+
     /// The object without its bundle sections: what extracting the host
     /// entry gives.
     #[cfg(feature = "alloc")]

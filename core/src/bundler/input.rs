@@ -292,12 +292,8 @@ pub(crate) fn read<'data>(
             FileKind::Coff => return Err(BundlerError::CoffObject),
             _ => return Err(BundlerError::MachOObject),
         }
+        // A damaged bundle section fails only a job that needs it.
         return ObjectBundle::parse(data)
-            .and_then(|object| {
-                // Every bundle section must be readable.
-                object.entries().try_for_each(|e| e.map(drop))?;
-                Ok(object)
-            })
             .map(Contents::Object)
             .map_err(BundlerError::MalformedObject);
     }

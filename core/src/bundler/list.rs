@@ -83,7 +83,7 @@ pub fn list<'data>(
                 }
             }
         }
-        Contents::Object(object) => object_ids(object, None, &mut listed),
+        Contents::Object(object) => object_ids(object, None, &mut listed)?,
         Contents::Text(loaded, comment) => {
             let ids: Vec<Source> = input::text(loaded, *comment, &listed.buffers)?
                 .entries()
@@ -177,8 +177,7 @@ fn other_ids<'data>(
 ) -> Result<bool, BundlerError> {
     if FileKind::detect(data).is_readable_object() {
         let object = ObjectBundle::parse(data)?;
-        object.entries().try_for_each(|e| e.map(drop))?;
-        object_ids(&object, member, listed);
+        object_ids(&object, member, listed)?;
         return Ok(true);
     }
     // A text bundle's comment style is not in the file: take the one whose
@@ -205,10 +204,13 @@ fn object_ids<'data>(
     object: &ObjectBundle<'data>,
     member: Option<&'data [u8]>,
     listed: &mut Listed<'data>,
-) {
-    for entry in object.entries().map_while(Result::ok) {
-        listed.push(member, input_source(entry.id()));
+) -> Result<(), BundlerError> {
+    // By section name, as LLVM lists: damaged contents do not hide an ID.
+    for found in object.entries_by_id() {
+        let (id, _) = found.map_err(BundlerError::MalformedObject)?;
+        listed.push(member, input_source(id));
     }
+    Ok(())
 }
 
 /// An ID borrowed from the input.

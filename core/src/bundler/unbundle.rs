@@ -122,6 +122,7 @@ pub fn unbundle<'data>(
                     plan.push(t, piece);
                 }
             }
+            Some(Assigned::Damaged(error)) => return Err(BundlerError::MalformedObject(error)),
             None => {}
         }
     }
@@ -140,6 +141,9 @@ enum Assigned<'data> {
     Source(Source<'data>),
     /// The host object without its bundle sections.
     HostObject,
+    /// A bundle section whose contents cannot be read: an error only for
+    /// the target it goes to.
+    Damaged(crate::Error),
 }
 
 /// The entries unbundling considers, in file order.
@@ -150,7 +154,7 @@ fn candidates<'a, 'data>(
 ) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
     match contents {
         Contents::Containers(loaded) => container_candidates(loaded, buffers, observer),
-        Contents::Object(object) => Ok(object_candidates(object)),
+        Contents::Object(object) => object_candidates(object),
         Contents::Text(loaded, comment) => input::text(loaded, *comment, buffers)?
             .entries()
             .map(|entry| {
@@ -236,20 +240,24 @@ pub(crate) fn last_of_each_id<'data>(
 /// An object's entries in section order. A host entry holding the host
 /// marker stands for the object itself, without its bundle sections. (LLVM
 /// treats any one-zero-byte section so, whatever its ID.)
-fn object_candidates<'a, 'data>(object: &'a ObjectBundle<'data>) -> Vec<Candidate<'a, 'data>> {
+fn object_candidates<'a, 'data>(
+    object: &'a ObjectBundle<'data>,
+) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
     object
-        .entries()
-        .filter_map(Result::ok)
-        .map(|entry| Candidate {
-            id: entry.id(),
-            payload: if entry.is_host_marker() && entry.id().starts_with(b"host-") {
-                Assigned::HostObject
-            } else {
-                Assigned::Source(Source::Input {
+        .entries_by_id()
+        .map(|found| {
+            let (id, entry) = found.map_err(BundlerError::MalformedObject)?;
+            let payload = match entry {
+                Err(error) => Assigned::Damaged(error),
+                Ok(entry) if entry.is_host_marker() && id.starts_with(b"host-") => {
+                    Assigned::HostObject
+                }
+                Ok(entry) => Assigned::Source(Source::Input {
                     offset: entry.offset(),
                     bytes: entry.payload(),
-                })
-            },
+                }),
+            };
+            Ok(Candidate { id, payload })
         })
         .collect()
 }
