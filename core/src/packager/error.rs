@@ -50,7 +50,7 @@ pub enum PackagerError {
 impl PackagerError {
     /// Whether the message names the input file first (`'<file>': ...`).
     pub fn names_input(&self) -> bool {
-        matches!(self, PackagerError::Binary(_))
+        matches!(self, PackagerError::Binary(_) | PackagerError::Container(_))
     }
 
     /// The core error behind this one, if there is one (for its status,
