@@ -323,6 +323,8 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_SECTION_IN_USE = 67,
   // A section name to be written contains a NUL byte.
   CLANGOFFLOAD_STATUS_NUL_IN_SECTION_NAME = 68,
+  // The section name table is not a NUL-terminated `SHT_STRTAB`.
+  CLANGOFFLOAD_STATUS_BAD_NAME_TABLE = 69,
   // A text bundle's start marker has no end marker.
   CLANGOFFLOAD_STATUS_MISSING_END_MARKER = 70,
   // A text bundle's end marker closes no entry.

@@ -95,6 +95,8 @@ pub enum clangoffload_status {
     SectionInUse = 67,
     /// A section name to be written contains a NUL byte.
     NulInSectionName = 68,
+    /// The section name table is not a NUL-terminated `SHT_STRTAB`.
+    BadNameTable = 69,
     /// A text bundle's start marker has no end marker.
     MissingEndMarker = 70,
     /// A text bundle's end marker closes no entry.
@@ -298,6 +300,7 @@ status_table! {
     UnsupportedElf => "unsupported ELF file (big-endian or unknown class)",
     SectionTableOutOfBounds => "section header table runs past the end of the file",
     BadNameTableIndex => "section name table index names no section",
+    BadNameTable => "section name table is not a NUL-terminated string table",
     BadSectionIndex => "section index out of range",
     BadSectionName => "section name outside its string table",
     SectionOutOfBounds => "section contents run past the end of the file",
@@ -426,6 +429,7 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::UnsupportedElf { .. } => S::UnsupportedElf,
             ErrorKind::SectionTableOutOfBounds { .. } => S::SectionTableOutOfBounds,
             ErrorKind::BadNameTableIndex { .. } => S::BadNameTableIndex,
+            ErrorKind::BadNameTable { .. } => S::BadNameTable,
             ErrorKind::BadSectionIndex { .. } => S::BadSectionIndex,
             ErrorKind::BadSectionName { .. } => S::BadSectionName,
             ErrorKind::SectionOutOfBounds { .. } => S::SectionOutOfBounds,

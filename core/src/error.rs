@@ -330,6 +330,14 @@ pub enum ErrorKind {
         /// The number of sections.
         count: u32,
     },
+    /// The section name table is not a string table (`SHT_STRTAB`) that
+    /// ends in a NUL, which LLVM's object reader requires.
+    BadNameTable {
+        /// Its section index.
+        index: u32,
+        /// Its `sh_type`.
+        kind: u32,
+    },
     /// A section index (in a header, a symbol or a group) names no section.
     BadSectionIndex {
         /// The index.
@@ -640,6 +648,14 @@ impl fmt::Display for ErrorKind {
             ErrorKind::BadNameTableIndex { index, count } => write!(
                 f,
                 "section name table index {index} names no section with contents ({count} sections)"
+            ),
+            ErrorKind::BadNameTable { index, kind: 3 } => write!(
+                f,
+                "section name table [index {index}] is not NUL-terminated"
+            ),
+            ErrorKind::BadNameTable { index, kind } => write!(
+                f,
+                "section name table [index {index}] has type {kind:#x}, not SHT_STRTAB"
             ),
             ErrorKind::BadSectionIndex { index, count } => {
                 write!(f, "section index {index} out of range ({count} sections)")

@@ -350,13 +350,6 @@ pub static RULES: &[Rule] = &[
         },
     },
     Rule {
-        name: "objcopy-validation",
-        row: "open: reported: a host object llvm-objcopy refuses (two SHT_SYMTAB sections) fails host \
-              extraction in LLVM ('llvm-objcopy' tool failed); we rewrite it without complaint",
-        open: true,
-        applies: |c| bundler(c) && c.class == Class::OnlyOursSucceeds && c.llvm_says("llvm-objcopy"),
-    },
-    Rule {
         name: "plain-bundles-back-to-back",
         row: "`-list` of plain bundles back to back lists the first one only",
         open: false,
@@ -368,20 +361,6 @@ pub static RULES: &[Rule] = &[
               a prefix before a marker) that both read without error, with different entries",
         open: true,
         applies: |c| matches!(c.seed.kind, Kind::Text(_)) && c.class == Class::BothSucceedDiffer,
-    },
-    Rule {
-        name: "elf-validation",
-        row: "open: reported: a host object whose section name table is not a NUL-terminated SHT_STRTAB, or \
-              whose section table runs past the end: LLVM refuses it (llvm::object's checks); we read the \
-              bundle sections all the same",
-        open: true,
-        applies: |c| {
-            bundler(c)
-                && c.class == Class::OnlyOursSucceeds
-                && ["string table section", "section table goes past", "report_fatal_error", "sh_type"]
-                    .iter()
-                    .any(|w| c.llvm_says(w))
-        },
     },
     Rule {
         name: "ccob-header-values",

@@ -72,6 +72,19 @@ pub fn rewrite_sections(
     let sections = (0..count)
         .map(|i| file.section(i))
         .collect::<Result<Vec<_>>>()?;
+    if sections
+        .iter()
+        .filter(|s| s.header().kind == SHT_SYMTAB)
+        .count()
+        > 1
+    {
+        return Err(Error::new(
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::MultipleSymbolTables,
+            },
+            0,
+        ));
+    }
     let mut new_index: Vec<Option<u32>> = Vec::new();
     let mut next = 0u32;
     for section in &sections {
@@ -814,13 +827,22 @@ mod tests {
     #[test]
     fn section_zero_is_written_afresh() {
         // Found by the elf_object_bundle fuzz target (remove-layout-overflow):
-        // an x86-64 object whose section 0 holds a type, flags, an offset, a
-        // huge size and an alignment. Keeping them made the output one that
-        // could not be rewritten again; llvm-objcopy writes zeros there.
-        let data = include_bytes!(
-            "../../../fuzz/artifacts-found/elf_object_bundle/remove-layout-overflow"
-        );
-        let input = ElfFile::parse(data).unwrap();
+        // a section 0 holding a type, flags, an offset, a huge size and an
+        // alignment. Keeping them made the output one that could not be
+        // rewritten again; llvm-objcopy writes zeros there.
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let shoff = usize::try_from(ElfFile::parse(data).unwrap().header().shoff).unwrap();
+        let mut junk = data.to_vec();
+        for (at, value) in [
+            (4, 0x0300_0000u64),
+            (8, 0x2600_0000),
+            (24, 0x500),
+            (32, 3 << 56),
+            (48, 486),
+        ] {
+            junk[shoff + at..shoff + at + 8].copy_from_slice(&value.to_le_bytes());
+        }
+        let input = ElfFile::parse(&junk).unwrap();
         assert_ne!(
             *input.section(0).unwrap().header(),
             SectionHeader::default()
@@ -829,6 +851,53 @@ mod tests {
         let out = ElfFile::parse(&out).unwrap();
         assert_eq!(*out.section(0).unwrap().header(), SectionHeader::default());
         assert!(rewrite_sections(&out, |_| true, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_name_table_llvm_would_refuse_is_an_error() {
+        // As LLVM's object reader: the name table must be a NUL-terminated
+        // SHT_STRTAB (found by the differential campaign against LLVM 22).
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let file = ElfFile::parse(data).unwrap();
+        let index = usize::try_from(file.header().shstrndx).unwrap();
+        let names = *file.section(file.header().shstrndx).unwrap().header();
+        let header = usize::try_from(file.header().shoff).unwrap() + 64 * index;
+        let mut not_strtab = data.to_vec();
+        not_strtab[header + 4..header + 8].copy_from_slice(&1u32.to_le_bytes());
+        let err = ElfFile::parse(&not_strtab).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::BadNameTable { kind: 1, .. }),
+            "{err}"
+        );
+        let mut unterminated = data.to_vec();
+        let last = usize::try_from(names.offset + names.size - 1).unwrap();
+        unterminated[last] = b'x';
+        let err = ElfFile::parse(&unterminated).unwrap_err();
+        assert!(
+            matches!(err.kind(), ErrorKind::BadNameTable { kind: 3, .. }),
+            "{err}"
+        );
+        assert!(alloc::format!("{err}").contains("not NUL-terminated"));
+    }
+
+    #[test]
+    fn two_symbol_tables_are_refused_as_llvm_objcopy_refuses_them() {
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let file = ElfFile::parse(data).unwrap();
+        let text = (1..file.section_count())
+            .find(|&i| file.section(i).unwrap().name() == b".text")
+            .unwrap();
+        let header =
+            usize::try_from(file.header().shoff).unwrap() + 64 * usize::try_from(text).unwrap();
+        let mut two = data.to_vec();
+        two[header + 4..header + 8].copy_from_slice(&SHT_SYMTAB.to_le_bytes());
+        let err = rewrite_sections(&ElfFile::parse(&two).unwrap(), |_| true, &[]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::MultipleSymbolTables
+            }
+        );
     }
 
     #[test]

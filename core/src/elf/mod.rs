@@ -252,6 +252,9 @@ pub enum ElfUnsupported {
     SymbolSize(u64),
     /// A section alignment above 1 MiB, which a rewrite does not honour.
     Alignment(u64),
+    /// More than one `SHT_SYMTAB` section, which llvm-objcopy refuses to
+    /// rewrite.
+    MultipleSymbolTables,
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -264,6 +267,9 @@ impl core::fmt::Display for ElfUnsupported {
             ElfUnsupported::ProgramHeaderSize(n) => write!(f, "program header size {n}"),
             ElfUnsupported::SymbolSize(n) => write!(f, "symbol size {n}"),
             ElfUnsupported::Alignment(n) => write!(f, "section alignment {n:#x} (over 1 MiB)"),
+            ElfUnsupported::MultipleSymbolTables => {
+                f.write_str("more than one SHT_SYMTAB section (llvm-objcopy refuses it too)")
+            }
         }
     }
 }
@@ -438,6 +444,16 @@ impl<'data> ElfFile<'data> {
                 })?;
             file.names = range(data, strtab.offset, strtab.size)
                 .ok_or_else(|| section_out_of_bounds(&file, header.shstrndx, &strtab))?;
+            // LLVM's object reader refuses any other name table.
+            if strtab.kind != SHT_STRTAB || file.names.last().is_some_and(|&b| b != 0) {
+                return Err(Error::new(
+                    ErrorKind::BadNameTable {
+                        index: header.shstrndx,
+                        kind: strtab.kind,
+                    },
+                    file.section_header_offset(header.shstrndx),
+                ));
+            }
         }
         Ok(file)
     }
