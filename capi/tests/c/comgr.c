@@ -13,23 +13,7 @@
 #include <string.h>
 
 #include "clangoffload.h"
-
-static unsigned char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  unsigned char *data = NULL;
-  long size;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    data = malloc((size_t)size + 1);
-    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-      free(data);
-      data = NULL;
-    }
-    *len = (size_t)size;
-  }
-  fclose(f);
-  return data;
-}
+#include "read_file.h"
 
 /* Whether comgr knows the ISA `isa`. */
 static int known(const char *isa) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clangoffload.h"
+#include "read_file.h"
 
 static void notify(void *context, uint32_t kind, const uint8_t *message, size_t len) {
   const char *what = kind == CLANGOFFLOAD_NOTE_WARNING ? "warning" : "note";
@@ -20,23 +21,6 @@ static void notify(void *context, uint32_t kind, const uint8_t *message, size_t 
   if (kind == CLANGOFFLOAD_NOTE_ERROR) what = "error";
   if (kind == CLANGOFFLOAD_NOTE_FAILURE) what = "failure";
   fprintf(stderr, "jobs: %s: %.*s\n", what, (int)len, (const char *)message);
-}
-
-static uint8_t *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  uint8_t *data = NULL;
-  long size;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-    data = malloc((size_t)size + 1);
-    if (data && fread(data, 1, (size_t)size, f) != (size_t)size) {
-      free(data);
-      data = NULL;
-    }
-    *len = (size_t)size;
-  }
-  fclose(f);
-  return data;
 }
 
 int main(int argc, char **argv) {

@@ -9,7 +9,7 @@ use super::unbundle::bundle_warnings;
 use super::{BundlerError, Decoding, Observer, Plan};
 use crate::bytes::offset_in;
 use crate::container::Container;
-use crate::inspect::{inspect, ContainerError};
+use crate::inspect::inspect;
 use crate::FileKind;
 
 /// Plans extracting every entry of every container [`inspect`] finds in
@@ -46,7 +46,15 @@ pub fn extract<'data>(
         plan.append(part, 0);
         return Ok(plan);
     }
-    let found = inspect(data, decoding);
+    // The walk only finds the containers: with no decoding budget it refuses
+    // every compressed one at once, and each is decoded once, below, where
+    // its damage is found again precisely.
+    let walk = Decoding {
+        max_size: 0,
+        verify_hash: false,
+        verbose: false,
+    };
+    let found = inspect(data, walk);
     let mut budget = Budget::new(decoding);
     let mut failure = None;
     for c in &found.containers {
@@ -55,15 +63,6 @@ pub fn extract<'data>(
             Some(member) => alloc::format!("{stem}.{}", safe_name(member)),
             None => stem.clone(),
         };
-        // A compressed bundle's damage is found again, precisely, by
-        // decoding it below.
-        match &c.error {
-            Some(error) if !matches!(c.container, Container::Compressed(_)) => {
-                failure.get_or_insert_with(|| damaged(error));
-                continue;
-            }
-            _ => {}
-        }
         let at = offset_in(data, c.container.data()).unwrap_or_default();
         let first = plan.output_count();
         let part = match &c.container {
@@ -193,14 +192,6 @@ fn images<'data>(
     Ok(part)
 }
 
-/// The error of a container that could not be read.
-fn damaged(error: &ContainerError) -> BundlerError {
-    match error.core_error() {
-        Some(e) => BundlerError::Input(*e),
-        None => BundlerError::NotAContainer,
-    }
-}
-
 /// A file name that stays in its directory: only `[A-Za-z0-9._+:-]` is kept
 /// (anything else, including `/` and NUL, becomes `_`), and it cannot start
 /// with `.` (so `..` is impossible).
@@ -269,6 +260,33 @@ mod tests {
             assert!(names(&plan)[i].starts_with(&alloc::format!("embed.o.{i}.")));
         }
         assert_eq!(names(&plan)[0], "embed.o.0.amdgcn-amd-amdhsa-gfx908.o");
+    }
+
+    #[test]
+    fn a_compressed_bundle_in_a_section_is_decoded_once_and_checked() {
+        // hip-compress.o: a compressed bundle in `.hip_fatbin`. Its entries
+        // are the bytes extracting the compressed bundle alone gives.
+        let data = fixture!("offload/hip-compress.o");
+        let at = data.windows(4).position(|w| w == b"CCOB").unwrap();
+        let alone = extract(&data[at..], b"ccob", Decoding::default(), &mut ()).unwrap();
+        let plan = extract(data, b"hip-compress.o", Decoding::default(), &mut ()).unwrap();
+        assert_eq!(plan.output_count(), 3);
+        for i in 0..3 {
+            assert_eq!(
+                plan.output_bytes(i).unwrap(),
+                alone.output_bytes(i).unwrap()
+            );
+        }
+        assert!(plan.failure().is_none());
+        // A wrong hash is found by that one decoding.
+        let mut damaged = data.to_vec();
+        let hash = at + if damaged[at + 4] == 3 { 24 } else { 16 };
+        damaged[hash] ^= 1;
+        let err = extract(&damaged, b"d.o", Decoding::default(), &mut ()).unwrap_err();
+        assert!(
+            alloc::format!("{}", err.message("d.o")).contains("hash"),
+            "{err:?}"
+        );
     }
 
     #[test]
