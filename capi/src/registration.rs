@@ -199,10 +199,11 @@ pub unsafe extern "C" fn clangoffload_wrap_hex(
     })
 }
 
-/// What an OpenMP wrapper embeds for the `len` bytes at `data`
-/// (`clangoffload_wrap_c_source` refuses a bare device image): when `data`
-/// is an OffloadBinary (or empty), `*out` is left empty (`ptr` NULL, `len`
-/// 0) — embed `data` itself; when it is a bare device image whose ELF header
+/// What a wrapper of offload kind `kind` embeds for the `len` bytes at
+/// `data` (`clangoffload_wrap_c_source` refuses a bare OpenMP device image):
+/// for HIP and CUDA, and when `data` is an OffloadBinary (or empty), `*out`
+/// is left empty (`ptr` NULL, `len` 0) — embed `data` itself; for OpenMP,
+/// when it is a bare device image whose ELF header
 /// names its device (x86-64, AArch64, little-endian PowerPC 64 as
 /// `<cpu>-unknown-linux-gnu` with arch `generic`; an AMDGPU code object as
 /// `amdgcn-amd-amdhsa` and its target ID), `*out` is a version 1

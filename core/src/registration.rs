@@ -529,8 +529,9 @@ mod source {
         text.push_str(", used)) = {\n");
     }
 
-    /// What an OpenMP wrapper embeds for `data`: `data` itself when it is an
-    /// OffloadBinary (or empty); else, for a bare device image whose ELF
+    /// What a wrapper of `kind` embeds for `data`: `data` itself for HIP and
+    /// CUDA (a fat binary) and when it is an OffloadBinary (or empty); else,
+    /// for OpenMP, a bare device image whose ELF
     /// header names its device, a version 1 OffloadBinary holding it as an
     /// object image of `kind`, as clang-linker-wrapper packages the images it
     /// links: `triple` and `arch` from the header (x86-64, AArch64 and
@@ -543,7 +544,8 @@ mod source {
         kind: OffloadKind,
     ) -> Result<alloc::borrow::Cow<'_, [u8]>, RegistrationError> {
         use crate::offload_binary::{write_offload_binary, ImageKind, NewImage, WriteOptions};
-        if data.is_empty() || OffloadBinary::is_offload_binary(data) {
+        if kind != OffloadKind::OpenMp || data.is_empty() || OffloadBinary::is_offload_binary(data)
+        {
             return Ok(alloc::borrow::Cow::Borrowed(data));
         }
         let (triple, arch) = device_of(data).ok_or(RegistrationError::BareImage)?;
@@ -981,6 +983,12 @@ mod tests {
                     Err(RegistrationError::BareImage)
                 );
             }
+            // HIP and CUDA embed a fat binary as it is.
+            let data = &include_bytes!("../../tests/fixtures/object/x86_64.o")[..];
+            assert!(matches!(
+                device_binary(data, OffloadKind::Hip),
+                Ok(alloc::borrow::Cow::Borrowed(_))
+            ));
             // An OffloadBinary is embedded as it is; other bytes are refused.
             let package = v2(&[image(b"code!", 0)]);
             assert!(matches!(

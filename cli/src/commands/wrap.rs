@@ -11,7 +11,6 @@ use super::Failure;
 use crate::ffi::wrapping::{self, check_triple, Source, KINDS};
 use crate::flags::{opt, parse_with_positionals, Opt, Value};
 use crate::io::os_message;
-use clangoffload_capi as c;
 
 const OPTIONS: &[Opt] = &[
     opt("kind", Value::Str),
@@ -45,13 +44,8 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         return Ok(());
     };
     let input = super::open(&args.input)?;
-    // OpenMP embeds an OffloadBinary: a bare device image is packaged.
-    let packaged = match args.kind {
-        c::CLANGOFFLOAD_ENTRY_KIND_OPENMP => {
-            wrapping::device_binary(args.kind, input.data()).map_err(Failure)?
-        }
-        _ => None,
-    };
+    // What the library embeds: for OpenMP a bare device image is packaged.
+    let packaged = wrapping::device_binary(args.kind, input.data()).map_err(Failure)?;
     let data = packaged.as_ref().map_or(input.data(), |b| b.bytes());
     let source = Source::new(args.kind, &args.triple, &args.input, data).map_err(Failure)?;
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
