@@ -16,15 +16,7 @@
 
 use clangoffload::archive::{device_member_name, write_archive, Archive, NewMember};
 
-fn within(data: &[u8], part: &[u8]) -> std::ops::Range<usize> {
-    let base = data.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    assert!(
-        start >= base && start + part.len() <= base + data.len(),
-        "slice outside the input"
-    );
-    start - base..start - base + part.len()
-}
+use super::within::within;
 
 /// The checks, on one input.
 pub fn check(data: &[u8]) {

@@ -28,18 +28,7 @@ use clangoffload::bitcode::irsymtab::Reader;
 use clangoffload::bitcode::{is_bitcode, BitcodeFileContents};
 use clangoffload::{Error, ErrorKind};
 
-fn within(data: &[u8], part: &[u8]) -> std::ops::Range<usize> {
-    let base = data.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    if part.is_empty() {
-        return 0..0;
-    }
-    assert!(
-        start >= base && start + part.len() <= base + data.len(),
-        "slice outside the input"
-    );
-    start - base..start - base + part.len()
-}
+use super::within::within_or_empty;
 
 fn located(data: &[u8], e: &Error) {
     assert!(e.offset() <= data.len() as u64, "error past the input: {e}");
@@ -73,11 +62,11 @@ pub fn check(data: &[u8]) {
     };
     assert!(is_bitcode(data));
     assert!(contents.module_count() <= data.len() as u64 / 8);
-    let symtab = within(data, contents.symtab());
+    let symtab = within_or_empty(data, contents.symtab());
     if !contents.symtab().is_empty() {
         assert_eq!(symtab.start as u64, contents.symtab_offset());
     }
-    within(data, contents.strtab_for_symtab());
+    within_or_empty(data, contents.strtab_for_symtab());
     if !contents.strtab_for_symtab().is_empty() {
         assert!(!contents.symtab().is_empty());
     }
@@ -92,7 +81,7 @@ pub fn check(data: &[u8]) {
             assert_eq!(direct, table);
             let mut kept = Vec::new();
             for symbol in table.symbols() {
-                within(data, symbol.name());
+                within_or_empty(data, symbol.name());
                 if symbol.is_global() && !symbol.is_undefined() && !symbol.is_format_specific() {
                     kept.push(symbol.name());
                 }
@@ -145,9 +134,9 @@ pub fn check(data: &[u8]) {
 fn check_reader(data: &[u8]) {
     match Reader::parse(data, data) {
         Ok(table) => {
-            within(data, table.producer());
+            within_or_empty(data, table.producer());
             for symbol in table.symbols() {
-                within(data, symbol.name());
+                within_or_empty(data, symbol.name());
             }
         }
         Err(e) => located(data, &e),

@@ -24,20 +24,10 @@ use clangoffload::bundle::{write_bundle, BundleDiagnostic};
 use clangoffload::id::{first_compatible, select_for_device};
 use clangoffload::{Bundle, BundleEntry, BundleEntryId, EntryPosition, ErrorKind, TargetId};
 
+use super::within::within;
+
 /// Smallest descriptor: 24 fixed bytes and a non-empty ID.
 const MIN_DESCRIPTOR: usize = 25;
-
-fn within(data: &[u8], part: &[u8]) -> core::ops::Range<usize> {
-    let base = data.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    assert!(
-        start >= base && start + part.len() <= base + data.len(),
-        "slice [{start:#x}, +{}) outside input [{base:#x}, +{})",
-        part.len(),
-        data.len()
-    );
-    start - base..start - base + part.len()
-}
 
 fn check_entry(data: &[u8], e: &BundleEntry<'_>, expected_index: u64, expected_desc: u64) {
     assert_eq!(e.index(), expected_index);

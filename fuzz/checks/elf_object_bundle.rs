@@ -25,20 +25,12 @@ use clangoffload::elf::{
 };
 use clangoffload::object_bundle::ObjectBundle;
 
+use super::within::within_or_empty;
+
 const ADDED_NAME: &[u8] = b".clangoffload.fuzz";
 /// Largest section alignment the rewrite is tried with.
 const MAX_ALIGN: u64 = 1 << 20;
 const ADDED_DATA: &[u8] = b"fuzz payload\0\x01\x02";
-
-fn within(data: &[u8], part: &[u8]) -> std::ops::Range<usize> {
-    let base = data.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    assert!(
-        part.is_empty() || (start >= base && start + part.len() <= base + data.len()),
-        "slice outside the input"
-    );
-    start.wrapping_sub(base)..start.wrapping_sub(base) + part.len()
-}
 
 /// The names of the sections after the null one, or `None` if one cannot be
 /// read.
@@ -64,8 +56,8 @@ pub fn check(data: &[u8]) {
     for section in elf.sections() {
         match section {
             Ok(s) => {
-                within(data, s.name());
-                let range = within(data, s.data());
+                within_or_empty(data, s.name());
+                let range = within_or_empty(data, s.data());
                 if !s.data().is_empty() {
                     assert_eq!(range.start as u64, s.offset());
                 }
@@ -82,7 +74,7 @@ pub fn check(data: &[u8]) {
         }
     }
     for name in elf.defined_global_symbols().take(data.len() + 1) {
-        within(data, name);
+        within_or_empty(data, name);
         assert!(!name.contains(&0));
     }
 
@@ -90,8 +82,8 @@ pub fn check(data: &[u8]) {
         ObjectBundle::parse(data).expect("ObjectBundle::parse where ElfFile::parse succeeds");
     for entry in bundle.entries() {
         let Ok(entry) = entry else { continue };
-        within(data, entry.id());
-        within(data, entry.payload());
+        within_or_empty(data, entry.id());
+        within_or_empty(data, entry.payload());
         let section = entry.section();
         assert!(is_bundle_name(section.name()));
         assert_eq!(&section.name()[BUNDLE_MAGIC.len()..], entry.id());

@@ -21,3 +21,4 @@ pub mod registration;
 pub mod scan;
 pub mod target_id_compat;
 pub mod text_bundle;
+pub mod within;

@@ -21,17 +21,7 @@
 use clangoffload::text_bundle::{check_entry, write_text_bundle, Comment, Marker};
 use clangoffload::{TextBundle, TextEntry};
 
-fn within(data: &[u8], part: &[u8]) -> core::ops::Range<usize> {
-    let base = data.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    assert!(
-        start >= base && start + part.len() <= base + data.len(),
-        "slice [{start:#x}, +{}) outside input [{base:#x}, +{})",
-        part.len(),
-        data.len()
-    );
-    start - base..start - base + part.len()
-}
+use super::within::within;
 
 fn check_entry_layout(data: &[u8], comment: Comment, e: &TextEntry<'_>, index: u64, after: u64) {
     assert_eq!(e.index(), index);

@@ -2,6 +2,8 @@
 //! assert (`cargo test` replays the seeds and findings through them).
 #![no_main]
 
+#[path = "../checks/within.rs"]
+mod within;
 #[path = "../checks/elf_object_bundle.rs"]
 mod checks;
 
