@@ -304,15 +304,6 @@ mod tests {
     use crate::{clangoffload_buffer_free, clangoffload_status as S};
     use std::ffi::CStr;
 
-    fn blank_error() -> clangoffload_error {
-        clangoffload_error {
-            status: 0,
-            offset: 0,
-            entry: 0,
-            message: [0; 256],
-        }
-    }
-
     fn message(err: &clangoffload_error) -> &str {
         // SAFETY: NUL-terminated (the last byte stays 0).
         unsafe { CStr::from_ptr(err.message.as_ptr()) }
@@ -335,7 +326,7 @@ mod tests {
             ptr: std::ptr::null_mut(),
             len: 0,
         };
-        let (mut head, mut tail, mut err) = (empty(), empty(), blank_error());
+        let (mut head, mut tail, mut err) = (empty(), empty(), clangoffload_error::default());
         let status = unsafe {
             clangoffload_wrap_c_source(
                 &options,
@@ -469,7 +460,7 @@ mod tests {
         )
         .is_ok());
 
-        let mut err = blank_error();
+        let mut err = clangoffload_error::default();
         let triple = "x86_64-pc-windows-msvc";
         let status = unsafe {
             clangoffload_wrap_check_triple(triple.as_ptr().cast(), triple.len(), &mut err)

@@ -523,6 +523,19 @@ pub struct clangoffload_error {
     pub message: [c_char; 256],
 }
 
+/// An empty record (status 0, no message): what a caller passes in before a
+/// call fills it. Arrays longer than 32 have no derived `Default`.
+impl Default for clangoffload_error {
+    fn default() -> Self {
+        clangoffload_error {
+            status: 0,
+            offset: 0,
+            entry: 0,
+            message: [0; 256],
+        }
+    }
+}
+
 impl clangoffload_error {
     /// A record of `status` at `offset` in `entry` (or
     /// `CLANGOFFLOAD_NO_ENTRY`), with `message` truncated to fit.
@@ -536,7 +549,7 @@ impl clangoffload_error {
             status: status.code(),
             offset,
             entry: entry.unwrap_or(CLANGOFFLOAD_NO_ENTRY),
-            message: [0; 256],
+            ..Self::default()
         };
         // Truncation of an over-long message is fine: the last byte stays NUL.
         let mut text = Message {

@@ -34,15 +34,6 @@ fn empty_entry() -> clangoffload_bundle_entry {
     }
 }
 
-fn empty_error() -> clangoffload_error {
-    clangoffload_error {
-        status: 0,
-        offset: 0,
-        entry: 0,
-        message: [0; 256],
-    }
-}
-
 /// Every entry by the cursor, then the final status and error, and what a
 /// call after that returns.
 fn walk(
@@ -54,7 +45,7 @@ fn walk(
     clangoffload_status,
 ) {
     let mut cursor = clangoffload_bundle_cursor::default();
-    let (mut entry, mut err, mut seen) = (empty_entry(), empty_error(), Vec::new());
+    let (mut entry, mut err, mut seen) = (empty_entry(), clangoffload_error::default(), Vec::new());
     loop {
         let s = unsafe {
             clangoffload_bundle_next_entry(
@@ -130,7 +121,7 @@ fn a_damaged_bundle_gives_its_good_entries_then_the_handles_fault() {
     // After a bad descriptor the walk is over.
     assert_eq!(again, clangoffload_status::End);
     let mut bundle = null_mut();
-    let mut expected = empty_error();
+    let mut expected = clangoffload_error::default();
     let strict = unsafe {
         clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut bundle, &mut expected)
     };

@@ -139,9 +139,7 @@ const UNWRITTEN: u32 = 0xDEAD_BEEF;
 fn blank_error() -> clangoffload_error {
     clangoffload_error {
         status: UNWRITTEN,
-        offset: 0,
-        entry: 0,
-        message: [0; 256],
+        ..clangoffload_error::default()
     }
 }
 

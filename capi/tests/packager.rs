@@ -77,15 +77,6 @@ fn options(
     }
 }
 
-fn empty_error() -> clangoffload_error {
-    clangoffload_error {
-        status: 0,
-        offset: 0,
-        entry: 0,
-        message: [0; 256],
-    }
-}
-
 fn record_message(err: &clangoffload_error) -> String {
     let bytes: Vec<u8> = err
         .message
@@ -208,7 +199,7 @@ fn extraction_errors_carry_status_record_and_message() {
     let bad = b"\x10\xff\x10\xad\x0a";
     let mut notes = Notes::new();
     let options = options("bad", &[], 0, &mut notes);
-    let (mut job, mut err) = (null_mut(), empty_error());
+    let (mut job, mut err) = (null_mut(), clangoffload_error::default());
     // SAFETY: every pointer is live for the call.
     let status = unsafe {
         clangoffload_packager_extract(bad.as_ptr(), bad.len(), &options, &mut job, &mut err)
@@ -346,7 +337,7 @@ fn image_files_and_packages() {
         );
     }
     assert_eq!([slice(files[0]), slice(files[1])], [&b"a.o"[..], b"b.bc"]);
-    let mut err = empty_error();
+    let mut err = clangoffload_error::default();
     // SAFETY: as above.
     let status = unsafe {
         clangoffload_packager_image_files(
@@ -433,7 +424,7 @@ fn image_files_and_packages() {
         let mut f = format;
         change(&mut f);
         let mut notes = Notes::new();
-        let mut err = empty_error();
+        let mut err = clangoffload_error::default();
         // SAFETY: as above.
         let status = unsafe {
             clangoffload_packager_package(
