@@ -6,8 +6,8 @@ mod commands;
 mod contents;
 mod ffi;
 mod flags;
-mod io;
 
+use clangoffload_cli::io;
 use std::path::Path;
 
 const USAGE: &str = "\

@@ -457,10 +457,10 @@ impl<'data> Walk<'data> {
             verify_hash: false,
             ..self.options
         };
-        let bundle = compressed
-            .decompress(&options)
+        let (bundle, computed) = compressed
+            .decompress_hashed(&options, true)
             .map_err(ContainerError::Unreadable)?;
-        let computed = truncated_md5(&bundle);
+        let computed = computed.unwrap_or_else(|| truncated_md5(&bundle));
         inspected.computed_hash = Some(computed);
         let parsed = Bundle::parse(&bundle).map_err(ContainerError::MalformedBundle)?;
         inspected.entries = entries(&parsed, |id: &[u8]| Cow::Owned(id.to_vec()))?;

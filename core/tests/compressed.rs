@@ -675,3 +675,75 @@ fn a_wrong_zstd_content_checksum_is_refused_by_both_decoders() {
         );
     }
 }
+
+/// A bundle of about 2 MiB: large enough that a verified zstd decoding hashes
+/// on a second thread while it decodes (where the machine has two cores).
+fn large_bundle() -> Vec<u8> {
+    let code: Vec<u8> = (0..500_000u32)
+        .flat_map(|i| ((i / 7) ^ (i >> 11)).to_le_bytes())
+        .collect();
+    write_bundle(&[(HOST, b""), (DEV, &code)], 4096).unwrap()
+}
+
+#[test]
+fn verified_decoding_of_a_large_bundle_gives_the_bytes_and_errors_of_unverified_decoding() {
+    let bundle = large_bundle();
+    assert!(bundle.len() > 1 << 20);
+    for method in methods() {
+        let good = ccob(&bundle, 3, method);
+        let mut wrong_hash = good.clone();
+        wrong_hash[24] ^= 1;
+        let mut cut = good[..good.len() - 20].to_vec();
+        let cut_len = cut.len() as u64;
+        set_u64(&mut cut, 8, cut_len);
+        let mut garbled = good.clone();
+        for at in (64..good.len()).step_by(4099) {
+            garbled[at] ^= 0x5a;
+        }
+        for decoder in decoders() {
+            let verified = options(decoder);
+            let unverified = DecompressOptions {
+                verify_hash: false,
+                ..verified
+            };
+            let c = CompressedBundle::parse(&good).unwrap();
+            assert_eq!(c.decompress(&verified).unwrap(), bundle);
+            assert_eq!(
+                c.decompress_hashed(&unverified, true).unwrap(),
+                (bundle.clone(), Some(truncated_md5(&bundle)))
+            );
+            let mut out = vec![0xaa; bundle.len() + 1];
+            assert_eq!(c.decompress_into(&mut out, &verified), Ok(bundle.len()));
+            assert_eq!(
+                (&out[..bundle.len()], out[bundle.len()]),
+                (&bundle[..], 0xaa)
+            );
+            let stored = u64::from_le_bytes(wrong_hash[24..32].try_into().unwrap());
+            let mismatch = CompressedBundle::parse(&wrong_hash)
+                .unwrap()
+                .decompress(&verified)
+                .unwrap_err();
+            assert_eq!(
+                (mismatch.kind(), mismatch.offset()),
+                (
+                    ErrorKind::HashMismatch {
+                        stored,
+                        computed: truncated_md5(&bundle)
+                    },
+                    24
+                ),
+                "{method} {decoder:?}"
+            );
+            for damaged in [&cut, &garbled] {
+                let c = CompressedBundle::parse(damaged).unwrap();
+                let lax = c.decompress(&unverified);
+                match c.decompress(&verified) {
+                    Err(e) if matches!(e.kind(), ErrorKind::HashMismatch { .. }) => {
+                        assert!(lax.is_ok(), "{method} {decoder:?}")
+                    }
+                    strict => assert_eq!(strict, lax, "{method} {decoder:?}"),
+                }
+            }
+        }
+    }
+}

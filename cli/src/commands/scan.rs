@@ -16,8 +16,9 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         _ => return Err(Failure("usage: clangoffload scan FILE [--rejected]".into())),
     };
     let input = super::open(file)?;
+    let hits = input.read_through(|data| ffi::scan(data, rejected));
     let mut out = String::new();
-    for hit in ffi::scan(input.data(), rejected) {
+    for hit in hits {
         let kind = match hit.kind {
             clangoffload_capi::clangoffload_container_kind::Bundle => "bundle",
             clangoffload_capi::clangoffload_container_kind::Compressed => "compressed bundle",

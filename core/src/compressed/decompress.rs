@@ -72,7 +72,7 @@ pub(crate) enum Decoded {
 /// two (zstd windows are at least 1 KiB). Smaller caps would refuse frames a
 /// streaming compressor wrote for small bundles; decoders keep at most the
 /// output they have produced, so memory follows the declared size regardless.
-fn max_window(limits: &Limits) -> u64 {
+pub(crate) fn max_window(limits: &Limits) -> u64 {
     limits
         .max_uncompressed_size
         .checked_next_power_of_two()
@@ -83,7 +83,12 @@ fn max_window(limits: &Limits) -> u64 {
 /// The hash a compressed bundle stores: the first 8 bytes of the MD5 of the
 /// uncompressed bundle, read as a little-endian integer.
 pub fn truncated_md5(data: &[u8]) -> u64 {
-    let digest = md5::compute(data).0;
+    truncate(md5::compute(data))
+}
+
+/// The stored form of an MD5: its first 8 bytes, little-endian.
+pub(crate) fn truncate(digest: md5::Digest) -> u64 {
+    let digest = digest.0;
     let mut low = [0u8; 8];
     low.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
     u64::from_le_bytes(low)
@@ -172,8 +177,14 @@ impl Stream<'_> {
     }
 
     /// Checks, then decodes into `out`, which must hold at least the declared
-    /// size; returns the declared size.
-    pub(crate) fn decode_into(&self, out: &mut [u8], options: &DecompressOptions) -> Result<usize> {
+    /// size; returns the declared size and, if `hash` asks, the truncated MD5
+    /// of the output.
+    pub(crate) fn decode_into(
+        &self,
+        out: &mut [u8],
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<(usize, Option<u64>)> {
         let size = self.check(&options.limits)?;
         let available = to_u64(out.len());
         let out = out.get_mut(..size).ok_or_else(|| {
@@ -185,19 +196,43 @@ impl Stream<'_> {
                 self.declared_at,
             )
         })?;
-        self.decode(out, options)?;
-        Ok(size)
+        let computed = self.decode_hashed(out, options, hash)?;
+        Ok((size, computed))
     }
 
     /// Checks, then decodes into a new buffer of exactly the declared size,
-    /// reserved with `try_reserve_exact` after the size passed the limits.
+    /// reserved with `try_reserve_exact` after the size passed the limits;
+    /// returns it and, if `hash` asks, its truncated MD5.
     #[cfg(feature = "alloc")]
-    pub(crate) fn decode_to_vec(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
+    pub(crate) fn decode_to_vec(
+        &self,
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<(alloc::vec::Vec<u8>, Option<u64>)> {
         let size = self.check(&options.limits)?;
         let mut out = crate::bytes::reserve(to_u64(size))?;
         out.resize(size, 0);
-        self.decode(&mut out, options)?;
-        Ok(out)
+        let computed = self.decode_hashed(&mut out, options, hash)?;
+        Ok((out, computed))
+    }
+
+    /// Decodes into `out`, which [`Stream::check`] has sized, and hashes the
+    /// output if `hash` asks: both at once on two cores where the build has
+    /// threads, one after the other where it has not or that fails.
+    fn decode_hashed(
+        &self,
+        out: &mut [u8],
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<Option<u64>> {
+        #[cfg(feature = "std")]
+        if hash {
+            if let Some(computed) = super::overlap::decode_hashed(self, out, options) {
+                return Ok(Some(computed));
+            }
+        }
+        self.decode(out, options)?;
+        Ok(hash.then(|| truncated_md5(out)))
     }
 
     /// Decodes into `out`, which [`Stream::check`] has sized.
@@ -288,8 +323,10 @@ impl CompressedBundle<'_> {
     /// zlib; zstd needs the `alloc` feature (ruzstd keeps its window on the
     /// heap) or the `zstd` feature (libzstd's decoder state).
     pub fn decompress_into(&self, out: &mut [u8], options: &DecompressOptions) -> Result<usize> {
-        let size = self.stream().decode_into(out, options)?;
-        self.verify(out.get(..size).unwrap_or_default(), options)?;
+        let (size, computed) = self
+            .stream()
+            .decode_into(out, options, options.verify_hash)?;
+        self.verify(out.get(..size).unwrap_or_default(), options, computed)?;
         Ok(size)
     }
 
@@ -309,31 +346,22 @@ impl CompressedBundle<'_> {
         options: &DecompressOptions,
         hash: bool,
     ) -> Result<(alloc::vec::Vec<u8>, Option<u64>)> {
-        let out = self.stream().decode_to_vec(options)?;
-        let computed = self.verify_hashed(&out, options, hash)?;
+        let (out, computed) = self
+            .stream()
+            .decode_to_vec(options, options.verify_hash || hash)?;
+        self.verify(&out, options, computed)?;
         Ok((out, computed))
     }
 
-    /// Refuses a nested compressed bundle and (if asked) a wrong hash.
-    fn verify(&self, out: &[u8], options: &DecompressOptions) -> Result<()> {
-        self.verify_hashed(out, options, false).map(drop)
-    }
-
-    /// As `verify`, hashing also when `hash` asks; returns the hash if it
-    /// was computed.
-    fn verify_hashed(
-        &self,
-        out: &[u8],
-        options: &DecompressOptions,
-        hash: bool,
-    ) -> Result<Option<u64>> {
+    /// Refuses a nested compressed bundle and, if `options` asks, a
+    /// `computed` hash other than the stored one.
+    fn verify(&self, out: &[u8], options: &DecompressOptions, computed: Option<u64>) -> Result<()> {
         if out.starts_with(COMPRESSED_MAGIC) {
             return Err(Error::new(
                 ErrorKind::NestedCompressedBundle,
                 self.header_len,
             ));
         }
-        let computed = (options.verify_hash || hash).then(|| truncated_md5(out));
         if let Some(computed) = computed.filter(|_| options.verify_hash) {
             if computed != self.hash {
                 return Err(Error::new(
@@ -345,6 +373,6 @@ impl CompressedBundle<'_> {
                 ));
             }
         }
-        Ok(computed)
+        Ok(())
     }
 }

@@ -29,6 +29,8 @@ use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
 pub(crate) mod decompress;
+#[cfg(feature = "std")]
+mod overlap;
 #[cfg(feature = "alloc")]
 pub(crate) mod writer;
 mod zlib;

@@ -5,6 +5,11 @@
 //! for builds without a C library. Both get a frame whose header and extent
 //! [`super::zstd_frame`] has already checked, and a window cap (libzstd's
 //! one-shot decoding writes into the output and keeps no window of its own).
+//!
+//! [`decode_chunked`] hands each stretch of output to a callback as soon as
+//! it is final, so that it can be hashed while the rest is decoded. libzstd
+//! then streams through its own window (one more copy of the output, which
+//! costs less than the hash it lets run alongside); ruzstd streams anyway.
 
 use super::decompress::Decoded;
 use super::zstd_frame::FrameError;
@@ -48,27 +53,121 @@ pub(crate) fn decode(
     }
 }
 
+/// Decodes `frame` into `out` as [`decode`] does, handing `emit` each
+/// stretch of output, in order, once it is final; `None` if this build lacks
+/// `decoder`.
+#[cfg(feature = "std")]
+pub(crate) fn decode_chunked<'o>(
+    decoder: ZstdDecoder,
+    frame: &[u8],
+    out: &'o mut [u8],
+    max_window: u64,
+    emit: &mut dyn FnMut(&'o [u8]),
+) -> Option<Result<Decoded, FrameError>> {
+    match decoder {
+        #[cfg(feature = "zstd")]
+        ZstdDecoder::Libzstd => Some(libzstd::decode_chunked(frame, out, max_window, emit)),
+        ZstdDecoder::Ruzstd => Some(ruzstd_decoder::decode_chunked(frame, out, max_window, emit)),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// Splits the first `n` bytes off `rest`, which a decoder has just written,
+/// and hands them to `emit`.
+#[cfg(feature = "alloc")]
+fn emit_front<'o>(rest: &mut &'o mut [u8], n: usize, emit: &mut dyn FnMut(&'o [u8])) -> Option<()> {
+    let (done, tail) = core::mem::take(rest).split_at_mut_checked(n)?;
+    *rest = tail;
+    if !done.is_empty() {
+        emit(done);
+    }
+    Some(())
+}
+
 #[cfg(feature = "zstd")]
 pub(crate) mod libzstd {
     use super::{Decoded, FrameError};
     use crate::bytes::to_u64;
     use crate::compressed::StreamFault;
-    use zstd_safe::{get_error_name, DCtx};
+    use zstd_safe::{get_error_name, DCtx, DParameter, ErrorCode, InBuffer, OutBuffer};
 
     pub(crate) fn decode(frame: &[u8], out: &mut [u8]) -> Result<Decoded, FrameError> {
         let mut context = DCtx::try_create().ok_or((StreamFault::Malformed, 0))?;
         match context.decompress(out, frame) {
             Ok(written) if written == out.len() => Ok(Decoded::Exact),
             Ok(written) => Ok(Decoded::Short(to_u64(written))),
-            Err(code) => {
-                let name = get_error_name(code);
-                if name.contains("too small") {
-                    Ok(Decoded::Long)
-                } else if name.contains("checksum") {
-                    Err((StreamFault::ChecksumMismatch, 0))
+            Err(code) if get_error_name(code).contains("too small") => Ok(Decoded::Long),
+            Err(code) => Err(fault(code)),
+        }
+    }
+
+    fn fault(code: ErrorCode) -> FrameError {
+        if get_error_name(code).contains("checksum") {
+            (StreamFault::ChecksumMismatch, 0)
+        } else {
+            (StreamFault::Malformed, 0)
+        }
+    }
+
+    /// How much output one streaming call may write: small enough that the
+    /// hash starts early and ends soon after the decoding.
+    const CHUNK: usize = 256 << 10;
+
+    /// Streaming decoding for [`super::decode_chunked`]. A frame that stops
+    /// making progress is malformed (the caller has checked its extent, so
+    /// this is a guard, not a case).
+    pub(crate) fn decode_chunked<'o>(
+        frame: &[u8],
+        mut rest: &'o mut [u8],
+        max_window: u64,
+        emit: &mut dyn FnMut(&'o [u8]),
+    ) -> Result<Decoded, FrameError> {
+        let malformed = (StreamFault::Malformed, 0);
+        let mut context = DCtx::try_create().ok_or(malformed)?;
+        let window_log = max_window.max(2).ilog2().min(31);
+        context
+            .set_parameter(DParameter::WindowLogMax(window_log))
+            .map_err(fault)?;
+        let mut input = InBuffer::around(frame);
+        let mut written = 0u64;
+        while !rest.is_empty() {
+            let before = input.pos();
+            let room = rest.len().min(CHUNK);
+            let mut window = OutBuffer::around(rest.get_mut(..room).unwrap_or_default());
+            let pending = context
+                .decompress_stream(&mut window, &mut input)
+                .map_err(fault)?;
+            let produced = window.pos();
+            super::emit_front(&mut rest, produced, emit).ok_or(malformed)?;
+            written = written.saturating_add(to_u64(produced));
+            if pending == 0 {
+                return Ok(if rest.is_empty() {
+                    Decoded::Exact
                 } else {
-                    Err((StreamFault::Malformed, 0))
-                }
+                    Decoded::Short(written)
+                });
+            }
+            if produced == 0 && input.pos() == before {
+                return Err(malformed);
+            }
+        }
+        // The output is full: the frame must end without another byte.
+        let mut probe = [0u8; 1];
+        loop {
+            let before = input.pos();
+            let mut window = OutBuffer::around(&mut probe[..]);
+            let pending = context
+                .decompress_stream(&mut window, &mut input)
+                .map_err(fault)?;
+            if window.pos() != 0 {
+                return Ok(Decoded::Long);
+            }
+            if pending == 0 {
+                return Ok(Decoded::Exact);
+            }
+            if input.pos() == before {
+                return Err(malformed);
             }
         }
     }
@@ -116,6 +215,16 @@ pub(crate) mod ruzstd_decoder {
         out: &mut [u8],
         max_window: u64,
     ) -> Result<Decoded, FrameError> {
+        decode_chunked(frame, out, max_window, &mut |_| {})
+    }
+
+    /// [`decode`], handing `emit` each stretch of output once it is final.
+    pub(crate) fn decode_chunked<'o>(
+        frame: &[u8],
+        mut rest: &'o mut [u8],
+        max_window: u64,
+        emit: &mut dyn FnMut(&'o [u8]),
+    ) -> Result<Decoded, FrameError> {
         let mut decoder = FrameDecoder::new();
         decoder.set_max_window_size(max_window);
         let mut source = frame;
@@ -123,16 +232,16 @@ pub(crate) mod ruzstd_decoder {
         decoder
             .init(&mut source)
             .map_err(|_| (StreamFault::Malformed, at(source)))?;
-        let mut written = 0usize;
+        let mut written = 0u64;
         loop {
             let finished = decoder
                 .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(STEP))
                 .map_err(|_| (StreamFault::Malformed, at(source)))?;
-            let rest = out.get_mut(written..).unwrap_or_default();
             let n = decoder
                 .read(rest)
                 .map_err(|_| (StreamFault::Malformed, at(source)))?;
-            written = written.saturating_add(n);
+            super::emit_front(&mut rest, n, emit).ok_or((StreamFault::Malformed, at(source)))?;
+            written = written.saturating_add(to_u64(n));
             if decoder.can_collect() != 0 {
                 return Ok(Decoded::Long);
             }
@@ -147,10 +256,10 @@ pub(crate) mod ruzstd_decoder {
                 return Err((StreamFault::ChecksumMismatch, to_u64(frame.len())));
             }
         }
-        Ok(if written == out.len() {
+        Ok(if rest.is_empty() {
             Decoded::Exact
         } else {
-            Decoded::Short(to_u64(written))
+            Decoded::Short(written)
         })
     }
 }

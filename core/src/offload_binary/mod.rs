@@ -580,7 +580,7 @@ impl<'data> OffloadBinary<'data> {
                 32,
             ));
         }
-        let body = stream.decode_to_vec(options)?;
+        let (body, _) = stream.decode_to_vec(options, false)?;
         let mut out = crate::bytes::reserve(self.inflated_size)?;
         out.extend_from_slice(self.data.get(..40).unwrap_or_default());
         out.extend_from_slice(&body);
