@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Times `-type=a -unbundle` of a large heterogeneous device archive: LLVM's
 # clang-offload-bundler against clangoffload (through a `clang-offload-bundler`
-# symlink), after checking that both write byte-identical per-target archives.
+# symlink), after checking that both write byte-identical per-target archives;
+# `cp` of the archive is the copy limit (the two outputs together are as
+# large).
 #
 #   benches/compare-llvm-archive.sh
 #   MEMBERS=128 SLICE_KIB=2048 RUNS=5 benches/compare-llvm-archive.sh
@@ -12,31 +14,23 @@
 # library (real machine code). The device payloads are data to the archive
 # writer, so neither tool writes a symbol index and the outputs must be equal.
 #
-# Environment: MEMBERS [64], SLICE_KIB [1024], RUNS [5], LLVM_BIN
-# [/usr/lib/llvm-22/bin], CLANGOFFLOAD_BENCH_SOURCE [libLLVM.so.22.1], KEEP=1.
+# Environment: MEMBERS [64], SLICE_KIB [1024], CLANGOFFLOAD_BENCH_SOURCE
+# [libLLVM.so.22.1]; the rest as in benches/common.sh (RUNS, WARMUP,
+# LLVM_BIN, OURS, TIMER, WORKDIR, DISK, KEEP, NO_INSTALL).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 MEMBERS=${MEMBERS:-64}
 SLICE_KIB=${SLICE_KIB:-1024}
-RUNS=${RUNS:-5}
-LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
-llvm_tool="$LLVM_BIN/clang-offload-bundler"
-[[ -x $llvm_tool && -x $LLVM_BIN/llvm-ar ]] || { echo "error: LLVM tools not found in $LLVM_BIN" >&2; exit 1; }
+need_counts MEMBERS SLICE_KIB
+need_tools "$LLVM_BIN/clang-offload-bundler" "$LLVM_BIN/llvm-ar"
 source_file=${CLANGOFFLOAD_BENCH_SOURCE:-}
 for candidate in /usr/lib/x86_64-linux-gnu/libLLVM.so.22.1 /usr/lib/llvm-22/lib/libLLVM.so.22.1; do
     [[ -z $source_file && -f $candidate ]] && source_file=$candidate
 done
-[[ -n $source_file ]] || { echo "error: set CLANGOFFLOAD_BENCH_SOURCE" >&2; exit 1; }
-
-echo "== building clangoffload (release)" >&2
-(cd "$root" && cargo build --release -p clangoffload-cli --quiet)
-work=$(mktemp -d "${TMPDIR:-/tmp}/clangoffload-archive-bench.XXXXXX")
-[[ ${KEEP:-0} == 1 ]] || trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin" "$work/members"
-ln -s "$root/target/release/clangoffload" "$work/bin/clang-offload-bundler"
-ours_tool="$work/bin/clang-offload-bundler"
+[[ -n $source_file ]] || die "set CLANGOFFLOAD_BENCH_SOURCE"
+bench_start archive $((MEMBERS * SLICE_KIB * 2 * 3 / 1024))
+mkdir -p "$work/members"
 
 echo "== making $MEMBERS members with two ${SLICE_KIB} KiB device entries each" >&2
 targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+
@@ -49,34 +43,32 @@ for ((i = 0; i < MEMBERS; i++)); do
         -input="$work/a" -input="$work/b" -output="$work/members/kernel$i.o"
 done
 (cd "$work/members" && "$LLVM_BIN/llvm-ar" cr ../lib.a kernel*.o)
+rm -rf "$work/members" "$work/a" "$work/b"
 size=$(stat -c %s "$work/lib.a")
 
-unbundle() { # tool outdir
-    mkdir -p "$2"
-    "$1" -unbundle -type=a -targets=hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+ \
-        -input="$work/lib.a" -output="$2/gfx906.a" -output="$2/gfx90a.a"
+unbundle_args() { # who
+    printf '%s\n' -unbundle -type=a \
+        -targets=hipv4-amdgcn-amd-amdhsa--gfx906,hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+ \
+        "-input=$work/lib.a" "-output=$out/$1/gfx906.a" "-output=$out/$1/gfx90a.a"
 }
-unbundle "$llvm_tool" "$work/llvm"
-unbundle "$ours_tool" "$work/ours"
-for out in gfx906.a gfx90a.a; do
-    cmp -s "$work/llvm/$out" "$work/ours/$out" || { echo "error: $out differs from LLVM's" >&2; exit 1; }
+mkdir -p "$out/llvm" "$out/ours" "$out/ref"
+mapfile -t llvm_args < <(unbundle_args llvm)
+mapfile -t ours_args < <(unbundle_args ours)
+"$llvm_tool" "${llvm_args[@]}"
+"$ours_tool" "${ours_args[@]}"
+for f in gfx906.a gfx90a.a; do
+    same_bytes "$out/llvm/$f" "$out/ours/$f" "-type=a -unbundle $f"
 done
 echo "== outputs byte-identical to LLVM's" >&2
 
-time_ms() { # command...: best of RUNS, in ms
-    local best=0 t0 t1 ms
-    for ((r = 0; r < RUNS; r++)); do
-        t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N)
-        ms=$(((t1 - t0) / 1000000))
-        ((best == 0 || ms < best)) && best=$ms
-    done
-    echo "$best"
-}
 cat "$work/lib.a" >/dev/null
-llvm_ms=$(time_ms unbundle "$llvm_tool" "$work/llvm")
-ours_ms=$(time_ms unbundle "$ours_tool" "$work/ours")
-cp_ms=$(time_ms cp "$work/lib.a" "$work/copy.a")
-printf 'archive: %d members, %.1f MB; best of %d runs\n' "$MEMBERS" "$(echo "$size / 1000000" | bc -l)" "$RUNS"
-printf '  llvm  -type=a -unbundle  %6d ms\n' "$llvm_ms"
-printf '  ours  -type=a -unbundle  %6d ms   (%.2fx faster than LLVM)\n' "$ours_ms" "$(echo "$llvm_ms / $ours_ms" | bc -l)"
-printf '  cp of the archive        %6d ms   (the outputs together are as large)\n' "$cp_ms"
+timed llvm.unbundle "$llvm_tool" "${llvm_args[@]}"
+timed ours.unbundle "$ours_tool" "${ours_args[@]}"
+timed cp.archive cp "$work/lib.a" "$out/ref/copy.a"
+
+report_head "Device archive -type=a -unbundle: $MEMBERS members, $(awk -v s="$size" 'BEGIN {printf "%.1f MB", s/1e6}'), two device targets"
+compare_table LLVM ours
+compare_row "-type=a -unbundle (2 targets)" llvm.unbundle ours.unbundle
+echo
+compare_table ours cp
+compare_row "-type=a -unbundle vs cp of the archive" ours.unbundle cp.archive

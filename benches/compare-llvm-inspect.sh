@@ -30,14 +30,10 @@
 #              a few bytes so no size is a round number)      [512]
 #   VARIANTS   distinct packages, used in turn                [8]
 #   BUNDLES    HIP bundles in .hip_fatbin                     [16]
-#   RUNS       timed runs per command                         [10]
-#   WARMUP     untimed runs per command                       [2]
-#   LLVM_BIN   directory holding clang, lld, llvm-objdump,
-#              llvm-objcopy, llvm-offload-binary              [/usr/lib/llvm-22/bin]
-#   OURS       our binary; when set, nothing is built         [$CARGO_TARGET_DIR or target]/release/clangoffload
-#   WORKDIR    parent of the temporary directory              [${TMPDIR:-/tmp}]
-#   TIMER      hyperfine | loop | auto                        [auto]
-#   KEEP=1     keep the temporary directory
+#   and the rest as in benches/common.sh (RUNS, WARMUP, LLVM_BIN: clang,
+#   lld, llvm-objdump, llvm-objcopy and llvm-offload-binary; OURS, TIMER,
+#   WORKDIR, DISK, KEEP, NO_INSTALL). llvm-objdump writes the bundle entries
+#   it extracts next to the library, so the library is among the outputs.
 set -euo pipefail
 
 PACKAGES=${PACKAGES:-128}
@@ -45,49 +41,24 @@ IMAGES=${IMAGES:-4}
 IMAGE_KIB=${IMAGE_KIB:-512}
 VARIANTS=${VARIANTS:-8}
 BUNDLES=${BUNDLES:-16}
-RUNS=${RUNS:-10}
-WARMUP=${WARMUP:-2}
-LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-22/bin}
-TIMER=${TIMER:-auto}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+fixtures="$bench_root/tests/fixtures/offload"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/.." && pwd)
-fixtures="$root/tests/fixtures/offload"
-
-for n in PACKAGES IMAGES IMAGE_KIB VARIANTS BUNDLES RUNS WARMUP; do
-    [[ ${!n} =~ ^[0-9]+$ ]] || { echo "error: $n must be a non-negative integer" >&2; exit 1; }
-done
-((PACKAGES >= 1 && IMAGES >= 1 && IMAGES <= 4 && IMAGE_KIB >= 1 && VARIANTS >= 1 && RUNS >= 1)) \
-    || { echo "error: need PACKAGES>=1, 1<=IMAGES<=4, IMAGE_KIB>=1, VARIANTS>=1, RUNS>=1" >&2; exit 1; }
+need_counts PACKAGES IMAGES IMAGE_KIB VARIANTS
+[[ $BUNDLES =~ ^[0-9]+$ ]] || die "BUNDLES must be a non-negative integer"
+((IMAGES <= 4)) || die "IMAGES must be at most 4"
 for tool in clang ld.lld llvm-objdump llvm-objcopy llvm-offload-binary; do
-    [[ -x $LLVM_BIN/$tool ]] || { echo "error: $LLVM_BIN/$tool not found (set LLVM_BIN)" >&2; exit 1; }
+    need_tools "$LLVM_BIN/$tool"
 done
 objdump="$LLVM_BIN/llvm-objdump"
 
-# --- build ------------------------------------------------------------------
-if [[ -z ${OURS:-} ]]; then
-    echo "== building clangoffload (release)" >&2
-    (cd "$root" && cargo build --release -p clangoffload-cli --quiet)
-    OURS="${CARGO_TARGET_DIR:-$root/target}/release/clangoffload"
-fi
-[[ -x $OURS ]] || { echo "error: $OURS not found" >&2; exit 1; }
-
-if [[ $TIMER != loop ]] && command -v hyperfine >/dev/null 2>&1; then
-    backend=hyperfine
-else
-    [[ $TIMER == hyperfine ]] && { echo "error: TIMER=hyperfine but hyperfine is not installed" >&2; exit 1; }
-    backend=loop
-fi
-
-work=$(mktemp -d "${WORKDIR:-${TMPDIR:-/tmp}}/clangoffload-inspect-bench.XXXXXX")
-cleanup() { if [[ -n ${KEEP:-} ]]; then echo "kept $work" >&2; else rm -rf "$work"; fi; }
-trap cleanup EXIT
-mkdir -p "$work/img" "$work/pkg" "$work/scratch"
+bench_start inspect $((PACKAGES * IMAGES * IMAGE_KIB / 1024 + 64))
+mkdir -p "$work/img" "$work/pkg" "$out/scratch"
 
 # --- the library ------------------------------------------------------------
 need_kb=$((PACKAGES * IMAGES * IMAGE_KIB * 2 + VARIANTS * IMAGES * IMAGE_KIB + 65536))
 avail_kb=$(df -Pk "$work" | awk 'NR==2 {print $4}')
-((avail_kb >= need_kb)) || { echo "error: need ~$((need_kb / 1024)) MiB free in $work" >&2; exit 1; }
+((avail_kb >= need_kb)) || die "need ~$((need_kb / 1024)) MiB free in $work"
 
 echo "== making $VARIANTS packages of $IMAGES images of ~$IMAGE_KIB KiB" >&2
 # One image per slot; the extension sets the image kind llvm-offload-binary
@@ -136,20 +107,20 @@ echo "== linking libbig.so ($PACKAGES packages, $BUNDLES bundles)" >&2
     echo 'bench_entry: ret'
 } >"$work/big.s"
 "$LLVM_BIN/clang" -c "$work/big.s" -o "$work/big.o"
-"$LLVM_BIN/clang" -fuse-ld=lld -shared -nostdlib "$work/big.o" -o "$work/scratch/libbig.so"
+"$LLVM_BIN/clang" -fuse-ld=lld -shared -nostdlib "$work/big.o" -o "$out/scratch/libbig.so"
 rm -f "$work/big.o" "$work/pkg"/*.offbin "$work/img"/*
 file=libbig.so
-size=$(stat -c %s "$work/scratch/$file")
+size=$(stat -c %s "$out/scratch/$file")
 binaries=$((PACKAGES * IMAGES))
 
 # --- verify -----------------------------------------------------------------
 # Both run in the scratch directory on the bare name: llvm-objdump writes
 # each bundle entry to <name>.<bundle>.<entry ID> next to it, and both print
 # the name in their header line.
-cd "$work/scratch"
+cd "$out/scratch"
 echo "== checking outputs" >&2
 "$objdump" --offloading "$file" >"$work/llvm.txt"
-"$OURS" inspect "$file" --objdump >"$work/ours.txt"
+"$ours_bin" inspect "$file" --objdump >"$work/ours.txt"
 grep -v '^Extracting offload bundle: ' "$work/llvm.txt" >"$work/llvm-images.txt" || true
 if ! cmp -s "$work/llvm-images.txt" "$work/ours.txt"; then
     echo "error: OffloadBinary lines differ (< llvm-objdump, > ours):" >&2
@@ -162,8 +133,8 @@ llvm_extracted=$(grep -c '^Extracting offload bundle: ' "$work/llvm.txt" || true
     || { echo "error: llvm-objdump printed $llvm_images images, expected $binaries" >&2; exit 1; }
 [[ $llvm_extracted -eq $((BUNDLES * 3)) ]] \
     || { echo "error: llvm-objdump extracted $llvm_extracted bundle entries, expected $((BUNDLES * 3))" >&2; exit 1; }
-"$OURS" inspect "$file" >"$work/ours-text.txt"
-"$OURS" inspect "$file" --json >"$work/ours.json"
+"$ours_bin" inspect "$file" >"$work/ours-text.txt"
+"$ours_bin" inspect "$file" --json >"$work/ours.json"
 ours_bundles=$({ grep -o '"kind":"bundle"' "$work/ours.json" || true; } | wc -l)
 ours_binaries=$({ grep -o '"kind":"offload_binary"' "$work/ours.json" || true; } | wc -l)
 [[ $ours_bundles -eq $BUNDLES && $ours_binaries -eq $binaries ]] \
@@ -174,54 +145,18 @@ echo "   same $binaries OffloadBinary images; llvm-objdump extracted $llvm_extra
 # --- time -------------------------------------------------------------------
 cat "$file" >/dev/null
 
-# Prints "best median" in seconds.
-time_cmd() { # name command...
-    local name=$1
-    shift
-    if [[ $backend == hyperfine ]]; then
-        local quoted csv="$work/$name.csv"
-        quoted=$(printf '%q ' "$@")
-        hyperfine --style none --shell=none --warmup "$WARMUP" --runs "$RUNS" \
-            --export-csv "$csv" --command-name "$name" "$quoted" >/dev/null 2>&1 \
-            || hyperfine --style none --warmup "$WARMUP" --runs "$RUNS" \
-                --export-csv "$csv" --command-name "$name" "$quoted" >/dev/null
-        awk -F, 'NR==2 {print $7, $4}' "$csv"
-    else
-        local i start end all=()
-        for ((i = 0; i < WARMUP; i++)); do "$@" >/dev/null; done
-        for ((i = 0; i < RUNS; i++)); do
-            start=$(date +%s%N)
-            "$@" >/dev/null
-            end=$(date +%s%N)
-            all+=($((end - start)))
-        done
-        printf '%s\n' "${all[@]}" | sort -n | awk '{v[NR]=$1} END {
-            m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-            printf "%.9f %.9f\n", v[1] / 1e9, m / 1e9 }'
-    fi
-}
-
-echo "== timing ($backend, $RUNS runs)" >&2
-read -r llvm_best llvm_med < <(time_cmd llvm-objdump "$objdump" --offloading "$file")
+timed llvm.objdump "$objdump" --offloading "$file"
 rm -f "$file".*
-read -r ours_best ours_med < <(time_cmd ours-objdump "$OURS" inspect "$file" --objdump)
-read -r text_best text_med < <(time_cmd ours-text "$OURS" inspect "$file")
-read -r cat_best cat_med < <(time_cmd cat cat "$file")
+timed ours.objdump "$ours_bin" inspect "$file" --objdump
+timed ours.text "$ours_bin" inspect "$file"
+timed cat.file cat "$file"
 rm -f "$file".*
 
 # --- report -----------------------------------------------------------------
-fmt() { awk -v s="$1" 'BEGIN { if (s < 0.001) printf "%.0f us", s*1e6; else if (s < 1) printf "%.2f ms", s*1e3; else printf "%.3f s", s }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a/b }'; }
-
+report_head "libbig.so: $size bytes ($(awk -v s="$size" 'BEGIN {printf "%.1f MB", s/1e6}')): $binaries OffloadBinaries ($PACKAGES packages x $IMAGES images of ~$IMAGE_KIB KiB) in .llvm.offloading, $BUNDLES bundles (3 entries each) in .hip_fatbin"
+compare_table LLVM ours
+compare_row "--offloading / inspect --objdump" llvm.objdump ours.objdump
+compare_row "--offloading / inspect (text, all kinds)" llvm.objdump ours.text
 echo
-echo "libbig.so: $size bytes ($(awk -v s="$size" 'BEGIN {printf "%.1f MB", s/1e6}')): $binaries OffloadBinaries ($PACKAGES packages x $IMAGES images of ~$IMAGE_KIB KiB) in .llvm.offloading, $BUNDLES bundles (3 entries each) in .hip_fatbin"
-echo "LLVM: $objdump ($("$objdump" --version 2>/dev/null | grep -o 'version [0-9.]*' | head -1)); ours: $OURS"
-echo "timer: $backend, $RUNS runs after $WARMUP warm-up, warm page cache; ratio = LLVM / ours (>1: ours faster)"
-echo
-printf '| %-40s | %10s | %10s |\n' command best median
-printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1..12})" "$(printf -- '-%.0s' {1..12})"
-printf '| %-40s | %10s | %10s |\n' "llvm-objdump --offloading" "$(fmt "$llvm_best")" "$(fmt "$llvm_med")"
-printf '| %-40s | %10s | %10s |\n' "clangoffload inspect --objdump" "$(fmt "$ours_best")" "$(fmt "$ours_med")"
-printf '| %-40s | %10s | %10s |\n' "clangoffload inspect (text, all kinds)" "$(fmt "$text_best")" "$(fmt "$text_med")"
-printf '| %-40s | %10s | %10s |\n' "cat FILE > /dev/null (reference)" "$(fmt "$cat_best")" "$(fmt "$cat_med")"
-printf '| %-40s | %10s | %10s |\n' "ratio llvm-objdump / inspect --objdump" "$(ratio "$llvm_best" "$ours_best")" "$(ratio "$llvm_med" "$ours_med")"
+compare_table ours cat
+compare_row "inspect --objdump vs cat FILE" ours.objdump cat.file

@@ -25,6 +25,15 @@
 //! * `xor_fold`: XOR of the buffer as `u64` words, the memory-bandwidth
 //!   reference.
 //!
+//! `scan/file_256MiB` is the tool's file path on the random buffer written
+//! to a file (in the system's temporary directory, read once so that it is
+//! in the page cache): `read_1MiB` reads it through a reused 1 MiB buffer
+//! (what `dd bs=1M of=/dev/null` does, the reference), `mapped_faulting`
+//! maps it and scans (each page is faulted in by the scan), `read_through`
+//! is `clangoffload scan FILE`: `clangoffload_cli::io::Input::read_through`,
+//! which maps the pages ahead of the scan on a second thread. Each iteration
+//! opens and maps the file afresh, as a run of the tool does.
+//!
 //! `scan/in_cache_128KiB` runs each magic's finder, and `scan`, over one
 //! 128 KiB block of the random buffer (scan's block size, held in L2): the
 //! search speed without main memory.
@@ -46,11 +55,14 @@
 )]
 
 use std::hint::black_box;
+use std::io::{Read, Write};
+use std::path::Path;
 use std::time::Duration;
 
 use clangoffload::container::Container;
 use clangoffload::scan::{scan, Found};
 use clangoffload_benches::{fill_pseudo_random, payload_source, size_label, MIB};
+use clangoffload_cli::io::Input;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 
 const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
@@ -255,8 +267,44 @@ fn in_cache(c: &mut Criterion, random: &[u8]) {
     group.finish();
 }
 
+/// The tool's file path: `random` in a file, mapped and scanned.
+fn file(c: &mut Criterion, random: &[u8]) {
+    let mut file = tempfile_in_tmp();
+    file.1.write_all(random).expect("write the scan file");
+    drop(file.1);
+    let path = file.0.as_path();
+    let expected = scan(random).count();
+    let mut buffer = vec![0u8; MIB as usize];
+    let mut group = c.benchmark_group(format!("scan/file_{}", size_label(random.len() as u64)));
+    group.throughput(Throughput::Bytes(random.len() as u64));
+    group.sampling_mode(SamplingMode::Flat);
+    group.bench_function("read_1MiB", |b| {
+        b.iter(|| {
+            let mut f = std::fs::File::open(path).expect("open");
+            while f.read(&mut buffer).expect("read") > 0 {}
+        })
+    });
+    let open = |path: &Path| Input::open(path, false).expect("map");
+    group.bench_function("mapped_faulting", |b| {
+        b.iter(|| assert_eq!(scan(open(path).data()).count(), expected))
+    });
+    group.bench_function("read_through", |b| {
+        b.iter(|| assert_eq!(open(path).read_through(|data| scan(data).count()), expected))
+    });
+    group.finish();
+    let _ = std::fs::remove_file(path);
+}
+
+/// A new file in the temporary directory, and its path.
+fn tempfile_in_tmp() -> (std::path::PathBuf, std::fs::File) {
+    let path = std::env::temp_dir().join(format!("clangoffload-scan-bench-{}", std::process::id()));
+    let file = std::fs::File::create(&path).expect("create the scan file");
+    (path, file)
+}
+
 fn all(c: &mut Criterion) {
     let random = random_with_containers();
+    file(c, &random);
     in_cache(c, &random);
     bench_buffer(c, &format!("random_{}", size_label(SIZE as u64)), &random);
     drop(random);
