@@ -1,4 +1,110 @@
-//! The command-line tool's file reading, as a library so that the benches
-//! time the same code the tool runs.
+//! The `clangoffload` tool: inspect, list, bundle and unbundle LLVM
+//! offloading containers. Invoked as `clang-offload-bundler` it is a drop-in
+//! for LLVM's tool. Everything goes through the library's C ABI.
+//!
+//! A library so that the benches time the tool's own file reading ([`io`])
+//! and the fuzz targets run its output rendering ([`render_inspection`]);
+//! `src/main.rs` only calls [`main`].
 
+mod commands;
+mod contents;
+mod ffi;
+mod flags;
 pub mod io;
+
+pub use commands::inspect::{render as render_inspection, Mode as InspectMode};
+pub use commands::Failure;
+
+use std::path::Path;
+
+const USAGE: &str = "\
+clangoffload: read and write LLVM/Clang offloading containers
+
+USAGE:
+  clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
+  clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
+  clangoffload inspect FILE [--json|--objdump]
+                                          every container in a file, ELF host file or archive:
+                                          header fields, ratio, hash, entries, images, wrappers
+  clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
+  clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
+  clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
+  clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
+  clangoffload --version | --help
+
+Invoked under the name clang-offload-bundler, clang-offload-packager or
+llvm-offload-binary, it acts as that tool.
+Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
+limit (for all of one input's compressed bundles together);
+CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
+CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
+";
+
+/// Runs the tool on the process's arguments; returns its exit status.
+pub fn main() -> i32 {
+    // Arguments that are not UTF-8 are read lossily rather than panicking.
+    let mut args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let argv0 = if args.is_empty() {
+        "clangoffload".to_owned()
+    } else {
+        args.remove(0)
+    };
+    let name = Path::new(&argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let status = match name.as_deref() {
+        Some("clang-offload-bundler") => commands::bundler::main(&argv0, &args),
+        Some(name) if is_packager(name) => commands::packager::main(&argv0, &args),
+        _ => dispatch(&argv0, &args),
+    };
+    status
+}
+
+/// Whether the tool was invoked as LLVM's packager: `llvm-offload-binary`,
+/// or a name whose stem ends in `clang-offload-packager` (as LLVM checks).
+fn is_packager(name: &str) -> bool {
+    name == "llvm-offload-binary" || is_legacy_packager(name)
+}
+
+/// Whether a program name's stem ends in `clang-offload-packager`: LLVM's
+/// deprecated name for the packager, which it warns about.
+pub(crate) fn is_legacy_packager(name: &str) -> bool {
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    stem.ends_with("clang-offload-packager")
+}
+
+fn dispatch(argv0: &str, args: &[String]) -> i32 {
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return 1;
+    };
+    let run = match command.as_str() {
+        "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
+        "packager" => return commands::packager::main("llvm-offload-binary", rest),
+        "list" => commands::list::run(argv0, rest),
+        "extract" => commands::extract::run(argv0, rest),
+        "inspect" => commands::inspect::run(argv0, rest),
+        "scan" => commands::scan::run(argv0, rest),
+        "wrap" => commands::wrap::run(argv0, rest),
+        "--help" | "-h" | "help" => {
+            print!("{USAGE}");
+            return 0;
+        }
+        "--version" | "-V" => {
+            println!("clangoffload {}", env!("CARGO_PKG_VERSION"));
+            return 0;
+        }
+        other => Err(commands::Failure(format!(
+            "unknown command '{other}'; see clangoffload --help"
+        ))),
+    };
+    match run {
+        Ok(()) => 0,
+        Err(commands::Failure(message)) => {
+            eprintln!("{argv0}: error: {message}");
+            1
+        }
+    }
+}

@@ -15,44 +15,11 @@
 #[path = "../../fuzz/checks/mod.rs"]
 #[allow(dead_code)]
 mod checks;
-
-use std::path::{Path, PathBuf};
+#[path = "../../fuzz/replay.rs"]
+mod replay;
 
 use arbitrary::{Arbitrary, Unstructured};
-
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
-/// The files kept for `target`: its seeds and its findings.
-fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for kind in ["seeds", "artifacts-found"] {
-        let Ok(dir) = std::fs::read_dir(fuzz_dir().join(kind).join(target)) else {
-            continue;
-        };
-        for entry in dir {
-            let path = entry.unwrap().path();
-            if path.is_file() {
-                let bytes = std::fs::read(&path).unwrap();
-                files.push((path, bytes));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-/// Runs `check` on every kept input of `target` (decoded as libFuzzer
-/// decodes it); returns how many.
-fn replay(target: &str, check: impl Fn(&[u8])) -> usize {
-    let files = inputs(target);
-    for (path, bytes) in &files {
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(bytes)));
-        assert!(run.is_ok(), "{target}: {} fails its checks", path.display());
-    }
-    files.len()
-}
+use replay::{fuzz_dir, replay, REPLAYED_BY_THE_CLI};
 
 /// libFuzzer's `&str` targets skip inputs that are not UTF-8.
 fn text(check: fn(&str)) -> impl Fn(&[u8]) {
@@ -103,7 +70,11 @@ fn every_seed_and_finding_passes_its_targets_checks() {
     let kept = std::fs::read_dir(fuzz_dir().join("fuzz_targets"))
         .unwrap()
         .count();
-    assert_eq!(targets.len(), kept, "a fuzz target is not replayed here");
+    assert_eq!(
+        targets.len() + REPLAYED_BY_THE_CLI.len(),
+        kept,
+        "a fuzz target is not replayed here or by the CLI's tests"
+    );
     for (target, check) in targets {
         let count = replay(target, check);
         assert!(count > 0, "{target} has no seeds");

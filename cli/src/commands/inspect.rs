@@ -78,12 +78,22 @@ struct ImageReport<'a> {
     strings: Vec<(&'a [u8], &'a [u8])>,
 }
 
+/// How `inspect` prints what it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The text report.
+    Text,
+    /// One JSON object (`--json`).
+    Json,
+    /// What `llvm-objdump --offloading` prints (`--objdump`).
+    Objdump,
+}
+
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, mode) = match args {
-        [file] => (file, ""),
-        [flag, file] | [file, flag] if flag == "--json" || flag == "--objdump" => {
-            (file, flag.as_str())
-        }
+        [file] => (file, Mode::Text),
+        [flag, file] | [file, flag] if flag == "--json" => (file, Mode::Json),
+        [flag, file] | [file, flag] if flag == "--objdump" => (file, Mode::Objdump),
         _ => {
             return Err(Failure(
                 "usage: clangoffload inspect FILE [--json | --objdump]".into(),
@@ -91,19 +101,35 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         }
     };
     let input = super::open(file)?;
-    let inspection = Inspection::new(input.data(), Decoding::from_env(false)?.max_size)?;
-    let files = inspection.files();
-    let report = report(file, input.data().len(), &inspection, &files);
-    let text = match mode {
-        "--json" => (serde_json::to_string(&report)? + "\n").into_bytes(),
-        "--objdump" => to_objdump(&report, &files, &inspection),
-        _ => to_text(&report).into_bytes(),
-    };
+    let max_size = Decoding::from_env(false)?.max_size;
+    let (text, damaged) = render(file, input.data(), max_size, mode)?;
     std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
-    if report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty() {
+    if damaged {
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
     Ok(())
+}
+
+/// What `clangoffload inspect` prints for `data`, read from a file named
+/// `file`, decoding each compressed container to at most `max_size` bytes;
+/// and whether a container or the file is damaged (the tool then fails after
+/// printing).
+pub fn render(
+    file: &str,
+    data: &[u8],
+    max_size: u64,
+    mode: Mode,
+) -> Result<(Vec<u8>, bool), Failure> {
+    let inspection = Inspection::new(data, max_size)?;
+    let files = inspection.files();
+    let report = report(file, data.len(), &inspection, &files);
+    let text = match mode {
+        Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
+        Mode::Objdump => to_objdump(&report, &files, &inspection),
+        Mode::Text => to_text(&report).into_bytes(),
+    };
+    let damaged = report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty();
+    Ok((text, damaged))
 }
 
 fn report<'a>(

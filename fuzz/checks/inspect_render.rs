@@ -1,0 +1,46 @@
+//! What `clangoffload inspect` prints for arbitrary bytes, in its three
+//! modes (text, `--json`, `--objdump`): the tool's own rendering
+//! (`clangoffload_cli::render_inspection`), over the C ABI's inspection as
+//! the tool calls it, compressed containers decoded under 1 MiB each.
+//!
+//! Invariants checked:
+//! - no panic in any mode, and each mode renders or fails alike;
+//! - `--json` is one JSON object and a newline, with the schema number, the
+//!   input's size, and `containers`, `notes` as arrays;
+//! - the text report is UTF-8 and ends with a newline when not empty;
+//! - every mode says the same about whether something is damaged;
+//! - rendering is deterministic (a second rendering gives the same bytes).
+
+use clangoffload_cli::{render_inspection, InspectMode};
+
+const MODES: [InspectMode; 3] = [InspectMode::Text, InspectMode::Json, InspectMode::Objdump];
+
+/// The checks, on one input.
+pub fn check(data: &[u8]) {
+    let rendered: Vec<_> = MODES
+        .iter()
+        .map(|&mode| render_inspection("input", data, 1 << 20, mode).map_err(|e| e.0))
+        .collect();
+    let Ok((text, damaged)) = &rendered[0] else {
+        assert!(rendered.iter().all(Result::is_err), "only some modes fail");
+        return;
+    };
+    let Ok((json, json_damaged)) = &rendered[1] else {
+        panic!("--json fails where the text report does not");
+    };
+    let Ok((_, objdump_damaged)) = &rendered[2] else {
+        panic!("--objdump fails where the text report does not");
+    };
+    assert_eq!((damaged, damaged), (json_damaged, objdump_damaged));
+    let text = std::str::from_utf8(text).expect("the text report is UTF-8");
+    assert!(text.is_empty() || text.ends_with('\n'));
+    let json = json
+        .strip_suffix(b"\n")
+        .expect("--json ends with a newline");
+    let value: serde_json::Value = serde_json::from_slice(json).expect("--json is JSON");
+    assert!(value["schema"].is_u64());
+    assert_eq!(value["size"].as_u64(), u64::try_from(data.len()).ok());
+    assert!(value["containers"].is_array() && value["notes"].is_array());
+    let again = render_inspection("input", data, 1 << 20, InspectMode::Json).map_err(|e| e.0);
+    assert_eq!(again, rendered[1], "--json is not deterministic");
+}
