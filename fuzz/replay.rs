@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// The targets whose checks need the CLI crate, replayed by its tests.
-pub const REPLAYED_BY_THE_CLI: &[&str] = &["inspect_render"];
+/// The targets whose checks need the C ABI or the CLI crate, replayed by the
+/// CLI's tests.
+pub const REPLAYED_BY_THE_CLI: &[&str] = &["c_abi", "inspect_render"];
 
 /// This directory (`fuzz/`).
 pub fn fuzz_dir() -> PathBuf {
