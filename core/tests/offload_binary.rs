@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 use clangoffload::container::{Container, Containers};
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
-use clangoffload::object::ObjectFile;
 use clangoffload::locate::{
     locate_address, offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
     WrapperKind,
 };
+use clangoffload::object::ObjectFile;
 use clangoffload::offload_binary::{
     image_args::image_arguments, write_offload_binary, BinaryDiagnostic, ImageKind, NewImage,
     OffloadKind, WriteOptions,

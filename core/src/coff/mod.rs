@@ -385,7 +385,9 @@ impl<'data> CoffFile<'data> {
             self.section_header_offset(1),
         ))?;
         let at = self.section_header_offset(index);
-        let name = self.name_of(header).map_err(|e| e.in_entry(index.into()))?;
+        let name = self
+            .name_of(header, at)
+            .map_err(|e| e.in_entry(index.into()))?;
         let (offset, size) = self.contents_range(header);
         let data = range(self.data, offset, size).ok_or_else(|| {
             Error::new(
@@ -416,7 +418,7 @@ impl<'data> CoffFile<'data> {
     /// table (its contents may still lie outside the file); `None` if it
     /// cannot be read.
     pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
-        self.name_of(self.section_header(index)?).ok()
+        self.name_of(self.section_header(index)?, 0).ok()
     }
 
     /// Every section, in order. A section whose name or contents lie outside
@@ -504,8 +506,9 @@ impl<'data> CoffFile<'data> {
             ))
     }
 
-    /// A section header's full name.
-    fn name_of(&self, header: &'data SectionHeader) -> Result<&'data [u8]> {
+    /// A section header's full name; an error is located at `at`, the
+    /// header.
+    fn name_of(&self, header: &'data SectionHeader, at: u64) -> Result<&'data [u8]> {
         let raw = &header.name;
         let Some(rest) = raw.strip_prefix(b"/") else {
             return Ok(inline_name(raw));
@@ -516,17 +519,14 @@ impl<'data> CoffFile<'data> {
         } else {
             decode_decimal(digits)
         };
-        let bad = || {
-            Error::new(
-                ErrorKind::BadDecimal {
-                    field: Field::SectionName,
-                },
-                self.section_header_offset(1),
-            )
-        };
-        let offset = offset.ok_or_else(bad)?;
+        let offset = offset.ok_or(Error::new(
+            ErrorKind::BadDecimal {
+                field: Field::SectionName,
+            },
+            at,
+        ))?;
         let offset = u32::try_from(offset).unwrap_or(u32::MAX);
-        self.string(offset)
+        self.string(offset).map_err(|e| Error::new(e.kind(), at))
     }
 
     /// Where a section's contents lie: none without a file pointer; in an
