@@ -562,6 +562,60 @@ mod tests {
     }
 
     #[test]
+    fn coff_objects_and_pe_images_are_walked_and_their_wrappers_followed() {
+        for name in ["coff/hip.o", "coff/hip.dll", "coff/hip.exe"] {
+            let data = fixture(name);
+            let mut index = 0u32;
+            let mut out = core::mem::MaybeUninit::<clangoffload_offload_section>::zeroed();
+            let mut found = Vec::new();
+            loop {
+                // SAFETY: the buffer is readable for its length; `out` is writable.
+                let status = unsafe {
+                    clangoffload_elf_offload_section_next(
+                        data.as_ptr(),
+                        data.len(),
+                        &mut index,
+                        out.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                };
+                if status == clangoffload_status::End {
+                    break;
+                }
+                assert_eq!(status, clangoffload_status::Ok, "{name}");
+                // SAFETY: written on success.
+                let section = unsafe { out.assume_init() };
+                found.push((section.kind, section.section_index));
+            }
+            assert_eq!(found.len(), 2, "{name}");
+            let of = |kind| found.iter().find(|(k, _)| *k == kind).unwrap().1;
+            let fatbin = of(clangoffload_section_kind::HipFatbin);
+            let segment = of(clangoffload_section_kind::HipWrappers);
+            let mut record = core::mem::MaybeUninit::<clangoffload_fatbin_wrapper_record>::zeroed();
+            // SAFETY: as above.
+            let status = unsafe {
+                clangoffload_fatbin_wrapper_get(
+                    data.as_ptr(),
+                    data.len(),
+                    segment,
+                    0,
+                    record.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(status, clangoffload_status::Ok, "{name}");
+            // SAFETY: written on success.
+            let record = unsafe { record.assume_init() };
+            assert_eq!(
+                (record.resolved, record.target_section),
+                (1, fatbin),
+                "{name}"
+            );
+            assert_eq!(record.magic, 0x4849_5046);
+        }
+    }
+
+    #[test]
     fn scan_walks_every_container_by_cursor() {
         let binary = fixture("offload/single.offbin");
         let bundle = fixture("llvm22/hip-4096.bundle");

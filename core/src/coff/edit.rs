@@ -17,9 +17,10 @@ use zerocopy::little_endian::{U16, U32};
 use zerocopy::IntoBytes;
 
 use super::{
-    CoffFile, CoffUnsupported, Relocation, Section, SectionHeader, COMDAT_SELECT_ASSOCIATIVE,
-    FILE_HEADER_SIZE, RELOCATION_SIZE, SCN_ALIGN_MASK, SCN_CNT_CODE, SCN_LNK_NRELOC_OVFL,
-    SECTION_HEADER_SIZE, SYMBOL_SIZE, SYM_CLASS_FILE, SYM_CLASS_STATIC, SYM_CLASS_WEAK_EXTERNAL,
+    CoffFile, CoffUnsupported, Relocation, Section, SectionHeader, BASE64,
+    COMDAT_SELECT_ASSOCIATIVE, FILE_HEADER_SIZE, RELOCATION_SIZE, SCN_ALIGN_MASK, SCN_CNT_CODE,
+    SCN_LNK_NRELOC_OVFL, SECTION_HEADER_SIZE, SYMBOL_SIZE, SYM_CLASS_FILE, SYM_CLASS_STATIC,
+    SYM_CLASS_WEAK_EXTERNAL,
 };
 use crate::bytes::{grow, to_u64};
 use crate::elf::strtab::StringTable;
@@ -126,9 +127,8 @@ fn symbol_starts(file: &CoffFile<'_>) -> Result<Vec<bool>> {
         file.aux_records(index, symbol)
             .ok_or(bad_symbol(index, count))?;
         starts.push(true);
-        for _ in 0..symbol.number_of_aux_symbols {
-            starts.push(false);
-        }
+        let aux = usize::from(symbol.number_of_aux_symbols);
+        starts.resize(starts.len().saturating_add(aux), false);
         index = index
             .saturating_add(1)
             .saturating_add(symbol.number_of_aux_symbols.into());
@@ -246,10 +246,7 @@ fn symbols<'a>(
             SYM_CLASS_STATIC if symbol.number_of_aux_symbols == 1 => {
                 if let Some(own) = new_number {
                     let target = if aux.get(14) == Some(&COMDAT_SELECT_ASSOCIATIVE) {
-                        let low = aux
-                            .get(12..14)
-                            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
-                        renumber(u32::from(low))?
+                        renumber(u32::from(le16(&aux, 12)))?
                     } else {
                         own
                     };
@@ -263,9 +260,7 @@ fn symbols<'a>(
                 }
             }
             SYM_CLASS_WEAK_EXTERNAL if symbol.number_of_aux_symbols > 0 => {
-                let tag = aux
-                    .get(..4)
-                    .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+                let tag = le32(&aux, 0);
                 let at = usize::try_from(tag).unwrap_or(usize::MAX);
                 if !starts.get(at).copied().unwrap_or(false) {
                     return Err(bad_symbol(tag, count));
@@ -385,6 +380,22 @@ fn write(
     Ok(out)
 }
 
+/// The little-endian `u16` at `at`, 0 past the end.
+fn le16(bytes: &[u8], at: usize) -> u16 {
+    let field = bytes
+        .get(at..at.saturating_add(2))
+        .and_then(|b| b.try_into().ok());
+    field.map_or(0, u16::from_le_bytes)
+}
+
+/// The little-endian `u32` at `at`, 0 past the end.
+fn le32(bytes: &[u8], at: usize) -> u32 {
+    let field = bytes
+        .get(at..at.saturating_add(4))
+        .and_then(|b| b.try_into().ok());
+    field.map_or(0, u32::from_le_bytes)
+}
+
 /// A symbol's name field: inline when it fits, else a string table offset.
 fn name_bytes(name: &[u8], strings: &StringTable<'_>) -> [u8; 8] {
     let mut field = [0u8; 8];
@@ -401,7 +412,6 @@ fn name_bytes(name: &[u8], strings: &StringTable<'_>) -> [u8; 8] {
 /// A section's name field: inline when it fits, else `/<decimal offset>`,
 /// or `//<six base64 digits>` past seven decimal digits.
 fn name_field(name: &[u8], strings: &StringTable<'_>) -> [u8; 8] {
-    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if name.len() <= 8 {
         return name_bytes(name, strings);
     }
@@ -411,10 +421,10 @@ fn name_field(name: &[u8], strings: &StringTable<'_>) -> [u8; 8] {
     } else {
         // Six digits hold any 32-bit offset.
         let mut text = b"//".to_vec();
-        text.extend((0..6u32).rev().map(|place| {
-            let digit = (offset >> (place * 6)) & 63;
+        text.extend([30u32, 24, 18, 12, 6, 0].map(|shift| {
+            let digit = offset.checked_shr(shift).unwrap_or(0) & 63;
             let at = usize::try_from(digit).unwrap_or(0);
-            DIGITS.get(at).copied().unwrap_or(b'A')
+            BASE64.get(at).copied().unwrap_or(b'A')
         }));
         text
     };

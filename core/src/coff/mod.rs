@@ -709,21 +709,18 @@ fn decode_decimal(digits: &[u8]) -> Option<u64> {
     })
 }
 
+/// The digits of the base64 offsets of long section names.
+pub(crate) const BASE64: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 /// Six base64 digits after `//`, for offsets past 9,999,999.
 fn decode_base64(digits: &[u8]) -> Option<u64> {
     if digits.len() != 6 {
         return None;
     }
     digits.iter().try_fold(0u64, |n, &d| {
-        let digit = match d {
-            b'A'..=b'Z' => d - b'A',
-            b'a'..=b'z' => d - b'a' + 26,
-            b'0'..=b'9' => d - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        n.checked_mul(64)?.checked_add(u64::from(digit))
+        let digit = BASE64.iter().position(|&c| c == d)?;
+        n.checked_mul(64)?.checked_add(to_u64(digit))
     })
 }
 
