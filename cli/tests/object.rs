@@ -1,5 +1,5 @@
-//! `-type=o` with a host ELF object: the bundler drop-in against the objects
-//! clang-offload-bundler 22 made (tests/fixtures/object), and live against
+//! `-type=o` with a host ELF or COFF object: the bundler drop-in against the objects
+//! clang-offload-bundler 22 made (tests/fixtures/object, tests/fixtures/coff), and live against
 //! LLVM 22 when it is installed.
 
 #![allow(
@@ -281,54 +281,204 @@ fn clangoffload_list_reads_object_bundles() {
     );
 }
 
-/// A COFF host object (clang 22 for `x86_64-pc-windows-msvc`): LLVM 22
-/// writes a COFF object; we cannot yet, and must not write a binary bundle
-/// in its place (no linker would take it): a clear error and no output.
-/// Listing one is the same clear error.
+const COFF_TARGETS: &str =
+    "host-x86_64-pc-windows-msvc,openmp-x86_64-pc-windows-msvc,hip-amdgcn-amd-amdhsa--gfx906";
+const COFF_HOSTS: [&str; 3] = ["hip.o", "hip-rdc-new-driver.o", "stubs.obj"];
+
+fn coff(name: &str) -> String {
+    fixtures().join("coff").join(name).display().to_string()
+}
+
+/// COFF host objects (clang 22 for `x86_64-pc-windows-msvc`): bundled,
+/// listed and unbundled byte for byte as clang-offload-bundler 22 does
+/// (through llvm-objcopy), without llvm-objcopy.
 #[test]
-fn coff_host_objects_are_refused_not_rewritten() {
-    let clang = std::path::Path::new("/usr/lib/llvm-22/bin/clang");
-    if !clang.exists() {
-        eprintln!("NOTICE: clang-22 not installed; COFF check skipped");
-        return;
-    }
+fn coff_hosts_bundle_list_and_unbundle_as_llvm_22() {
     let sb = Sandbox::new();
-    std::fs::write(sb.path("h.c"), "int host(void) { return 1; }\n").unwrap();
-    std::fs::write(sb.path("dev"), "device").unwrap();
-    let built = std::process::Command::new(clang)
-        .args(["-target", "x86_64-pc-windows-msvc", "-O1", "-c"])
-        .arg(sb.path("h.c"))
-        .arg("-o")
-        .arg(sb.path("h.obj"))
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let out = sb.path("out.obj");
+    for host in COFF_HOSTS {
+        let out = sb.path(&format!("bundled-{host}"));
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o".to_owned(),
+                format!("-targets={COFF_TARGETS}"),
+                format!("-input={}", coff(host)),
+                format!("-input={}", coff("openmp.payload")),
+                format!("-input={}", coff("hip.payload")),
+                format!("-output={}", out.display()),
+            ],
+        );
+        ok(&r);
+        let llvm = std::fs::read(coff(&format!("bundled-{host}"))).unwrap();
+        assert!(std::fs::read(&out).unwrap() == llvm, "{host}: bundling");
+        let bundled = coff(&format!("bundled-{host}"));
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o".to_owned(),
+                "-list".into(),
+                format!("-input={bundled}"),
+            ],
+        );
+        ok(&r);
+        let listed = std::fs::read(coff(&format!("bundled-{host}.list"))).unwrap();
+        assert_eq!(r.stdout, listed, "{host}: -list");
+        let outs = ["host", "openmp", "hip"].map(|n| sb.path(&format!("{n}-{host}")));
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o".to_owned(),
+                "-unbundle".into(),
+                format!("-targets={COFF_TARGETS}"),
+                format!("-input={bundled}"),
+                format!("-output={}", outs[0].display()),
+                format!("-output={}", outs[1].display()),
+                format!("-output={}", outs[2].display()),
+            ],
+        );
+        ok(&r);
+        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+        assert!(read(&outs[0]) == std::fs::read(coff(&format!("host-{host}"))).unwrap());
+        assert_eq!(
+            read(&outs[1]),
+            std::fs::read(coff("openmp.payload")).unwrap()
+        );
+        assert_eq!(read(&outs[2]), std::fs::read(coff("hip.payload")).unwrap());
+    }
+    // What clang's driver bundled for -fgpu-rdc.
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-list".into(),
+            format!("-input={}", coff("hip-rdc.o")),
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout, std::fs::read(coff("hip-rdc.o.list")).unwrap());
+}
+
+/// A PE image as the host: LLVM 22 adds sections to the image; we write
+/// objects only, and must not write anything else in its place: a clear
+/// error and no output.
+#[test]
+fn pe_image_hosts_are_refused_not_rewritten() {
+    let sb = Sandbox::new();
+    let out = sb.path("out.dll");
     let r = run(
         &sb.ours(),
         &[
             "-type=o".to_owned(),
             "-targets=host-x86_64-pc-windows-msvc,hip-amdgcn-amd-amdhsa--gfx906".to_owned(),
-            format!("-input={}", sb.path("h.obj").display()),
-            format!("-input={}", sb.path("dev").display()),
+            format!("-input={}", coff("hip.dll")),
+            format!("-input={}", coff("hip.payload")),
             format!("-output={}", out.display()),
         ],
     );
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("COFF objects and PE images are not supported yet"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("PE images"), "{stderr}");
     assert!(!out.exists(), "nothing is written in another format");
+}
+
+/// `list`, `inspect` and `extract` find the bundle in a COFF object's
+/// `.hip_fatbin` and in a DLL's and an EXE's `.hip_fat` (where LLVM 22's
+/// tools read nothing); `inspect --objdump` prints what llvm-objdump 22
+/// prints for `.llvm.offloading`.
+#[test]
+fn windows_hosts_are_listed_inspected_and_extracted() {
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let ids = "host-x86_64-unknown-linux-gnu-\nhipv4-amdgcn-amd-amdhsa--gfx906\n";
+    for name in ["hip.o", "hip-compress.o", "hip.dll", "hip.exe"] {
+        let r = run(ours, &["list".to_owned(), coff(name)]);
+        ok(&r);
+        assert_eq!(String::from_utf8_lossy(&r.stdout), ids, "{name}");
+        let r = run(ours, &["inspect".to_owned(), coff(name)]);
+        ok(&r);
+        let report = String::from_utf8_lossy(&r.stdout);
+        assert!(report.contains("wrapper 0: HIPF"), "{name}: {report}");
+        assert!(!report.contains("error"), "{name}: {report}");
+        let sb = Sandbox::new();
+        let dir = sb.path("out");
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = run(
+            ours,
+            &[
+                "extract".to_owned(),
+                coff(name),
+                "-o".into(),
+                dir.display().to_string(),
+            ],
+        );
+        ok(&r);
+        let code_object = dir.join(format!("{name}.1.hipv4-amdgcn-amd-amdhsa--gfx906"));
+        assert!(
+            std::fs::read(&code_object).unwrap().starts_with(b"\x7fELF"),
+            "{name}"
+        );
+    }
     let r = run(
-        &sb.ours(),
+        ours,
         &[
-            "-list".to_owned(),
-            "-type=o".to_owned(),
-            format!("-input={}", sb.path("h.obj").display()),
+            "inspect".to_owned(),
+            coff("hip-rdc-new-driver.o"),
+            "--objdump".into(),
         ],
     );
-    assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("COFF"));
+    ok(&r);
+    let path = coff("hip-rdc-new-driver.o");
+    let expected = String::from_utf8(std::fs::read(coff("hip-rdc-new-driver.o.objdump")).unwrap())
+        .unwrap()
+        .replace("hip-rdc-new-driver.o:", &format!("{path}:"));
+    assert_eq!(String::from_utf8_lossy(&r.stdout), expected);
+}
+
+/// The real clang 22 pipelines for `x86_64-pc-windows-msvc` (HIP RDC, non-RDC
+/// and compressed), once with LLVM's clang-offload-bundler and once with
+/// ours found first (`-B`): the objects are identical.
+#[test]
+fn clang_22_windows_pipelines_give_identical_objects_with_our_bundler() {
+    let clang = std::path::Path::new("/usr/lib/llvm-22/bin/clang");
+    if !clang.exists() {
+        eprintln!("NOTICE: clang-22 not installed; Windows driver pipelines skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let tools = sb.path("ourbin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_clangoffload"),
+        tools.join("clang-offload-bundler"),
+    )
+    .unwrap();
+    let source = fixtures().join("offload/src/k.hip");
+    for (name, extra) in [
+        ("rdc", &["-fgpu-rdc"][..]),
+        ("plain", &[][..]),
+        ("compress", &["--offload-compress"][..]),
+    ] {
+        let compile = |out: &str, ours: bool| {
+            let mut command = std::process::Command::new(clang);
+            if ours {
+                command.arg("-B").arg(&tools);
+            }
+            let status = command
+                .args(["-target", "x86_64-pc-windows-msvc", "-x", "hip"])
+                .args(["--offload-arch=gfx906", "--offload-arch=gfx90a"])
+                .args(["-nogpulib", "-nogpuinc", "-O1", "-cuid=fixture"])
+                .arg("-mno-incremental-linker-compatible")
+                .args(extra)
+                .arg("-c")
+                .arg(&source)
+                .arg("-o")
+                .arg(sb.path(out))
+                .status()
+                .unwrap();
+            assert!(status.success(), "{name}");
+            std::fs::read(sb.path(out)).unwrap()
+        };
+        let llvm = compile(&format!("{name}-llvm.o"), false);
+        let ours = compile(&format!("{name}-ours.o"), true);
+        assert!(llvm == ours, "{name}: the objects differ");
+    }
 }
