@@ -9,7 +9,9 @@
 //!   every entry ID and payload lies inside the input;
 //! - a rewrite that keeps everything, when it succeeds, parses with every
 //!   section readable, the input's sections by name in order, and is a
-//!   fixed point: rewriting it again gives the same bytes;
+//!   fixed point: rewriting it again gives the same bytes (unless a symbol
+//!   has an empty name: written as all zeros, as llvm-objcopy writes it, it
+//!   reads back as string table offset 0);
 //! - adding one section, when it succeeds, parses, its last section has the
 //!   added name and data, and removing it again gives the bytes of the
 //!   rewrite that keeps everything;
@@ -74,8 +76,13 @@ pub fn check(data: &[u8]) {
         names(&out).expect("a rewrite's sections are readable"),
         names(&file).expect("a rewritten input's sections are readable")
     );
-    let twice = rewrite_sections(&out, |_| true, &[]).expect("a rewrite rewrites");
-    assert!(twice == same, "a rewrite is a fixed point");
+    let empty_name = (0..file.symbol_count())
+        .filter_map(|i| file.symbol(i))
+        .any(|s| s.name[0] == 0 && s.name[4..] == [0; 4]);
+    if !empty_name {
+        let twice = rewrite_sections(&out, |_| true, &[]).expect("a rewrite rewrites");
+        assert!(twice == same, "a rewrite is a fixed point");
+    }
     let added = NewSection {
         name: ADDED_NAME,
         characteristics: SCN_MEM_READ,

@@ -462,9 +462,14 @@ impl<'data> CoffFile<'data> {
             })
     }
 
-    /// The number of symbol table records (auxiliary records included).
+    /// The number of symbol table records (auxiliary records included);
+    /// none without a symbol table pointer, as LLVM reads it.
     pub fn symbol_count(&self) -> u32 {
-        self.header.number_of_symbols
+        if self.header.pointer_to_symbol_table == 0 {
+            0
+        } else {
+            self.header.number_of_symbols
+        }
     }
 
     /// Symbol table record `index` (a symbol or an auxiliary record).
@@ -493,10 +498,12 @@ impl<'data> CoffFile<'data> {
         self.strings
     }
 
-    /// The NUL-terminated string at `offset` of the string table.
+    /// The NUL-terminated string at `offset` of the string table. As in LLVM,
+    /// an offset into the size field reads from there (an empty symbol name
+    /// is all zeros, offset 0); an empty table holds no string.
     pub fn string(&self, offset: u32) -> Result<&'data [u8]> {
         crate::elf::section_name(self.strings, offset)
-            .filter(|_| offset >= 4)
+            .filter(|_| self.strings.len() > 4)
             .ok_or(Error::new(
                 ErrorKind::BadSectionName {
                     name: offset,
