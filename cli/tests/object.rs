@@ -482,3 +482,33 @@ fn clang_22_windows_pipelines_give_identical_objects_with_our_bundler() {
         assert!(llvm == ours, "{name}: the objects differ");
     }
 }
+
+/// A device archive of COFF members (an RDC object and a bundled object):
+/// `-type=a -unbundle` writes what LLVM 22 writes, the host archive with the
+/// symbol index of the COFF host objects.
+#[test]
+fn archives_of_coff_objects_unbundle_as_llvm_22() {
+    let sb = Sandbox::new();
+    for (target, expected) in [
+        (
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+            "unbundle-hip-rdc-gfx906.lib",
+        ),
+        ("host-x86_64-pc-windows-msvc", "unbundle-hip-rdc-host.lib"),
+    ] {
+        let out = sb.path(expected);
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=a".to_owned(),
+                "-unbundle".into(),
+                format!("-targets={target}"),
+                format!("-input={}", coff("hip-rdc.lib")),
+                format!("-output={}", out.display()),
+            ],
+        );
+        ok(&r);
+        let llvm = std::fs::read(coff(expected)).unwrap();
+        assert!(std::fs::read(&out).unwrap() == llvm, "{target}");
+    }
+}

@@ -335,3 +335,17 @@ fn malformed_coff_files_get_located_errors() {
         }
     }
 }
+
+#[test]
+fn coff_archives_name_members_through_their_nul_terminated_long_names() {
+    let data = fixture("hip-rdc.lib");
+    let archive = clangoffload::archive::Archive::parse(&data).unwrap();
+    let names: Vec<Vec<u8>> = archive
+        .members()
+        .map(|m| m.unwrap().name().to_vec())
+        .collect();
+    assert_eq!(
+        names,
+        [b"hip-rdc.o".to_vec(), b"bundled-stubs.obj".to_vec()]
+    );
+}

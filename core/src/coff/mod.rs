@@ -59,6 +59,8 @@ pub const SCN_ALIGN_MASK: u32 = 0x00f0_0000;
 pub const SCN_LNK_NRELOC_OVFL: u32 = 0x0100_0000;
 /// Section characteristics: readable.
 pub const SCN_MEM_READ: u32 = 0x4000_0000;
+/// Symbol storage class of an external (global) symbol.
+pub const SYM_CLASS_EXTERNAL: u8 = 2;
 /// Symbol storage class of a static (section-local) symbol.
 pub const SYM_CLASS_STATIC: u8 = 3;
 /// Symbol storage class of a `.file` symbol.
@@ -491,6 +493,30 @@ impl<'data> CoffFile<'data> {
             [0, 0, 0, 0, a, b, c, d] => self.string(u32::from_le_bytes([a, b, c, d])),
             _ => Ok(inline_name(&symbol.name)),
         }
+    }
+
+    /// The names of the symbols the file defines for other files to use
+    /// (external, and defined or common), in symbol table order: what an
+    /// archive's symbol table lists for it, as LLVM's archive writer reads
+    /// COFF symbols. Symbols whose names cannot be read are skipped.
+    pub fn defined_global_symbols(&self) -> impl Iterator<Item = &'data [u8]> + '_ {
+        let mut index = 0u32;
+        core::iter::from_fn(move || {
+            while index < self.symbol_count() {
+                let symbol = self.symbol(index)?;
+                index = index
+                    .saturating_add(1)
+                    .saturating_add(symbol.number_of_aux_symbols.into());
+                let undefined = symbol.section() == 0 && symbol.value.get() == 0;
+                let debug = symbol.section() == -2;
+                if symbol.storage_class == SYM_CLASS_EXTERNAL && !undefined && !debug {
+                    if let Ok(name) = self.symbol_name(symbol) {
+                        return Some(name);
+                    }
+                }
+            }
+            None
+        })
     }
 
     /// The string table, its size field included.
