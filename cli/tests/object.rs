@@ -25,76 +25,91 @@ fn ok(r: &std::process::Output) {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
 
+/// Bundles host object `host` of fixture folder `dir` with its two payloads
+/// for `targets`; the output must be clang-offload-bundler 22's
+/// `bundled-<host>` of that folder.
+fn bundles_as_llvm_22(sb: &Sandbox, dir: &str, targets: &str, host: &str) {
+    let path = |name: &str| fixtures().join(dir).join(name).display().to_string();
+    let out = sb.path(&format!("bundled-{host}"));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            format!("-targets={targets}"),
+            format!("-input={}", path(host)),
+            format!("-input={}", path("openmp.payload")),
+            format!("-input={}", path("hip.payload")),
+            format!("-output={}", out.display()),
+        ],
+    );
+    ok(&r);
+    let ours = std::fs::read(&out).unwrap();
+    let llvm = std::fs::read(path(&format!("bundled-{host}"))).unwrap();
+    assert!(
+        ours == llvm,
+        "{host}: differs from clang-offload-bundler 22's"
+    );
+}
+
 #[test]
 fn bundling_a_host_object_is_byte_identical_to_llvm_22() {
     let sb = Sandbox::new();
     for host in HOSTS {
-        let out = sb.path(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                format!("-targets={TARGETS}"),
-                format!("-input={}", object(host)),
-                format!("-input={}", object("openmp.payload")),
-                format!("-input={}", object("hip.payload")),
-                format!("-output={}", out.display()),
-            ],
-        );
-        ok(&r);
-        let ours = std::fs::read(&out).unwrap();
-        let llvm = std::fs::read(object(&format!("bundled-{host}"))).unwrap();
-        assert!(
-            ours == llvm,
-            "{host}: differs from clang-offload-bundler 22's"
-        );
+        bundles_as_llvm_22(&sb, "object", TARGETS, host);
     }
+}
+
+/// Lists and unbundles LLVM 22's `bundled-<host>` of fixture folder `dir`:
+/// the list must be LLVM's, the payloads the inputs and the host object
+/// LLVM's `host-<host>`. `ids` are the hip, host and openmp targets, asked
+/// for in that order (another than the sections', as the lit tests do).
+fn lists_and_unbundles_as_llvm_22(sb: &Sandbox, dir: &str, host: &str, ids: [&str; 3]) {
+    let path = |name: &str| fixtures().join(dir).join(name).display().to_string();
+    let bundled = path(&format!("bundled-{host}"));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-list".into(),
+            format!("-input={bundled}"),
+        ],
+    );
+    ok(&r);
+    let listed = std::fs::read(path(&format!("bundled-{host}.list"))).unwrap();
+    assert_eq!(r.stdout, listed, "{host}: -list (section order)");
+    let outs = ["hip", "host", "openmp"].map(|n| sb.path(&format!("{n}-{host}")));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-unbundle".into(),
+            format!("-targets={}", ids.join(",")),
+            format!("-input={bundled}"),
+            format!("-output={}", outs[0].display()),
+            format!("-output={}", outs[1].display()),
+            format!("-output={}", outs[2].display()),
+        ],
+    );
+    ok(&r);
+    let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+    assert_eq!(read(&outs[0]), read(path("hip.payload").as_ref()));
+    assert_eq!(read(&outs[2]), read(path("openmp.payload").as_ref()));
+    assert!(
+        read(&outs[1]) == read(path(&format!("host-{host}")).as_ref()),
+        "{host}: host object differs from LLVM 22's"
+    );
 }
 
 #[test]
 fn list_and_unbundle_read_llvm_22_object_bundles() {
     let sb = Sandbox::new();
+    let ids = [
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "host-x86_64-unknown-linux-gnu",
+        "openmp-x86_64-pc-linux-gnu",
+    ];
     for host in HOSTS {
-        let bundled = object(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-list".into(),
-                format!("-input={bundled}"),
-            ],
-        );
-        ok(&r);
-        let listed = std::fs::read(object(&format!("bundled-{host}.list"))).unwrap();
-        assert_eq!(r.stdout, listed, "{host}: -list (section order)");
-        // Targets in another order than the sections, as the lit tests do.
-        let outs = ["hip", "host", "openmp"].map(|n| sb.path(&format!("{n}-{host}")));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-unbundle".into(),
-                "-targets=hip-amdgcn-amd-amdhsa--gfx906,host-x86_64-unknown-linux-gnu,openmp-x86_64-pc-linux-gnu".into(),
-                format!("-input={bundled}"),
-                format!("-output={}", outs[0].display()),
-                format!("-output={}", outs[1].display()),
-                format!("-output={}", outs[2].display()),
-            ],
-        );
-        ok(&r);
-        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
-        assert_eq!(
-            read(&outs[0]),
-            std::fs::read(object("hip.payload")).unwrap()
-        );
-        assert_eq!(
-            read(&outs[2]),
-            std::fs::read(object("openmp.payload")).unwrap()
-        );
-        assert!(
-            read(&outs[1]) == std::fs::read(object(&format!("host-{host}"))).unwrap(),
-            "{host}: host object differs from LLVM 22's"
-        );
+        lists_and_unbundles_as_llvm_22(&sb, "object", host, ids);
     }
 }
 
@@ -296,54 +311,13 @@ fn coff(name: &str) -> String {
 fn coff_hosts_bundle_list_and_unbundle_as_llvm_22() {
     let sb = Sandbox::new();
     for host in COFF_HOSTS {
-        let out = sb.path(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                format!("-targets={COFF_TARGETS}"),
-                format!("-input={}", coff(host)),
-                format!("-input={}", coff("openmp.payload")),
-                format!("-input={}", coff("hip.payload")),
-                format!("-output={}", out.display()),
-            ],
-        );
-        ok(&r);
-        let llvm = std::fs::read(coff(&format!("bundled-{host}"))).unwrap();
-        assert!(std::fs::read(&out).unwrap() == llvm, "{host}: bundling");
-        let bundled = coff(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-list".into(),
-                format!("-input={bundled}"),
-            ],
-        );
-        ok(&r);
-        let listed = std::fs::read(coff(&format!("bundled-{host}.list"))).unwrap();
-        assert_eq!(r.stdout, listed, "{host}: -list");
-        let outs = ["host", "openmp", "hip"].map(|n| sb.path(&format!("{n}-{host}")));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-unbundle".into(),
-                format!("-targets={COFF_TARGETS}"),
-                format!("-input={bundled}"),
-                format!("-output={}", outs[0].display()),
-                format!("-output={}", outs[1].display()),
-                format!("-output={}", outs[2].display()),
-            ],
-        );
-        ok(&r);
-        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
-        assert!(read(&outs[0]) == std::fs::read(coff(&format!("host-{host}"))).unwrap());
-        assert_eq!(
-            read(&outs[1]),
-            std::fs::read(coff("openmp.payload")).unwrap()
-        );
-        assert_eq!(read(&outs[2]), std::fs::read(coff("hip.payload")).unwrap());
+        bundles_as_llvm_22(&sb, "coff", COFF_TARGETS, host);
+        let ids = [
+            "hip-amdgcn-amd-amdhsa--gfx906",
+            "host-x86_64-pc-windows-msvc",
+            "openmp-x86_64-pc-windows-msvc",
+        ];
+        lists_and_unbundles_as_llvm_22(&sb, "coff", host, ids);
     }
     // What clang's driver bundled for -fgpu-rdc.
     let r = run(
