@@ -14,10 +14,12 @@
 //! - adding one section, when it succeeds, parses, its last section has the
 //!   added name and data, and removing it again gives the bytes of the
 //!   rewrite that keeps everything;
-//! - (both of these unless a symbol has an empty name: written as all zeros,
-//!   as llvm-objcopy writes it, it reads back as string table offset 0, the
-//!   table's size field, which changes with the table);
-//! - `host_object()`, when it succeeds, has no bundle entries.
+//! - (these three unless a name does not survive a rewrite, as in
+//!   llvm-objcopy: an empty symbol name, written as all zeros, reads back
+//!   from the string table's size field, which changes with the table; a
+//!   short section name starting with `/`, written in place, reads back as
+//!   a string table offset);
+//! - `host_object()`, when it succeeds, has no bundle entries;
 //!
 //! Known, not checked: a section of uninitialized data gets its size in
 //! zeros in the output (as llvm-objcopy writes it), so a small input can ask
@@ -69,6 +71,17 @@ pub fn check(data: &[u8]) {
     if zeros > MAX_ZEROS {
         return;
     }
+    // Auxiliary records are looked at too: that only skips more inputs.
+    let empty_name = (0..file.symbol_count())
+        .filter_map(|i| file.symbol(i))
+        .any(|s| file.symbol_name(s).is_ok_and(<[u8]>::is_empty));
+    let slash_name = file
+        .sections()
+        .flatten()
+        .any(|s| s.name().len() <= 8 && s.name().starts_with(b"/"));
+    if empty_name || slash_name {
+        return;
+    }
     if let Ok(host) = bundle.host_object() {
         let again = ObjectBundle::parse(&host).expect("host object parses");
         assert_eq!(again.entries().count(), 0);
@@ -81,13 +94,6 @@ pub fn check(data: &[u8]) {
         names(&out).expect("a rewrite's sections are readable"),
         names(&file).expect("a rewritten input's sections are readable")
     );
-    // Auxiliary records are looked at too: that only skips more inputs.
-    let empty_name = (0..file.symbol_count())
-        .filter_map(|i| file.symbol(i))
-        .any(|s| file.symbol_name(s).is_ok_and(<[u8]>::is_empty));
-    if empty_name {
-        return;
-    }
     let twice = rewrite_sections(&out, |_| true, &[]).expect("a rewrite rewrites");
     assert!(twice == same, "a rewrite is a fixed point");
     let added = NewSection {
