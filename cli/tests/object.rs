@@ -486,3 +486,31 @@ fn archives_of_coff_objects_unbundle_as_llvm_22() {
         assert!(std::fs::read(&out).unwrap() == llvm, "{target}");
     }
 }
+
+/// A COFF file LLVM cannot open as an object (its section table cut off) is
+/// plain data to the bundler, as to LLVM 22: nothing listed, exit 0. One
+/// whose symbol table is cut off is opened without symbols, and its long
+/// section names are a located error (LLVM 22: "string table empty").
+#[test]
+fn damaged_coff_objects_are_read_as_llvm_22_reads_them() {
+    let sb = Sandbox::new();
+    let rdc = std::fs::read(coff("hip-rdc.o")).unwrap();
+    for (len, code, says) in [(300, 0, ""), (6000, 1, "symbol table of")] {
+        let cut = sb.path(&format!("cut-{len}.o"));
+        std::fs::write(&cut, &rdc[..len]).unwrap();
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o".to_owned(),
+                "-list".into(),
+                format!("-input={}", cut.display()),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(code), "{len}: {stderr}");
+        assert!(
+            r.stdout.is_empty() && stderr.contains(says),
+            "{len}: {stderr}"
+        );
+    }
+}

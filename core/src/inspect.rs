@@ -91,7 +91,7 @@ impl InspectedFile<'_> {
 fn objdump_format(kind: FileKind, data: &[u8]) -> Option<&'static str> {
     match kind {
         FileKind::Elf(elf) => Some(elf_format(elf)),
-        FileKind::Coff => Some(match CoffFile::parse(data).map(|f| f.header().machine) {
+        FileKind::Coff(_) => Some(match CoffFile::parse(data).map(|f| f.header().machine) {
             Ok(MACHINE_AMD64) => "coff-x86-64",
             Ok(MACHINE_I386) => "coff-i386",
             Ok(MACHINE_ARM64) => "coff-arm64",
@@ -333,7 +333,7 @@ impl<'data> Walk<'data> {
         };
         match kind {
             FileKind::Archive => self.archive(place, data),
-            FileKind::Elf(_) | FileKind::Coff => self.object(place, data),
+            FileKind::Elf(_) | FileKind::Coff(_) => self.object(place, data),
             _ => self.containers(place, data, 0),
         }
     }

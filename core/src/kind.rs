@@ -30,7 +30,7 @@ pub enum FileKind {
     /// read it).
     MachO,
     /// A COFF object or a PE image (DLL or executable).
-    Coff,
+    Coff(CoffKind),
     /// LLVM bitcode, bare (`BC C0 DE`) or in its wrapper (`DE C0 17 0B`).
     Bitcode,
     /// An `ar` archive.
@@ -57,6 +57,15 @@ pub struct ElfKind {
     pub is_object: bool,
 }
 
+/// What a COFF file's headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoffKind {
+    /// Whether LLVM opens it as an object file: its headers and section
+    /// table inside the file (a symbol table it cannot read is dropped).
+    /// LLVM takes a file that only starts as COFF as plain data.
+    pub is_object: bool,
+}
+
 const MACHO_MAGICS: [[u8; 4]; 4] = [
     [0xfe, 0xed, 0xfa, 0xce],
     [0xfe, 0xed, 0xfa, 0xcf],
@@ -66,8 +75,9 @@ const MACHO_MAGICS: [[u8; 4]; 4] = [
 
 impl FileKind {
     /// The kind `data` starts as. Reads at most the first 64 bytes, except
-    /// for a file no magic names, which is searched once for a text bundle's
-    /// start marker.
+    /// for a COFF file, whose headers are checked (a few fields each), and a
+    /// file no magic names, which is searched once for a text bundle's start
+    /// marker.
     pub fn detect(data: &[u8]) -> FileKind {
         if data.starts_with(BUNDLE_MAGIC) {
             FileKind::Bundle
@@ -80,7 +90,9 @@ impl FileKind {
         } else if MACHO_MAGICS.iter().any(|m| data.starts_with(m)) {
             FileKind::MachO
         } else if CoffFile::is_coff(data) {
-            FileKind::Coff
+            FileKind::Coff(CoffKind {
+                is_object: CoffFile::parse(data).is_ok(),
+            })
         } else if is_bitcode(data) {
             FileKind::Bitcode
         } else if data.starts_with(ARCHIVE_MAGIC) {
@@ -105,7 +117,8 @@ impl FileKind {
     pub fn is_object(self) -> bool {
         match self {
             FileKind::Elf(elf) => elf.is_object,
-            FileKind::MachO | FileKind::Coff => true,
+            FileKind::Coff(coff) => coff.is_object,
+            FileKind::MachO => true,
             _ => false,
         }
     }
@@ -115,7 +128,7 @@ impl FileKind {
     pub fn is_readable_object(self) -> bool {
         match self {
             FileKind::Elf(elf) => elf.is_object && elf.encoding == 1,
-            FileKind::Coff => true,
+            FileKind::Coff(coff) => coff.is_object,
             _ => false,
         }
     }
@@ -129,7 +142,7 @@ impl FileKind {
             FileKind::TextBundle(_) => "text bundle",
             FileKind::Elf(_) => "ELF file",
             FileKind::MachO => "Mach-O file",
-            FileKind::Coff => "COFF object or PE image",
+            FileKind::Coff(_) => "COFF object or PE image",
             FileKind::Bitcode => "LLVM bitcode",
             FileKind::Archive => "archive",
             FileKind::ThinArchive => "thin archive",

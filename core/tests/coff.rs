@@ -253,13 +253,26 @@ fn malformed_coff_files_get_located_errors() {
         ErrorKind::SectionTableOutOfBounds { .. }
     ));
     assert_eq!(error.offset(), 2);
-    // The symbol table past the end.
-    let error = CoffFile::parse(&patched(12, &0x00ff_ffffu32.to_le_bytes())).unwrap_err();
+    // The symbol table past the end: read without symbols, as LLVM reads
+    // it; short names still name their sections, long ones are the error.
+    let bad = patched(12, &0x00ff_ffffu32.to_le_bytes());
+    let no_symbols = CoffFile::parse(&bad).unwrap();
+    let error = no_symbols.symbols_fault().unwrap();
     assert!(matches!(
         error.kind(),
         ErrorKind::SymbolTableOutOfBounds { .. }
     ));
     assert_eq!(error.offset(), 8);
+    assert_eq!(no_symbols.symbol_count(), 0);
+    assert_eq!(no_symbols.section(1).unwrap().name(), b".text");
+    let long = (1..=count)
+        .find(|&i| no_symbols.section(i).is_err())
+        .unwrap();
+    let at_long = no_symbols.section(long).unwrap_err();
+    assert_eq!(
+        (at_long.kind(), at_long.offset()),
+        (error.kind(), error.offset())
+    );
     // A string-table offset out of range: that section only.
     let fatbin = (1..=count)
         .find(|&i| file.section(i).unwrap().name() == b".hip_fatbin")

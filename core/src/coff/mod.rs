@@ -21,10 +21,12 @@
 //! A section name longer than eight bytes is `/<decimal offset>` (or
 //! `//<base64 offset>`) into the string table in objects; linkers cut names
 //! in images to eight bytes (`.hip_fatbin` becomes `.hip_fat`).
-//! [`CoffFile::parse`] checks the headers, the section table and the symbol
-//! and string tables; each section's own name, contents and relocations are
-//! checked when [`CoffFile::section`] reaches it, and a bad section does not
-//! hide the others. Big objects (`-mbig-obj`) are reported as unsupported.
+//! [`CoffFile::parse`] checks the headers and the section table; a symbol or
+//! string table that cannot be read leaves the file without symbols (as LLVM
+//! reads it), and long names then fail with that error. Each section's own
+//! name, contents and relocations are checked when [`CoffFile::section`]
+//! reaches it, and a bad section does not hide the others. Big objects
+//! (`-mbig-obj`) are reported as unsupported.
 
 use zerocopy::little_endian::{U16, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -227,6 +229,7 @@ pub struct CoffFile<'data> {
     symbols: &'data [u8],
     strings_offset: u64,
     strings: &'data [u8],
+    symbols_fault: Option<Error>,
 }
 
 /// One section: its header, full name and contents, borrowed from the file.
@@ -315,7 +318,12 @@ impl<'data> CoffFile<'data> {
                 },
                 offset.saturating_add(2),
             ))?;
-        let (symbols, strings) = symbol_and_string_tables(data, &header)?;
+        // As LLVM does, a file whose symbol or string table cannot be read is
+        // read without them: short section names still name their sections.
+        let (symbols, strings, symbols_fault) = match symbol_and_string_tables(data, &header) {
+            Ok((symbols, strings)) => (symbols, strings, None),
+            Err(fault) => (&[][..], &[][..], Some(fault)),
+        };
         let strings_offset =
             u64::from(header.pointer_to_symbol_table).saturating_add(to_u64(symbols.len()));
         Ok(CoffFile {
@@ -326,7 +334,15 @@ impl<'data> CoffFile<'data> {
             symbols,
             strings_offset,
             strings,
+            symbols_fault,
         })
+    }
+
+    /// Why the symbol table or the string table after it could not be read,
+    /// if so: the file is then read without symbols, and a long name is this
+    /// error.
+    pub fn symbols_fault(&self) -> Option<Error> {
+        self.symbols_fault
     }
 
     /// The whole input.
@@ -465,13 +481,10 @@ impl<'data> CoffFile<'data> {
     }
 
     /// The number of symbol table records (auxiliary records included);
-    /// none without a symbol table pointer, as LLVM reads it.
+    /// none without a symbol table pointer or a readable table, as LLVM
+    /// reads it.
     pub fn symbol_count(&self) -> u32 {
-        if self.header.pointer_to_symbol_table == 0 {
-            0
-        } else {
-            self.header.number_of_symbols
-        }
+        u32::try_from(to_u64(self.symbols.len()) / SYMBOL_SIZE).unwrap_or(u32::MAX)
     }
 
     /// Symbol table record `index` (a symbol or an auxiliary record).
@@ -528,6 +541,9 @@ impl<'data> CoffFile<'data> {
     /// an offset into the size field reads from there (an empty symbol name
     /// is all zeros, offset 0); an empty table holds no string.
     pub fn string(&self, offset: u32) -> Result<&'data [u8]> {
+        if let Some(fault) = self.symbols_fault {
+            return Err(fault);
+        }
         crate::elf::section_name(self.strings, offset)
             .filter(|_| self.strings.len() > 4)
             .ok_or(Error::new(
@@ -559,7 +575,12 @@ impl<'data> CoffFile<'data> {
             at,
         ))?;
         let offset = u32::try_from(offset).unwrap_or(u32::MAX);
-        self.string(offset).map_err(|e| Error::new(e.kind(), at))
+        // A bad offset is the header's fault; a table that cannot be read
+        // is the table's.
+        self.string(offset).map_err(|e| match self.symbols_fault {
+            Some(_) => e,
+            None => Error::new(e.kind(), at),
+        })
     }
 
     /// Where a section's contents lie: none without a file pointer; in an
@@ -808,15 +829,18 @@ mod tests {
             kind(&data[..40]),
             ErrorKind::SectionTableOutOfBounds { .. }
         ));
-        // The string table's size field says more than the file holds.
+        // The string table's size field says more than the file holds: no
+        // symbols, and the long name is that error.
         let mut long = data;
         long[64] = 200;
-        let error = CoffFile::parse(&long).unwrap_err();
+        let file = CoffFile::parse(&long).unwrap();
+        let error = file.symbols_fault().unwrap();
         assert!(matches!(
             error.kind(),
             ErrorKind::SymbolNamesOutOfBounds { .. }
         ));
         assert_eq!(error.offset(), 64);
+        assert_eq!(file.section(1).unwrap_err().kind(), error.kind());
         // A name offset past the string table: that section only.
         let mut name = data;
         name[21] = b'4';

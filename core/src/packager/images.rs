@@ -166,7 +166,7 @@ fn visit<'data>(
     archives: &mut Vec<(Members<'data>, u64)>,
 ) -> Result<(), PackagerError> {
     match FileKind::detect(data) {
-        FileKind::Elf(_) | FileKind::Coff => {
+        FileKind::Elf(_) | FileKind::Coff(_) => {
             let object = ObjectFile::parse(data).map_err(PackagerError::Container)?;
             for section in offload_sections(&object) {
                 let section = section.map_err(PackagerError::Container)?;
