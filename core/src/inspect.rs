@@ -118,7 +118,7 @@ fn elf_format(elf: ElfKind) -> &'static str {
 pub struct Place<'data> {
     /// The file (an index into [`Inspection::files`]).
     pub file: usize,
-    /// The ELF section, if in one.
+    /// The section (ELF or COFF), if in one.
     pub section: Option<&'data [u8]>,
 }
 
