@@ -514,3 +514,42 @@ fn damaged_coff_objects_are_read_as_llvm_22_reads_them() {
         );
     }
 }
+
+/// llvm-offload-binary 22 extracts the OffloadBinary images of a COFF
+/// object's `.llvm.offloading`; so does our packager, to the same files.
+#[test]
+fn the_packager_extracts_from_coff_objects_as_llvm_22() {
+    let llvm = std::path::Path::new("/usr/lib/llvm-22/bin/llvm-offload-binary");
+    if !llvm.exists() {
+        eprintln!("NOTICE: llvm-offload-binary 22 not installed; COFF extraction check skipped");
+        return;
+    }
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let sb = Sandbox::new();
+    let input = coff("hip-rdc-new-driver.o");
+    let mut written = Vec::new();
+    for (dir, tool, first) in [("llvm", llvm, None), ("ours", ours, Some("packager"))] {
+        let dir = sb.path(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut command = std::process::Command::new(tool);
+        command.current_dir(&dir).args(first);
+        let status = command
+            .arg(&input)
+            .arg("--image=kind=hip")
+            .status()
+            .unwrap();
+        assert!(status.success(), "{}", dir.display());
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        written.push(files);
+    }
+    assert_eq!(written[0].len(), 1);
+    assert!(written[0] == written[1]);
+}
