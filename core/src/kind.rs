@@ -91,7 +91,16 @@ impl FileKind {
             FileKind::MachO
         } else if CoffFile::is_coff(data) {
             FileKind::Coff(CoffKind {
-                is_object: CoffFile::parse(data).is_ok(),
+                // LLVM opens big objects too; this crate refuses them.
+                is_object: CoffFile::parse(data).map_or_else(
+                    |e| {
+                        e.kind()
+                            == crate::ErrorKind::UnsupportedCoff {
+                                what: crate::coff::CoffUnsupported::BigObject,
+                            }
+                    },
+                    |_| true,
+                ),
             })
         } else if is_bitcode(data) {
             FileKind::Bitcode

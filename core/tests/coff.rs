@@ -362,3 +362,32 @@ fn coff_archives_name_members_through_their_nul_terminated_long_names() {
         [b"hip-rdc.o".to_vec(), b"bundled-stubs.obj".to_vec()]
     );
 }
+
+#[test]
+fn a_big_object_host_is_a_clear_error_not_a_binary_bundle() {
+    use clangoffload::bundler::{bundle, BundleRequest, FileType};
+    let mut big = vec![0u8; 56];
+    big[2..4].copy_from_slice(&[0xff, 0xff]);
+    big[4] = 2;
+    big[6..8].copy_from_slice(&0x8664u16.to_le_bytes());
+    big[12..28].copy_from_slice(&clangoffload::coff::BIG_OBJECT_MAGIC);
+    assert!(FileKind::detect(&big).is_object());
+    assert_eq!(
+        ObjectFile::parse(&big).unwrap_err().kind(),
+        ErrorKind::UnsupportedCoff {
+            what: CoffUnsupported::BigObject
+        }
+    );
+    let request = BundleRequest {
+        file_type: FileType::Object,
+        targets: &[
+            "host-x86_64-pc-windows-msvc",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ],
+        inputs: &[&big, b"device"],
+        align: 1,
+        compression: None,
+    };
+    let error = bundle(&request, &mut ()).unwrap_err();
+    assert!(error.to_string().contains("COFF big object"), "{error}");
+}

@@ -81,6 +81,10 @@ pub const RELOCATION_SIZE: u64 = 10;
 pub const FILE_HEADER_SIZE: u64 = 20;
 /// The PE signature that `e_lfanew` points at.
 pub const PE_MAGIC: &[u8; 4] = b"PE\0\0";
+/// The class ID a big object's header carries at offset 12.
+pub const BIG_OBJECT_MAGIC: [u8; 16] = [
+    0xc7, 0xa1, 0xba, 0xd1, 0xee, 0xba, 0xa9, 0x4b, 0xaf, 0x20, 0xfa, 0xf6, 0x6a, 0xa4, 0xdc, 0xb8,
+];
 /// Optional header magic of PE32.
 pub const PE32_MAGIC: u16 = 0x10b;
 /// Optional header magic of PE32+.
@@ -244,11 +248,12 @@ pub struct Section<'data> {
 
 impl<'data> CoffFile<'data> {
     /// Whether `data` starts as a COFF object or PE image, as LLVM tells
-    /// them apart (a COFF object of a machine it knows, or an `MZ` stub
-    /// whose `e_lfanew` names `PE\0\0`).
+    /// them apart (a COFF object of a machine it knows, a big object, or an
+    /// `MZ` stub whose `e_lfanew` names `PE\0\0`).
     pub fn is_coff(data: &[u8]) -> bool {
         match data {
             [0x64, 0x86 | 0xaa, ..] | [0x4c | 0xc4, 0x01, ..] => true,
+            [0, 0, 0xff, 0xff, ..] => data.get(12..28) == Some(&BIG_OBJECT_MAGIC[..]),
             [b'M', b'Z', ..] => pe_signature(data).is_some(),
             _ => false,
         }
