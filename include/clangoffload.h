@@ -1519,9 +1519,11 @@ clangoffload_status clangoffload_archive_fault(const struct clangoffload_archive
 
 // Writes a GNU archive of `count` members (`id` = member name, `payload` =
 // data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0, mode
-// 644, `//` long-name table). Members that are ELF files get their defined
-// global symbols in the archive's symbol table; other members (bitcode
-// included: this library cannot read its symbols) get none.
+// 644, `//` long-name table), with the library's one indexing rule (the one
+// `-type=a -unbundle` uses): members that are ELF files or COFF objects get
+// their defined global symbols in the archive's symbol table, LLVM bitcode
+// the symbols of the table clang stores beside its IR (when LLVM 22 would
+// use it as it is); other members get none.
 //
 // Ownership: on success `*out` is a new buffer owned by the caller, released
 // with `clangoffload_buffer_free`; it borrows none of the inputs, which are
