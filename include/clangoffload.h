@@ -325,6 +325,16 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NUL_IN_SECTION_NAME = 68,
   // The section name table is not a NUL-terminated `SHT_STRTAB`.
   CLANGOFFLOAD_STATUS_BAD_NAME_TABLE = 69,
+  // A COFF object or PE image this library does not read or write (a big
+  // object, an unknown optional header, rewriting an image).
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_COFF = 76,
+  // A COFF symbol table, or the string table after it, lies outside the
+  // file.
+  CLANGOFFLOAD_STATUS_SYMBOL_TABLE_OUT_OF_BOUNDS = 77,
+  // A COFF section's relocations lie outside the file.
+  CLANGOFFLOAD_STATUS_RELOCATIONS_OUT_OF_BOUNDS = 78,
+  // A symbol index names no symbol.
+  CLANGOFFLOAD_STATUS_BAD_SYMBOL_INDEX = 79,
   // A text bundle's start marker has no end marker.
   CLANGOFFLOAD_STATUS_MISSING_END_MARKER = 70,
   // A text bundle's end marker closes no entry.
@@ -422,8 +432,8 @@ enum clangoffload_status
   // Extracting every entry would write more than the bundle holds
   // (overlapping payloads).
   CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE = 137,
-  // A COFF object or PE image where the bundler needs an object it can
-  // read or write: not supported yet.
+  // A PE image (DLL or executable) as a `-type=o` bundle host: only ELF
+  // and COFF objects are written.
   CLANGOFFLOAD_STATUS_COFF_OBJECT = 138,
   // An `--image` argument to package has no `file` key.
   CLANGOFFLOAD_STATUS_MISSING_IMAGE_FILE = 140,
@@ -640,7 +650,7 @@ typedef uint32_t clangoffload_inspection_note_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// What an offload section of an ELF file holds.
+// What an offload section of an ELF or COFF file holds.
 enum clangoffload_section_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -967,10 +977,11 @@ typedef struct clangoffload_inspected_file {
   // The archive it is a member of (a file index, less than its own; 0
   // for the input).
   size_t parent;
-  // Whether it is an ELF file.
+  // Whether it is an object file: ELF, or COFF (object or PE image), the
+  // files whose sections are walked and that `llvm-objdump` names.
   bool is_elf;
-  // For an ELF file, the format name `llvm-objdump` prints
-  // (`elf64-x86-64`, ...); else empty.
+  // For an object file, the format name `llvm-objdump` prints
+  // (`elf64-x86-64`, `coff-x86-64`, ...); else empty.
   struct clangoffload_bytes objdump_format;
 } clangoffload_inspected_file;
 
@@ -1118,11 +1129,12 @@ typedef struct clangoffload_inspection_error {
   struct clangoffload_bytes message;
 } clangoffload_inspection_error;
 
-// An ELF section holding offload data; views borrow the file's buffer.
+// An ELF or COFF section holding offload data; views borrow the file's
+// buffer.
 typedef struct clangoffload_offload_section {
   // What it holds.
   clangoffload_section_kind kind;
-  // The section's index.
+  // The section's index (COFF sections are numbered from 1).
   uint32_t section_index;
   // The section's name (not NUL-terminated).
   struct clangoffload_bytes name;
@@ -1507,9 +1519,11 @@ clangoffload_status clangoffload_archive_fault(const struct clangoffload_archive
 
 // Writes a GNU archive of `count` members (`id` = member name, `payload` =
 // data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0, mode
-// 644, `//` long-name table). Members that are ELF files get their defined
-// global symbols in the archive's symbol table; other members (bitcode
-// included: this library cannot read its symbols) get none.
+// 644, `//` long-name table), with the library's one indexing rule (the one
+// `-type=a -unbundle` uses): members that are ELF files or COFF objects get
+// their defined global symbols in the archive's symbol table, LLVM bitcode
+// the symbols of the table clang stores beside its IR (when LLVM 22 would
+// use it as it is); other members get none.
 //
 // Ownership: on success `*out` is a new buffer owned by the caller, released
 // with `clangoffload_buffer_free`; it borrows none of the inputs, which are
@@ -2776,11 +2790,14 @@ clangoffload_status clangoffload_inspection_get_error(const struct clangoffload_
                                                       struct clangoffload_inspection_error *out);
 
 // Finds the next section holding offload data in the ELF file (relocatable
-// object, executable or shared library) in `len` bytes at `data`, starting at
+// object, executable or shared library) or COFF file (object, PE DLL or
+// executable, whose section names may be cut to eight bytes: `.hip_fat`,
+// `.hipFatB`) in `len` bytes at `data`, starting at
 // section index `*index` (start with 0), stores it in `*out` and sets `*index`
 // past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
 // header is reported (status, `*err`) with `*index` set past it, so the caller
-// can go on with the next. An error about the whole file (not ELF, damaged
+// can go on with the next. An error about the whole file (neither ELF nor
+// COFF: `CLANGOFFLOAD_STATUS_NOT_ELF`; damaged
 // section table) sets `*index` to `UINT32_MAX`, where the walk gives `END`:
 // a caller that goes on after every error still stops.
 //
@@ -2803,8 +2820,10 @@ clangoffload_status clangoffload_elf_offload_section_next(const uint8_t *data,
                                                           struct clangoffload_error *err);
 
 // Stores record `record` of the wrapper section `section_index`
-// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `len` bytes at
-// `data` in `*out`, following its pointer (or the relocation that fills it) to
+// (`.hipFatBinSegment` / `.nvFatBinSegment`, `.hipFatB` in a PE image) of the
+// ELF or COFF file in `len` bytes at `data` in `*out`, following its pointer
+// (an address; in a PE image, image base plus relative address) or the
+// relocation that fills it to
 // the fat binary. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last
 // record. To read every record, `clangoffload_fatbin_wrappers` is linear where
 // calling this for each record is not.
@@ -2828,7 +2847,7 @@ clangoffload_status clangoffload_fatbin_wrapper_get(const uint8_t *data,
                                                     struct clangoffload_fatbin_wrapper_record *out,
                                                     struct clangoffload_error *err);
 
-// Every record of the wrapper section `section_index` of the ELF file in `len`
+// Every record of the wrapper section `section_index` of the ELF or COFF file in `len`
 // bytes at `data`, as `clangoffload_fatbin_wrapper_get` gives each, into the
 // caller's array `out` of `capacity` records; their number goes to `*count`.
 // Reads the relocations once, so it stays linear in the file for any number of
@@ -2940,7 +2959,7 @@ clangoffload_status clangoffload_amdgpu_target_id(const uint8_t *data,
                                                   size_t *out_len,
                                                   struct clangoffload_error *err);
 
-// Parses the ELF object in `len` bytes at `data` and stores a handle in
+// Parses the ELF or COFF object in `len` bytes at `data` and stores a handle in
 // `*out`. Every section is checked unless `flags` has
 // `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
 // and the first fault (`clangoffload_object_bundle_fault`); any other flag bit
@@ -3044,10 +3063,11 @@ clangoffload_status clangoffload_object_bundle_host_object(const struct clangoff
                                                            struct clangoffload_buffer *out,
                                                            struct clangoffload_error *err);
 
-// Writes into `*out` the ELF object in `host_len` bytes at `host` with one
+// Writes into `*out` the ELF or COFF object in `host_len` bytes at `host` with one
 // bundle section per entry of `entries` (`count` of them), in order, flagged
 // as clang-offload-bundler flags them. The output is byte-identical to
-// `clang-offload-bundler -type=o` (which runs llvm-objcopy).
+// `clang-offload-bundler -type=o` (which runs llvm-objcopy). A PE image is
+// refused (`CLANGOFFLOAD_STATUS_UNSUPPORTED_COFF`).
 //
 // Ownership: on success `*out` is a new buffer owned by the caller, released
 // with `clangoffload_buffer_free`; it borrows none of the inputs, which are
@@ -3056,8 +3076,8 @@ clangoffload_status clangoffload_object_bundle_host_object(const struct clangoff
 //
 // Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
 //
-// NULL: `host` may be NULL only when `host_len` is 0 (not an ELF file: an
-// error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
+// NULL: `host` may be NULL only when `host_len` is 0 (neither ELF nor
+// COFF: an error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
 // only when its `len` is 0; `out` NULL gives
 // `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 //

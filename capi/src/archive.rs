@@ -2,8 +2,7 @@
 //! and name the members of heterogeneous device archives.
 
 use alloc::vec::Vec;
-use clangoffload::archive::{device_member_name, write_archive, Archive, Member, NewMember};
-use clangoffload::elf::ElfFile;
+use clangoffload::archive::{device_member_name, write_archive_indexed, Archive, Member};
 use clangoffload::Error;
 
 use core::ffi::c_char;
@@ -177,9 +176,11 @@ pub unsafe extern "C" fn clangoffload_archive_fault(
 
 /// Writes a GNU archive of `count` members (`id` = member name, `payload` =
 /// data), in order, into `*out`, as LLVM 22 writes it (mtime, uid, gid 0, mode
-/// 644, `//` long-name table). Members that are ELF files get their defined
-/// global symbols in the archive's symbol table; other members (bitcode
-/// included: this library cannot read its symbols) get none.
+/// 644, `//` long-name table), with the library's one indexing rule (the one
+/// `-type=a -unbundle` uses): members that are ELF files or COFF objects get
+/// their defined global symbols in the archive's symbol table, LLVM bitcode
+/// the symbols of the table clang stores beside its IR (when LLVM 22 would
+/// use it as it is); other members get none.
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller, released
 /// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
@@ -210,22 +211,10 @@ pub unsafe extern "C" fn clangoffload_archive_write(
         let mut named = Vec::new();
         for input in inputs {
             // SAFETY: the views are readable for the call, as the caller promises.
-            let (name, data) = unsafe { (input.id.as_slice()?, input.payload.as_slice()?) };
-            let symbols: Option<Vec<&[u8]>> = ElfFile::parse(data)
-                .ok()
-                .map(|elf| elf.defined_global_symbols().collect());
-            named.push((name, data, symbols));
+            named.push(unsafe { (input.id.as_slice()?, input.payload.as_slice()?) });
         }
-        let new: Vec<NewMember> = named
-            .iter()
-            .map(|(name, data, symbols)| NewMember {
-                name,
-                data,
-                symbols: symbols.as_deref(),
-            })
-            .collect();
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let bytes = write_archive(&new).map_err(|e| unsafe { report(&e, err) })?;
+        let bytes = write_archive_indexed(&named).map_err(|e| unsafe { report(&e, err) })?;
         *out = clangoffload_buffer::from_vec(bytes);
         Ok(())
     })

@@ -144,7 +144,7 @@ fn file_kind(kind: FileKind) -> clangoffload_file_kind {
             T::Elf
         }
         FileKind::MachO => T::MachO,
-        FileKind::Coff => T::Coff,
+        FileKind::Coff(_) => T::Coff,
         FileKind::Bitcode => T::Bitcode,
         FileKind::Archive => T::Archive,
         FileKind::ThinArchive => T::ThinArchive,

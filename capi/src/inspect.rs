@@ -58,10 +58,11 @@ pub struct clangoffload_inspected_file {
     /// The archive it is a member of (a file index, less than its own; 0
     /// for the input).
     pub parent: usize,
-    /// Whether it is an ELF file.
+    /// Whether it is an object file: ELF, or COFF (object or PE image), the
+    /// files whose sections are walked and that `llvm-objdump` names.
     pub is_elf: bool,
-    /// For an ELF file, the format name `llvm-objdump` prints
-    /// (`elf64-x86-64`, ...); else empty.
+    /// For an object file, the format name `llvm-objdump` prints
+    /// (`elf64-x86-64`, `coff-x86-64`, ...); else empty.
     pub objdump_format: clangoffload_bytes,
 }
 

@@ -1,4 +1,4 @@
-//! Finding containers: the offload sections of ELF host files and the
+//! Finding containers: the offload sections of ELF and COFF host files and the
 //! wrapper records pointing at them, every container anywhere in a buffer
 //! (scan), the extent of a container known only by its start, and the target
 //! ID an AMDGPU code object was built for.
@@ -6,10 +6,11 @@
 use core::ffi::c_char;
 
 use clangoffload::container::{declared_extent, parse_container, Container, Extent};
-use clangoffload::elf::{AmdgpuTarget, ElfFile, Section};
+use clangoffload::elf::{AmdgpuTarget, ElfFile};
 #[cfg(feature = "alloc")]
 use clangoffload::locate::wrapper_targets;
 use clangoffload::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
+use clangoffload::object::{ObjectFile, Section};
 use clangoffload::scan::{scan, Found};
 
 use crate::compressed::clangoffload_container_kind;
@@ -18,7 +19,7 @@ use crate::ffi::fill_array;
 use crate::ffi::{clangoffload_bytes, len_u64, out_arg, slice_arg, write_display};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
-/// What an offload section of an ELF file holds.
+/// What an offload section of an ELF or COFF file holds.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum clangoffload_section_kind {
@@ -49,13 +50,14 @@ impl From<SectionKind> for clangoffload_section_kind {
     }
 }
 
-/// An ELF section holding offload data; views borrow the file's buffer.
+/// An ELF or COFF section holding offload data; views borrow the file's
+/// buffer.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct clangoffload_offload_section {
     /// What it holds.
     pub kind: clangoffload_section_kind,
-    /// The section's index.
+    /// The section's index (COFF sections are numbered from 1).
     pub section_index: u32,
     /// The section's name (not NUL-terminated).
     pub name: clangoffload_bytes,
@@ -66,11 +68,14 @@ pub struct clangoffload_offload_section {
 }
 
 /// Finds the next section holding offload data in the ELF file (relocatable
-/// object, executable or shared library) in `len` bytes at `data`, starting at
+/// object, executable or shared library) or COFF file (object, PE DLL or
+/// executable, whose section names may be cut to eight bytes: `.hip_fat`,
+/// `.hipFatB`) in `len` bytes at `data`, starting at
 /// section index `*index` (start with 0), stores it in `*out` and sets `*index`
 /// past it. `CLANGOFFLOAD_STATUS_END` when there are no more. A damaged section
 /// header is reported (status, `*err`) with `*index` set past it, so the caller
-/// can go on with the next. An error about the whole file (not ELF, damaged
+/// can go on with the next. An error about the whole file (neither ELF nor
+/// COFF: `CLANGOFFLOAD_STATUS_NOT_ELF`; damaged
 /// section table) sets `*index` to `UINT32_MAX`, where the walk gives `END`:
 /// a caller that goes on after every error still stops.
 ///
@@ -104,14 +109,14 @@ pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
         if *index == u32::MAX {
             return Err(clangoffload_status::End);
         }
-        let elf = ElfFile::parse(data).map_err(|e| {
+        let object = ObjectFile::parse(data).map_err(|e| {
             *index = u32::MAX;
             fail(e)
         })?;
         let first = (*index).max(1);
-        for i in first..elf.section_count() {
+        for i in first..object.section_end() {
             *index = i.saturating_add(1);
-            let section = elf.section(i).map_err(fail)?;
+            let section = object.section(i).map_err(fail)?;
             if let Some(kind) = SectionKind::of(&section) {
                 *out = clangoffload_offload_section {
                     kind: kind.into(),
@@ -123,7 +128,7 @@ pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
                 return Ok(());
             }
         }
-        *index = elf.section_count();
+        *index = object.section_end();
         Err(clangoffload_status::End)
     })
 }
@@ -151,8 +156,10 @@ pub struct clangoffload_fatbin_wrapper_record {
 }
 
 /// Stores record `record` of the wrapper section `section_index`
-/// (`.hipFatBinSegment` / `.nvFatBinSegment`) of the ELF file in `len` bytes at
-/// `data` in `*out`, following its pointer (or the relocation that fills it) to
+/// (`.hipFatBinSegment` / `.nvFatBinSegment`, `.hipFatB` in a PE image) of the
+/// ELF or COFF file in `len` bytes at `data` in `*out`, following its pointer
+/// (an address; in a PE image, image base plus relative address) or the
+/// relocation that fills it to
 /// the fat binary. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last
 /// record. To read every record, `clangoffload_fatbin_wrappers` is linear where
 /// calling this for each record is not.
@@ -185,17 +192,17 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrapper_get(
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
-        let elf = ElfFile::parse(data).map_err(fail)?;
-        let segment = elf.section(section_index).map_err(fail)?;
-        let wrapper = wrapper_at(segment.data(), elf.header().class, record)
+        let object = ObjectFile::parse(data).map_err(fail)?;
+        let segment = object.section(section_index).map_err(fail)?;
+        let wrapper = wrapper_at(segment.data(), object.class(), record)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
-        let result = record_of(&wrapper, wrapper_target(&elf, &segment, &wrapper));
+        let result = record_of(&wrapper, wrapper_target(&object, &segment, &wrapper));
         *out = result;
         Ok(())
     })
 }
 
-/// Every record of the wrapper section `section_index` of the ELF file in `len`
+/// Every record of the wrapper section `section_index` of the ELF or COFF file in `len`
 /// bytes at `data`, as `clangoffload_fatbin_wrapper_get` gives each, into the
 /// caller's array `out` of `capacity` records; their number goes to `*count`.
 /// Reads the relocations once, so it stays linear in the file for any number of
@@ -233,10 +240,10 @@ pub unsafe extern "C" fn clangoffload_fatbin_wrappers(
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
-        let elf = ElfFile::parse(data).map_err(fail)?;
-        let segment = elf.section(section_index).map_err(fail)?;
+        let object = ObjectFile::parse(data).map_err(fail)?;
+        let segment = object.section(section_index).map_err(fail)?;
         let records: alloc::vec::Vec<clangoffload_fatbin_wrapper_record> =
-            wrapper_targets(&elf, &segment)
+            wrapper_targets(&object, &segment)
                 .iter()
                 .map(|(wrapper, target)| record_of(wrapper, *target))
                 .collect();
@@ -552,6 +559,60 @@ mod tests {
         assert_eq!(next(&mut index, &mut out), clangoffload_status::NotElf);
         assert_eq!(index, u32::MAX);
         assert_eq!(next(&mut index, &mut out), clangoffload_status::End);
+    }
+
+    #[test]
+    fn coff_objects_and_pe_images_are_walked_and_their_wrappers_followed() {
+        for name in ["coff/hip.o", "coff/hip.dll", "coff/hip.exe"] {
+            let data = fixture(name);
+            let mut index = 0u32;
+            let mut out = core::mem::MaybeUninit::<clangoffload_offload_section>::zeroed();
+            let mut found = Vec::new();
+            loop {
+                // SAFETY: the buffer is readable for its length; `out` is writable.
+                let status = unsafe {
+                    clangoffload_elf_offload_section_next(
+                        data.as_ptr(),
+                        data.len(),
+                        &mut index,
+                        out.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                };
+                if status == clangoffload_status::End {
+                    break;
+                }
+                assert_eq!(status, clangoffload_status::Ok, "{name}");
+                // SAFETY: written on success.
+                let section = unsafe { out.assume_init() };
+                found.push((section.kind, section.section_index));
+            }
+            assert_eq!(found.len(), 2, "{name}");
+            let of = |kind| found.iter().find(|(k, _)| *k == kind).unwrap().1;
+            let fatbin = of(clangoffload_section_kind::HipFatbin);
+            let segment = of(clangoffload_section_kind::HipWrappers);
+            let mut record = core::mem::MaybeUninit::<clangoffload_fatbin_wrapper_record>::zeroed();
+            // SAFETY: as above.
+            let status = unsafe {
+                clangoffload_fatbin_wrapper_get(
+                    data.as_ptr(),
+                    data.len(),
+                    segment,
+                    0,
+                    record.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(status, clangoffload_status::Ok, "{name}");
+            // SAFETY: written on success.
+            let record = unsafe { record.assume_init() };
+            assert_eq!(
+                (record.resolved, record.target_section),
+                (1, fatbin),
+                "{name}"
+            );
+            assert_eq!(record.magic, 0x4849_5046);
+        }
     }
 
     #[test]

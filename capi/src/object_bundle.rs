@@ -1,4 +1,4 @@
-//! Object-flavour bundles: list the bundle sections of a host ELF object,
+//! Object-flavour bundles: list the bundle sections of a host ELF or COFF object,
 //! extract the host object without them, and add them to a host object.
 
 use alloc::{boxed::Box, vec::Vec};
@@ -60,7 +60,7 @@ pub struct clangoffload_entry_input {
     pub payload: clangoffload_bytes,
 }
 
-/// Parses the ELF object in `len` bytes at `data` and stores a handle in
+/// Parses the ELF or COFF object in `len` bytes at `data` and stores a handle in
 /// `*out`. Every section is checked unless `flags` has
 /// `CLANGOFFLOAD_PARSE_LENIENT`, which keeps the entries of the good sections
 /// and the first fault (`clangoffload_object_bundle_fault`); any other flag bit
@@ -243,10 +243,11 @@ pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
     })
 }
 
-/// Writes into `*out` the ELF object in `host_len` bytes at `host` with one
+/// Writes into `*out` the ELF or COFF object in `host_len` bytes at `host` with one
 /// bundle section per entry of `entries` (`count` of them), in order, flagged
 /// as clang-offload-bundler flags them. The output is byte-identical to
-/// `clang-offload-bundler -type=o` (which runs llvm-objcopy).
+/// `clang-offload-bundler -type=o` (which runs llvm-objcopy). A PE image is
+/// refused (`CLANGOFFLOAD_STATUS_UNSUPPORTED_COFF`).
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller, released
 /// with `clangoffload_buffer_free`; it borrows none of the inputs, which are
@@ -255,8 +256,8 @@ pub unsafe extern "C" fn clangoffload_object_bundle_host_object(
 ///
 /// Lifetime: `out->ptr` stays valid until `clangoffload_buffer_free`.
 ///
-/// NULL: `host` may be NULL only when `host_len` is 0 (not an ELF file: an
-/// error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
+/// NULL: `host` may be NULL only when `host_len` is 0 (neither ELF nor
+/// COFF: an error); `entries` may be NULL only when `count` is 0, and a view's `ptr`
 /// only when its `len` is 0; `out` NULL gives
 /// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL (no details).
 ///
@@ -290,10 +291,10 @@ pub unsafe extern "C" fn clangoffload_object_bundle_write(
             pairs.push(pair);
         }
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let elf =
-            clangoffload::elf::ElfFile::parse(host).map_err(|e| unsafe { report(&e, err) })?;
+        let object = clangoffload::object::ObjectFile::parse(host)
+            .map_err(|e| unsafe { report(&e, err) })?;
         // SAFETY: as above.
-        let bytes = write_object_bundle(&elf, &pairs).map_err(|e| unsafe { report(&e, err) })?;
+        let bytes = write_object_bundle(&object, &pairs).map_err(|e| unsafe { report(&e, err) })?;
         *out = clangoffload_buffer::from_vec(bytes);
         Ok(())
     })

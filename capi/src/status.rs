@@ -97,6 +97,16 @@ pub enum clangoffload_status {
     NulInSectionName = 68,
     /// The section name table is not a NUL-terminated `SHT_STRTAB`.
     BadNameTable = 69,
+    /// A COFF object or PE image this library does not read or write (a big
+    /// object, an unknown optional header, rewriting an image).
+    UnsupportedCoff = 76,
+    /// A COFF symbol table, or the string table after it, lies outside the
+    /// file.
+    SymbolTableOutOfBounds = 77,
+    /// A COFF section's relocations lie outside the file.
+    RelocationsOutOfBounds = 78,
+    /// A symbol index names no symbol.
+    BadSymbolIndex = 79,
     /// A text bundle's start marker has no end marker.
     MissingEndMarker = 70,
     /// A text bundle's end marker closes no entry.
@@ -195,8 +205,8 @@ pub enum clangoffload_status {
     /// Extracting every entry would write more than the bundle holds
     /// (overlapping payloads).
     ExtractionTooLarge = 137,
-    /// A COFF object or PE image where the bundler needs an object it can
-    /// read or write: not supported yet.
+    /// A PE image (DLL or executable) as a `-type=o` bundle host: only ELF
+    /// and COFF objects are written.
     CoffObject = 138,
     /// An `--image` argument to package has no `file` key.
     MissingImageFile = 140,
@@ -301,6 +311,10 @@ status_table! {
     SectionTableOutOfBounds => "section header table runs past the end of the file",
     BadNameTableIndex => "section name table index names no section",
     BadNameTable => "section name table is not a NUL-terminated string table",
+    UnsupportedCoff => "unsupported COFF file (big object, unknown optional header, image rewrite)",
+    SymbolTableOutOfBounds => "symbol table runs past the end of the file",
+    RelocationsOutOfBounds => "relocations run past the end of the file",
+    BadSymbolIndex => "symbol index names no symbol",
     BadSectionIndex => "section index out of range",
     BadSectionName => "section name outside its string table",
     SectionOutOfBounds => "section contents run past the end of the file",
@@ -345,7 +359,7 @@ status_table! {
     HostTargetCount => "expecting exactly one host target",
     ArchiveBundling => "archives are only supported for unbundling",
     MachOObject => "Mach-O host objects are not supported",
-    CoffObject => "COFF objects and PE images are not supported yet",
+    CoffObject => "PE images are not supported as bundle hosts; only ELF and COFF objects",
     OffloadBinaryNotBundle => "an OffloadBinary, not a bundle",
     InvalidBundleId => "invalid bundle ID read from the bundle",
     MissingBundles => "no bundle for a target",
@@ -427,6 +441,12 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::UnknownContainer => S::UnknownContainer,
             ErrorKind::NotElf => S::NotElf,
             ErrorKind::UnsupportedElf { .. } => S::UnsupportedElf,
+            ErrorKind::UnsupportedCoff { .. } => S::UnsupportedCoff,
+            ErrorKind::SymbolTableOutOfBounds { .. } | ErrorKind::SymbolNamesOutOfBounds { .. } => {
+                S::SymbolTableOutOfBounds
+            }
+            ErrorKind::RelocationsOutOfBounds { .. } => S::RelocationsOutOfBounds,
+            ErrorKind::BadSymbolIndex { .. } => S::BadSymbolIndex,
             ErrorKind::SectionTableOutOfBounds { .. } => S::SectionTableOutOfBounds,
             ErrorKind::BadNameTableIndex { .. } => S::BadNameTableIndex,
             ErrorKind::BadNameTable { .. } => S::BadNameTable,

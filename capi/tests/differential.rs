@@ -32,6 +32,7 @@ use clangoffload::compressed::truncated_md5;
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
 use clangoffload::id::{self, BundleEntryId, DeviceMatch, FeatureSetting, TargetId};
 use clangoffload::locate::{offload_sections, SectionKind};
+use clangoffload::object::ObjectFile;
 use clangoffload::object_bundle::ObjectBundle;
 use clangoffload::offload_binary::{binaries, write_offload_binary, NewImage, WriteOptions};
 use clangoffload::scan::{scan, Found};
@@ -554,7 +555,7 @@ impl Corpus {
     }
 
     fn add_sections(&mut self, label: &str, elf: &ElfFile<'_>, depth: u32) {
-        for found in offload_sections(elf).flatten() {
+        for found in offload_sections(&ObjectFile::Elf(*elf)).flatten() {
             let (section, bytes) = (found.section, found.section.data());
             let label = format!("{label} | section {}", show(section.name()));
             match found.kind {
@@ -2488,11 +2489,11 @@ fn c_sections(data: &[u8]) -> SectionWalk {
 
 fn core_sections(data: &[u8]) -> SectionWalk {
     let end = Fault::plain(clangoffload_status::End);
-    let elf = match ElfFile::parse(data) {
+    let elf = match ObjectFile::parse(data) {
         Ok(elf) => elf,
         Err(e) => return (vec![Err(Fault::core(&e))], end),
     };
-    let steps = (1..elf.section_count())
+    let steps = (1..elf.section_end())
         .filter_map(|i| match elf.section(i) {
             Err(e) => Some(Err(Fault::core(&e))),
             Ok(s) => SectionKind::of(&s).map(|kind| {
@@ -2633,7 +2634,7 @@ fn damaged_elf(input: &Input) -> Vec<Input> {
         le16(layout.e_shstrndx, shnum as u16),
         le16(layout.e_shentsize, 1),
     ];
-    for found in offload_sections(&elf).flatten() {
+    for found in offload_sections(&ObjectFile::Elf(elf)).flatten() {
         let header = shoff + entsize * u64::from(found.section.index());
         let (offset, size) = (found.section.offset(), found.section.data().len() as u64);
         fields.extend([header, offset, offset + size]);

@@ -24,7 +24,7 @@ USAGE:
   clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
   clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
   clangoffload inspect FILE [--json|--objdump]
-                                          every container in a file, ELF host file or archive:
+                                          every container in a file, ELF/COFF host file or archive:
                                           header fields, ratio, hash, entries, images, wrappers
   clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)

@@ -1,5 +1,5 @@
-//! `-type=o` with a host ELF object: the bundler drop-in against the objects
-//! clang-offload-bundler 22 made (tests/fixtures/object), and live against
+//! `-type=o` with a host ELF or COFF object: the bundler drop-in against the objects
+//! clang-offload-bundler 22 made (tests/fixtures/object, tests/fixtures/coff), and live against
 //! LLVM 22 when it is installed.
 
 #![allow(
@@ -25,76 +25,91 @@ fn ok(r: &std::process::Output) {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
 
+/// Bundles host object `host` of fixture folder `dir` with its two payloads
+/// for `targets`; the output must be clang-offload-bundler 22's
+/// `bundled-<host>` of that folder.
+fn bundles_as_llvm_22(sb: &Sandbox, dir: &str, targets: &str, host: &str) {
+    let path = |name: &str| fixtures().join(dir).join(name).display().to_string();
+    let out = sb.path(&format!("bundled-{host}"));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            format!("-targets={targets}"),
+            format!("-input={}", path(host)),
+            format!("-input={}", path("openmp.payload")),
+            format!("-input={}", path("hip.payload")),
+            format!("-output={}", out.display()),
+        ],
+    );
+    ok(&r);
+    let ours = std::fs::read(&out).unwrap();
+    let llvm = std::fs::read(path(&format!("bundled-{host}"))).unwrap();
+    assert!(
+        ours == llvm,
+        "{host}: differs from clang-offload-bundler 22's"
+    );
+}
+
 #[test]
 fn bundling_a_host_object_is_byte_identical_to_llvm_22() {
     let sb = Sandbox::new();
     for host in HOSTS {
-        let out = sb.path(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                format!("-targets={TARGETS}"),
-                format!("-input={}", object(host)),
-                format!("-input={}", object("openmp.payload")),
-                format!("-input={}", object("hip.payload")),
-                format!("-output={}", out.display()),
-            ],
-        );
-        ok(&r);
-        let ours = std::fs::read(&out).unwrap();
-        let llvm = std::fs::read(object(&format!("bundled-{host}"))).unwrap();
-        assert!(
-            ours == llvm,
-            "{host}: differs from clang-offload-bundler 22's"
-        );
+        bundles_as_llvm_22(&sb, "object", TARGETS, host);
     }
+}
+
+/// Lists and unbundles LLVM 22's `bundled-<host>` of fixture folder `dir`:
+/// the list must be LLVM's, the payloads the inputs and the host object
+/// LLVM's `host-<host>`. `ids` are the hip, host and openmp targets, asked
+/// for in that order (another than the sections', as the lit tests do).
+fn lists_and_unbundles_as_llvm_22(sb: &Sandbox, dir: &str, host: &str, ids: [&str; 3]) {
+    let path = |name: &str| fixtures().join(dir).join(name).display().to_string();
+    let bundled = path(&format!("bundled-{host}"));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-list".into(),
+            format!("-input={bundled}"),
+        ],
+    );
+    ok(&r);
+    let listed = std::fs::read(path(&format!("bundled-{host}.list"))).unwrap();
+    assert_eq!(r.stdout, listed, "{host}: -list (section order)");
+    let outs = ["hip", "host", "openmp"].map(|n| sb.path(&format!("{n}-{host}")));
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-unbundle".into(),
+            format!("-targets={}", ids.join(",")),
+            format!("-input={bundled}"),
+            format!("-output={}", outs[0].display()),
+            format!("-output={}", outs[1].display()),
+            format!("-output={}", outs[2].display()),
+        ],
+    );
+    ok(&r);
+    let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+    assert_eq!(read(&outs[0]), read(path("hip.payload").as_ref()));
+    assert_eq!(read(&outs[2]), read(path("openmp.payload").as_ref()));
+    assert!(
+        read(&outs[1]) == read(path(&format!("host-{host}")).as_ref()),
+        "{host}: host object differs from LLVM 22's"
+    );
 }
 
 #[test]
 fn list_and_unbundle_read_llvm_22_object_bundles() {
     let sb = Sandbox::new();
+    let ids = [
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "host-x86_64-unknown-linux-gnu",
+        "openmp-x86_64-pc-linux-gnu",
+    ];
     for host in HOSTS {
-        let bundled = object(&format!("bundled-{host}"));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-list".into(),
-                format!("-input={bundled}"),
-            ],
-        );
-        ok(&r);
-        let listed = std::fs::read(object(&format!("bundled-{host}.list"))).unwrap();
-        assert_eq!(r.stdout, listed, "{host}: -list (section order)");
-        // Targets in another order than the sections, as the lit tests do.
-        let outs = ["hip", "host", "openmp"].map(|n| sb.path(&format!("{n}-{host}")));
-        let r = run(
-            &sb.ours(),
-            &[
-                "-type=o".to_owned(),
-                "-unbundle".into(),
-                "-targets=hip-amdgcn-amd-amdhsa--gfx906,host-x86_64-unknown-linux-gnu,openmp-x86_64-pc-linux-gnu".into(),
-                format!("-input={bundled}"),
-                format!("-output={}", outs[0].display()),
-                format!("-output={}", outs[1].display()),
-                format!("-output={}", outs[2].display()),
-            ],
-        );
-        ok(&r);
-        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
-        assert_eq!(
-            read(&outs[0]),
-            std::fs::read(object("hip.payload")).unwrap()
-        );
-        assert_eq!(
-            read(&outs[2]),
-            std::fs::read(object("openmp.payload")).unwrap()
-        );
-        assert!(
-            read(&outs[1]) == std::fs::read(object(&format!("host-{host}"))).unwrap(),
-            "{host}: host object differs from LLVM 22's"
-        );
+        lists_and_unbundles_as_llvm_22(&sb, "object", host, ids);
     }
 }
 
@@ -281,54 +296,260 @@ fn clangoffload_list_reads_object_bundles() {
     );
 }
 
-/// A COFF host object (clang 22 for `x86_64-pc-windows-msvc`): LLVM 22
-/// writes a COFF object; we cannot yet, and must not write a binary bundle
-/// in its place (no linker would take it): a clear error and no output.
-/// Listing one is the same clear error.
+const COFF_TARGETS: &str =
+    "host-x86_64-pc-windows-msvc,openmp-x86_64-pc-windows-msvc,hip-amdgcn-amd-amdhsa--gfx906";
+const COFF_HOSTS: [&str; 3] = ["hip.o", "hip-rdc-new-driver.o", "stubs.obj"];
+
+fn coff(name: &str) -> String {
+    fixtures().join("coff").join(name).display().to_string()
+}
+
+/// COFF host objects (clang 22 for `x86_64-pc-windows-msvc`): bundled,
+/// listed and unbundled byte for byte as clang-offload-bundler 22 does
+/// (through llvm-objcopy), without llvm-objcopy.
 #[test]
-fn coff_host_objects_are_refused_not_rewritten() {
-    let clang = std::path::Path::new("/usr/lib/llvm-22/bin/clang");
-    if !clang.exists() {
-        eprintln!("NOTICE: clang-22 not installed; COFF check skipped");
-        return;
-    }
+fn coff_hosts_bundle_list_and_unbundle_as_llvm_22() {
     let sb = Sandbox::new();
-    std::fs::write(sb.path("h.c"), "int host(void) { return 1; }\n").unwrap();
-    std::fs::write(sb.path("dev"), "device").unwrap();
-    let built = std::process::Command::new(clang)
-        .args(["-target", "x86_64-pc-windows-msvc", "-O1", "-c"])
-        .arg(sb.path("h.c"))
-        .arg("-o")
-        .arg(sb.path("h.obj"))
-        .status()
-        .unwrap();
-    assert!(built.success());
-    let out = sb.path("out.obj");
+    for host in COFF_HOSTS {
+        bundles_as_llvm_22(&sb, "coff", COFF_TARGETS, host);
+        let ids = [
+            "hip-amdgcn-amd-amdhsa--gfx906",
+            "host-x86_64-pc-windows-msvc",
+            "openmp-x86_64-pc-windows-msvc",
+        ];
+        lists_and_unbundles_as_llvm_22(&sb, "coff", host, ids);
+    }
+    // What clang's driver bundled for -fgpu-rdc.
+    let r = run(
+        &sb.ours(),
+        &[
+            "-type=o".to_owned(),
+            "-list".into(),
+            format!("-input={}", coff("hip-rdc.o")),
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout, std::fs::read(coff("hip-rdc.o.list")).unwrap());
+}
+
+/// A PE image as the host: LLVM 22 adds sections to the image; we write
+/// objects only, and must not write anything else in its place: a clear
+/// error and no output.
+#[test]
+fn pe_image_hosts_are_refused_not_rewritten() {
+    let sb = Sandbox::new();
+    let out = sb.path("out.dll");
     let r = run(
         &sb.ours(),
         &[
             "-type=o".to_owned(),
             "-targets=host-x86_64-pc-windows-msvc,hip-amdgcn-amd-amdhsa--gfx906".to_owned(),
-            format!("-input={}", sb.path("h.obj").display()),
-            format!("-input={}", sb.path("dev").display()),
+            format!("-input={}", coff("hip.dll")),
+            format!("-input={}", coff("hip.payload")),
             format!("-output={}", out.display()),
         ],
     );
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("COFF objects and PE images are not supported yet"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("PE images"), "{stderr}");
     assert!(!out.exists(), "nothing is written in another format");
+}
+
+/// `list`, `inspect` and `extract` find the bundle in a COFF object's
+/// `.hip_fatbin` and in a DLL's and an EXE's `.hip_fat` (where LLVM 22's
+/// tools read nothing); `inspect --objdump` prints what llvm-objdump 22
+/// prints for `.llvm.offloading`.
+#[test]
+fn windows_hosts_are_listed_inspected_and_extracted() {
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let ids = "host-x86_64-unknown-linux-gnu-\nhipv4-amdgcn-amd-amdhsa--gfx906\n";
+    for name in ["hip.o", "hip-compress.o", "hip.dll", "hip.exe"] {
+        let r = run(ours, &["list".to_owned(), coff(name)]);
+        ok(&r);
+        assert_eq!(String::from_utf8_lossy(&r.stdout), ids, "{name}");
+        let r = run(ours, &["inspect".to_owned(), coff(name)]);
+        ok(&r);
+        let report = String::from_utf8_lossy(&r.stdout);
+        assert!(report.contains("wrapper 0: HIPF"), "{name}: {report}");
+        assert!(!report.contains("error"), "{name}: {report}");
+        let sb = Sandbox::new();
+        let dir = sb.path("out");
+        std::fs::create_dir_all(&dir).unwrap();
+        let r = run(
+            ours,
+            &[
+                "extract".to_owned(),
+                coff(name),
+                "-o".into(),
+                dir.display().to_string(),
+            ],
+        );
+        ok(&r);
+        let code_object = dir.join(format!("{name}.1.hipv4-amdgcn-amd-amdhsa--gfx906"));
+        assert!(
+            std::fs::read(&code_object).unwrap().starts_with(b"\x7fELF"),
+            "{name}"
+        );
+    }
     let r = run(
-        &sb.ours(),
+        ours,
         &[
-            "-list".to_owned(),
-            "-type=o".to_owned(),
-            format!("-input={}", sb.path("h.obj").display()),
+            "inspect".to_owned(),
+            coff("hip-rdc-new-driver.o"),
+            "--objdump".into(),
         ],
     );
-    assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("COFF"));
+    ok(&r);
+    let path = coff("hip-rdc-new-driver.o");
+    let expected = String::from_utf8(std::fs::read(coff("hip-rdc-new-driver.o.objdump")).unwrap())
+        .unwrap()
+        .replace("hip-rdc-new-driver.o:", &format!("{path}:"));
+    assert_eq!(String::from_utf8_lossy(&r.stdout), expected);
+}
+
+/// The real clang 22 pipelines for `x86_64-pc-windows-msvc` (HIP RDC, non-RDC
+/// and compressed), once with LLVM's clang-offload-bundler and once with
+/// ours found first (`-B`): the objects are identical.
+#[test]
+fn clang_22_windows_pipelines_give_identical_objects_with_our_bundler() {
+    let clang = std::path::Path::new("/usr/lib/llvm-22/bin/clang");
+    if !clang.exists() {
+        eprintln!("NOTICE: clang-22 not installed; Windows driver pipelines skipped");
+        return;
+    }
+    let sb = Sandbox::new();
+    let tools = sb.path("ourbin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_clangoffload"),
+        tools.join("clang-offload-bundler"),
+    )
+    .unwrap();
+    let source = fixtures().join("offload/src/k.hip");
+    for (name, extra) in [
+        ("rdc", &["-fgpu-rdc"][..]),
+        ("plain", &[][..]),
+        ("compress", &["--offload-compress"][..]),
+    ] {
+        let compile = |out: &str, ours: bool| {
+            let mut command = std::process::Command::new(clang);
+            if ours {
+                command.arg("-B").arg(&tools);
+            }
+            let status = command
+                .args(["-target", "x86_64-pc-windows-msvc", "-x", "hip"])
+                .args(["--offload-arch=gfx906", "--offload-arch=gfx90a"])
+                .args(["-nogpulib", "-nogpuinc", "-O1", "-cuid=fixture"])
+                .arg("-mno-incremental-linker-compatible")
+                .args(extra)
+                .arg("-c")
+                .arg(&source)
+                .arg("-o")
+                .arg(sb.path(out))
+                .status()
+                .unwrap();
+            assert!(status.success(), "{name}");
+            std::fs::read(sb.path(out)).unwrap()
+        };
+        let llvm = compile(&format!("{name}-llvm.o"), false);
+        let ours = compile(&format!("{name}-ours.o"), true);
+        assert!(llvm == ours, "{name}: the objects differ");
+    }
+}
+
+/// A device archive of COFF members (an RDC object and a bundled object):
+/// `-type=a -unbundle` writes what LLVM 22 writes, the host archive with the
+/// symbol index of the COFF host objects.
+#[test]
+fn archives_of_coff_objects_unbundle_as_llvm_22() {
+    let sb = Sandbox::new();
+    for (target, expected) in [
+        (
+            "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+            "unbundle-hip-rdc-gfx906.lib",
+        ),
+        ("host-x86_64-pc-windows-msvc", "unbundle-hip-rdc-host.lib"),
+    ] {
+        let out = sb.path(expected);
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=a".to_owned(),
+                "-unbundle".into(),
+                format!("-targets={target}"),
+                format!("-input={}", coff("hip-rdc.lib")),
+                format!("-output={}", out.display()),
+            ],
+        );
+        ok(&r);
+        let llvm = std::fs::read(coff(expected)).unwrap();
+        assert!(std::fs::read(&out).unwrap() == llvm, "{target}");
+    }
+}
+
+/// A COFF file LLVM cannot open as an object (its section table cut off) is
+/// plain data to the bundler, as to LLVM 22: nothing listed, exit 0. One
+/// whose symbol table is cut off is opened without symbols, and its long
+/// section names are a located error (LLVM 22: "string table empty").
+#[test]
+fn damaged_coff_objects_are_read_as_llvm_22_reads_them() {
+    let sb = Sandbox::new();
+    let rdc = std::fs::read(coff("hip-rdc.o")).unwrap();
+    for (len, code, says) in [(300, 0, ""), (6000, 1, "symbol table of")] {
+        let cut = sb.path(&format!("cut-{len}.o"));
+        std::fs::write(&cut, &rdc[..len]).unwrap();
+        let r = run(
+            &sb.ours(),
+            &[
+                "-type=o".to_owned(),
+                "-list".into(),
+                format!("-input={}", cut.display()),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(code), "{len}: {stderr}");
+        assert!(
+            r.stdout.is_empty() && stderr.contains(says),
+            "{len}: {stderr}"
+        );
+    }
+}
+
+/// llvm-offload-binary 22 extracts the OffloadBinary images of a COFF
+/// object's `.llvm.offloading`; so does our packager, to the same files.
+#[test]
+fn the_packager_extracts_from_coff_objects_as_llvm_22() {
+    let llvm = std::path::Path::new("/usr/lib/llvm-22/bin/llvm-offload-binary");
+    if !llvm.exists() {
+        eprintln!("NOTICE: llvm-offload-binary 22 not installed; COFF extraction check skipped");
+        return;
+    }
+    let ours = std::path::Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let sb = Sandbox::new();
+    let input = coff("hip-rdc-new-driver.o");
+    let mut written = Vec::new();
+    for (dir, tool, first) in [("llvm", llvm, None), ("ours", ours, Some("packager"))] {
+        let dir = sb.path(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut command = std::process::Command::new(tool);
+        command.current_dir(&dir).args(first);
+        let status = command
+            .arg(&input)
+            .arg("--image=kind=hip")
+            .status()
+            .unwrap();
+        assert!(status.success(), "{}", dir.display());
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        written.push(files);
+    }
+    assert_eq!(written[0].len(), 1);
+    assert!(written[0] == written[1]);
 }

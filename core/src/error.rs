@@ -58,6 +58,14 @@ pub enum Field {
     BitcodeMagic,
     /// The header of a bitcode file's symbol table (irsymtab).
     IrSymtabHeader,
+    /// A PE image's DOS header (`MZ`, with `e_lfanew` at 0x3c).
+    DosHeader,
+    /// A COFF file header.
+    CoffHeader,
+    /// A COFF optional header (PE32 or PE32+).
+    OptionalHeader,
+    /// A COFF section name field (`/<decimal>` or `//<base64>`).
+    SectionName,
 }
 
 impl Field {
@@ -88,6 +96,10 @@ impl Field {
             Field::BitcodeWrapper => "bitcode wrapper header",
             Field::BitcodeMagic => "bitcode magic",
             Field::IrSymtabHeader => "bitcode symbol table header",
+            Field::DosHeader => "DOS header",
+            Field::CoffHeader => "COFF file header",
+            Field::OptionalHeader => "COFF optional header",
+            Field::SectionName => "COFF section name offset",
         }
     }
 }
@@ -313,6 +325,46 @@ pub enum ErrorKind {
     UnsupportedElf {
         /// What is not handled.
         what: crate::elf::ElfUnsupported,
+    },
+    /// A valid COFF file of a kind this crate does not handle.
+    UnsupportedCoff {
+        /// What is not handled.
+        what: crate::coff::CoffUnsupported,
+    },
+    /// A COFF symbol table lies outside the file.
+    SymbolTableOutOfBounds {
+        /// `PointerToSymbolTable`.
+        offset: u64,
+        /// `NumberOfSymbols`.
+        count: u64,
+        /// Length of the file.
+        len: u64,
+    },
+    /// The string table after a COFF symbol table lies outside the file.
+    SymbolNamesOutOfBounds {
+        /// Where it starts.
+        offset: u64,
+        /// Its size (at least its 4-byte size field).
+        size: u64,
+        /// Length of the file.
+        len: u64,
+    },
+    /// A COFF section's relocations lie outside the file.
+    RelocationsOutOfBounds {
+        /// `PointerToRelocations`.
+        offset: u64,
+        /// The number of relocations.
+        count: u64,
+        /// Length of the file.
+        len: u64,
+    },
+    /// A symbol index (in a relocation or a weak external) names no symbol,
+    /// or an auxiliary record.
+    BadSymbolIndex {
+        /// The index.
+        index: u32,
+        /// The number of symbol table records.
+        count: u32,
     },
     /// The section header table lies outside the file.
     SectionTableOutOfBounds {
@@ -641,6 +693,23 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::NotElf => f.write_str("not an ELF file: missing magic"),
             ErrorKind::UnsupportedElf { what } => write!(f, "unsupported: {what}"),
+            ErrorKind::UnsupportedCoff { what } => write!(f, "unsupported: {what}"),
+            ErrorKind::SymbolTableOutOfBounds { offset, count, len } => write!(
+                f,
+                "symbol table of {count} records at {offset:#x} runs past the end of the file ({len:#x} bytes)"
+            ),
+            ErrorKind::SymbolNamesOutOfBounds { offset, size, len } => write!(
+                f,
+                "string table of {size:#x} bytes at {offset:#x} runs past the end of the file ({len:#x} bytes)"
+            ),
+            ErrorKind::RelocationsOutOfBounds { offset, count, len } => write!(
+                f,
+                "{count} relocations at {offset:#x} run past the end of the file ({len:#x} bytes)"
+            ),
+            ErrorKind::BadSymbolIndex { index, count } => write!(
+                f,
+                "symbol index {index} names no symbol ({count} symbol table records)"
+            ),
             ErrorKind::SectionTableOutOfBounds { offset, count, len } => write!(
                 f,
                 "section header table of {count} entries at {offset:#x} runs past the end of the file ({len:#x} bytes)"

@@ -2,7 +2,7 @@
 //! `clangoffload inspect`, as data for a report.
 //!
 //! An archive is read member by member (a member that is an archive too,
-//! member by member again); an ELF file section by section (`.llvm.offloading`,
+//! member by member again); an ELF or COFF file section by section (`.llvm.offloading`,
 //! `.hip_fatbin`, `.nv_fatbin`, bundle sections, and the HIP/CUDA wrapper
 //! records with the fat binary each points at); anything else as containers
 //! back to back. Each container comes with its header (a compressed bundle's
@@ -39,11 +39,13 @@ use crate::archive::Archive;
 use crate::bundle::BUNDLE_MAGIC;
 use crate::bundler::Decoding;
 use crate::bytes::to_u64;
+use crate::coff::{CoffFile, MACHINE_AMD64, MACHINE_ARM64, MACHINE_ARMNT, MACHINE_I386};
 use crate::compressed::truncated_md5;
 use crate::container::{parse_container, Container, Containers};
-use crate::elf::{AmdgpuTarget, ElfFile, Section};
+use crate::elf::{AmdgpuTarget, ElfFile};
 use crate::kind::ElfKind;
 use crate::locate::{offload_sections, wrapper_targets, SectionKind, Wrapper};
+use crate::object::{ObjectFile, Section};
 use crate::offload_binary::{ImageKind, OffloadKind};
 use crate::{
     Bundle, CompressedBundle, DecompressOptions, Error, FileKind, Limits, OffloadBinary, Result,
@@ -73,20 +75,34 @@ pub struct InspectedFile<'data> {
     pub parent: Option<usize>,
     /// What it is.
     pub kind: FileKind,
+    /// The format name `llvm-objdump` prints for an object file.
+    format: Option<&'static str>,
 }
 
 impl InspectedFile<'_> {
-    /// For an ELF file, the format name `llvm-objdump` prints for it
-    /// (`elf64-x86-64`, `elf64-amdgpu`, ...).
+    /// For an object file, the format name `llvm-objdump` prints for it
+    /// (`elf64-x86-64`, `elf64-amdgpu`, `coff-x86-64`, ...).
     pub fn objdump_format(&self) -> Option<&'static str> {
-        match self.kind {
-            FileKind::Elf(elf) => Some(objdump_format(elf)),
-            _ => None,
-        }
+        self.format
     }
 }
 
-fn objdump_format(elf: ElfKind) -> &'static str {
+/// The format name `llvm-objdump` prints for a file, if it is an object.
+fn objdump_format(kind: FileKind, data: &[u8]) -> Option<&'static str> {
+    match kind {
+        FileKind::Elf(elf) => Some(elf_format(elf)),
+        FileKind::Coff(_) => Some(match CoffFile::parse(data).map(|f| f.header().machine) {
+            Ok(MACHINE_AMD64) => "coff-x86-64",
+            Ok(MACHINE_I386) => "coff-i386",
+            Ok(MACHINE_ARM64) => "coff-arm64",
+            Ok(MACHINE_ARMNT) => "coff-arm",
+            _ => "coff-<unknown arch>",
+        }),
+        _ => None,
+    }
+}
+
+fn elf_format(elf: ElfKind) -> &'static str {
     match (elf.class, elf.machine) {
         (2, 62) => "elf64-x86-64",
         (2, 224) => "elf64-amdgpu",
@@ -102,7 +118,7 @@ fn objdump_format(elf: ElfKind) -> &'static str {
 pub struct Place<'data> {
     /// The file (an index into [`Inspection::files`]).
     pub file: usize,
-    /// The ELF section, if in one.
+    /// The section (ELF or COFF), if in one.
     pub section: Option<&'data [u8]>,
 }
 
@@ -305,14 +321,19 @@ impl<'data> Walk<'data> {
     fn file(&mut self, name: Option<&'data [u8]>, parent: Option<usize>, data: &'data [u8]) {
         let file = self.found.files.len();
         let kind = FileKind::detect(data);
-        self.found.files.push(InspectedFile { name, parent, kind });
+        self.found.files.push(InspectedFile {
+            name,
+            parent,
+            kind,
+            format: objdump_format(kind, data),
+        });
         let place = Place {
             file,
             section: None,
         };
         match kind {
             FileKind::Archive => self.archive(place, data),
-            FileKind::Elf(_) => self.elf(place, data),
+            FileKind::Elf(_) | FileKind::Coff(_) => self.object(place, data),
             _ => self.containers(place, data, 0),
         }
     }
@@ -343,14 +364,14 @@ impl<'data> Walk<'data> {
         }
     }
 
-    /// Every offload section; a damaged section header is an error for that
-    /// section only.
-    fn elf(&mut self, place: Place<'data>, data: &'data [u8]) {
-        let elf = match ElfFile::parse(data) {
-            Ok(elf) => elf,
+    /// Every offload section of an ELF or COFF file; a damaged section
+    /// header is an error for that section only.
+    fn object(&mut self, place: Place<'data>, data: &'data [u8]) {
+        let object = match ObjectFile::parse(data) {
+            Ok(object) => object,
             Err(e) => return self.error(place, None, e),
         };
-        for found in offload_sections(&elf) {
+        for found in offload_sections(&object) {
             let found = match found {
                 Ok(found) => found,
                 Err(e) => {
@@ -376,7 +397,7 @@ impl<'data> Walk<'data> {
                 SectionKind::NvFatbin => self.note(here, NoteKind::NvFatbin { offset, size }),
                 SectionKind::HipWrappers | SectionKind::CudaWrappers => {
                     for (index, (wrapper, target)) in
-                        wrapper_targets(&elf, &section).into_iter().enumerate()
+                        wrapper_targets(&object, &section).into_iter().enumerate()
                     {
                         let target =
                             target.map(|(section, offset)| wrapper_target(section, offset));

@@ -5,6 +5,7 @@
 use crate::archive::{ARCHIVE_MAGIC, THIN_ARCHIVE_MAGIC};
 use crate::bitcode::is_bitcode;
 use crate::bundle::BUNDLE_MAGIC;
+use crate::coff::CoffFile;
 use crate::compressed::COMPRESSED_MAGIC;
 use crate::elf::ELF_MAGIC;
 use crate::offload_binary::OFFLOAD_BINARY_MAGIC;
@@ -28,9 +29,8 @@ pub enum FileKind {
     /// A Mach-O file (which LLVM opens as an object; this crate does not
     /// read it).
     MachO,
-    /// A COFF object or a PE image (which LLVM opens as an object; this
-    /// crate does not read it yet).
-    Coff,
+    /// A COFF object or a PE image (DLL or executable).
+    Coff(CoffKind),
     /// LLVM bitcode, bare (`BC C0 DE`) or in its wrapper (`DE C0 17 0B`).
     Bitcode,
     /// An `ar` archive.
@@ -57,6 +57,15 @@ pub struct ElfKind {
     pub is_object: bool,
 }
 
+/// What a COFF file's headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoffKind {
+    /// Whether LLVM opens it as an object file: its headers and section
+    /// table inside the file (a symbol table it cannot read is dropped).
+    /// LLVM takes a file that only starts as COFF as plain data.
+    pub is_object: bool,
+}
+
 const MACHO_MAGICS: [[u8; 4]; 4] = [
     [0xfe, 0xed, 0xfa, 0xce],
     [0xfe, 0xed, 0xfa, 0xcf],
@@ -64,27 +73,11 @@ const MACHO_MAGICS: [[u8; 4]; 4] = [
     [0xcf, 0xfa, 0xed, 0xfe],
 ];
 
-/// Whether `data` starts as LLVM's `identify_magic` says a COFF object
-/// (x86-64, ARM64, i386 or ARMNT machine) or a PE image (an `MZ` stub whose
-/// `e_lfanew` names a `PE\0\0` signature) does.
-fn is_coff(data: &[u8]) -> bool {
-    match data {
-        [0x64, 0x86 | 0xaa, ..] | [0x4c | 0xc4, 0x01, ..] => true,
-        [b'M', b'Z', ..] => {
-            data.get(0x3c..0x40)
-                .and_then(|at| <[u8; 4]>::try_from(at).ok())
-                .and_then(|at| usize::try_from(u32::from_le_bytes(at)).ok())
-                .and_then(|at| data.get(at..at.checked_add(4)?))
-                == Some(&b"PE\0\0"[..])
-        }
-        _ => false,
-    }
-}
-
 impl FileKind {
     /// The kind `data` starts as. Reads at most the first 64 bytes, except
-    /// for a file no magic names, which is searched once for a text bundle's
-    /// start marker.
+    /// for a COFF file, whose headers are checked (a few fields each), and a
+    /// file no magic names, which is searched once for a text bundle's start
+    /// marker.
     pub fn detect(data: &[u8]) -> FileKind {
         if data.starts_with(BUNDLE_MAGIC) {
             FileKind::Bundle
@@ -96,8 +89,19 @@ impl FileKind {
             FileKind::Elf(ElfKind::read(data))
         } else if MACHO_MAGICS.iter().any(|m| data.starts_with(m)) {
             FileKind::MachO
-        } else if is_coff(data) {
-            FileKind::Coff
+        } else if CoffFile::is_coff(data) {
+            FileKind::Coff(CoffKind {
+                // LLVM opens big objects too; this crate refuses them.
+                is_object: CoffFile::parse(data).map_or_else(
+                    |e| {
+                        e.kind()
+                            == crate::ErrorKind::UnsupportedCoff {
+                                what: crate::coff::CoffUnsupported::BigObject,
+                            }
+                    },
+                    |_| true,
+                ),
+            })
         } else if is_bitcode(data) {
             FileKind::Bitcode
         } else if data.starts_with(ARCHIVE_MAGIC) {
@@ -118,19 +122,24 @@ impl FileKind {
     }
 
     /// Whether LLVM opens the file as an object (`-type=o` reads its
-    /// sections): an ELF object it can read, or Mach-O.
+    /// sections): an ELF object it can read, COFF or Mach-O.
     pub fn is_object(self) -> bool {
         match self {
             FileKind::Elf(elf) => elf.is_object,
-            FileKind::MachO | FileKind::Coff => true,
+            FileKind::Coff(coff) => coff.is_object,
+            FileKind::MachO => true,
             _ => false,
         }
     }
 
     /// Whether this crate reads the file as an object (little-endian ELF
-    /// with its section table inside the file).
+    /// with its section table inside the file, or COFF).
     pub fn is_readable_object(self) -> bool {
-        matches!(self, FileKind::Elf(elf) if elf.is_object && elf.encoding == 1)
+        match self {
+            FileKind::Elf(elf) => elf.is_object && elf.encoding == 1,
+            FileKind::Coff(coff) => coff.is_object,
+            _ => false,
+        }
     }
 
     /// A short name for messages and reports.
@@ -142,7 +151,7 @@ impl FileKind {
             FileKind::TextBundle(_) => "text bundle",
             FileKind::Elf(_) => "ELF file",
             FileKind::MachO => "Mach-O file",
-            FileKind::Coff => "COFF object or PE image",
+            FileKind::Coff(_) => "COFF object or PE image",
             FileKind::Bitcode => "LLVM bitcode",
             FileKind::Archive => "archive",
             FileKind::ThinArchive => "thin archive",

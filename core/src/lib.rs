@@ -292,21 +292,23 @@
 //!
 //! # Host files
 //!
-//! [`locate::offload_sections`] classifies an ELF file's offload sections;
-//! [`locate::wrappers`] reads the HIP/CUDA wrapper records and
+//! [`object::ObjectFile`] reads a host file of either format: ELF
+//! ([`elf::ElfFile`]) or COFF objects and PE DLLs and executables
+//! ([`coff::CoffFile`]). [`locate::offload_sections`] classifies its offload
+//! sections; [`locate::wrappers`] reads the HIP/CUDA wrapper records and
 //! [`locate::wrapper_target`] follows one to its fat binary (through the stored
 //! address, or the relocation that fills it). [`elf::AmdgpuTarget`] reads a code
 //! object's target ID from `e_flags` (code objects v4–v6).
 //!
 //! ```
-//! use clangoffload::elf::ElfFile;
 //! use clangoffload::locate::{offload_sections, SectionKind};
+//! use clangoffload::object::ObjectFile;
 //! use clangoffload::Containers;
 //!
 //! let library = include_bytes!("../../tests/fixtures/offload/libhip-mixed.so");
-//! let elf = ElfFile::parse(library)?;
+//! let file = ObjectFile::parse(library)?;
 //! let mut kinds = Vec::new();
-//! for found in offload_sections(&elf) {
+//! for found in offload_sections(&file) {
 //!     let found = found?;
 //!     kinds.push(found.kind);
 //!     if found.kind.holds_containers() {
@@ -343,6 +345,7 @@ pub mod bundle;
 #[cfg(feature = "alloc")]
 pub mod bundler;
 mod bytes;
+pub mod coff;
 pub mod compressed;
 pub mod container;
 pub mod elf;
@@ -352,6 +355,7 @@ pub mod id;
 pub mod inspect;
 pub mod kind;
 pub mod locate;
+pub mod object;
 pub mod object_bundle;
 pub mod offload_binary;
 #[cfg(feature = "alloc")]

@@ -1,26 +1,30 @@
-//! Finding the offload containers in an ELF host file: relocatable objects,
-//! executables and shared libraries.
+//! Finding the offload containers in a host file: ELF relocatable objects,
+//! executables and shared libraries, COFF objects and PE images.
 //!
 //! | section | holds |
 //! |---|---|
-//! | type `SHT_LLVM_OFFLOADING` (`.llvm.offloading`, any name) | OffloadBinaries back to back |
+//! | ELF type `SHT_LLVM_OFFLOADING` (any name); COFF `.llvm.offloading` | OffloadBinaries back to back |
 //! | `.hip_fatbin` | bundles or compressed bundles back to back |
 //! | `.nv_fatbin` | an NVIDIA fat binary (not parsed here) |
 //! | `__CLANG_OFFLOAD_BUNDLE__<id>` | one entry of an object-flavour bundle |
 //! | `.hipFatBinSegment`, `.nvFatBinSegment` | fat-binary wrapper records pointing at the above |
 //!
-//! A wrapper's pointer is an address (executables), or 0 with a relocation
-//! that fills it (relocatable objects, position-independent files);
-//! [`wrapper_target`] follows either back to the fat binary in the file.
+//! PE images cut section names to eight bytes (`.hip_fat`, `.hipFatB`); a
+//! name that long which starts one of the names above stands for it.
+//!
+//! A wrapper's pointer is an address (executables, PE images: image base
+//! plus relative address), or 0 with a relocation that fills it
+//! (relocatable objects, position-independent files); [`wrapper_target`]
+//! follows either back to the fat binary in the file.
 
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use crate::bundle::BUNDLE_MAGIC;
 use crate::bytes::to_u64;
-use crate::elf::{
-    Class, ElfFile, Section, ET_REL, SHF_ALLOC, SHT_LLVM_OFFLOADING, SHT_NOBITS, SHT_RELA,
-};
+use crate::coff::Relocation;
+use crate::elf::{self, Class, SHT_LLVM_OFFLOADING, SHT_RELA};
+use crate::object::{ObjectFile, Section};
 use crate::Result;
 
 /// What an offload section holds.
@@ -43,20 +47,37 @@ pub enum SectionKind {
 impl SectionKind {
     /// The kind of offload data a section holds, if any.
     pub fn of(section: &Section<'_>) -> Option<Self> {
-        let name = section.name();
-        if section.header().kind == SHT_NOBITS {
+        if section.is_uninitialized() {
             return None;
         }
-        if section.header().kind == SHT_LLVM_OFFLOADING {
-            return Some(SectionKind::OffloadBinaries);
+        let name = section.name();
+        let named = |full: &[u8]| {
+            name == full
+                || (matches!(section, Section::Coff(_))
+                    && name.len() == 8
+                    && full.starts_with(name))
+        };
+        match section {
+            Section::Elf(s) if s.header().kind == SHT_LLVM_OFFLOADING => {
+                return Some(SectionKind::OffloadBinaries)
+            }
+            Section::Coff(_) if named(b".llvm.offloading") => {
+                return Some(SectionKind::OffloadBinaries)
+            }
+            _ => {}
         }
-        match name {
-            b".hip_fatbin" => Some(SectionKind::HipFatbin),
-            b".nv_fatbin" => Some(SectionKind::NvFatbin),
-            b".hipFatBinSegment" => Some(SectionKind::HipWrappers),
-            b".nvFatBinSegment" => Some(SectionKind::CudaWrappers),
-            _ if name.starts_with(BUNDLE_MAGIC) => Some(SectionKind::BundleEntry),
-            _ => None,
+        if named(b".hip_fatbin") {
+            Some(SectionKind::HipFatbin)
+        } else if named(b".nv_fatbin") {
+            Some(SectionKind::NvFatbin)
+        } else if named(b".hipFatBinSegment") {
+            Some(SectionKind::HipWrappers)
+        } else if named(b".nvFatBinSegment") {
+            Some(SectionKind::CudaWrappers)
+        } else if name.starts_with(BUNDLE_MAGIC) {
+            Some(SectionKind::BundleEntry)
+        } else {
+            None
         }
     }
 
@@ -76,12 +97,12 @@ pub struct OffloadSection<'data> {
     pub kind: SectionKind,
 }
 
-/// The sections of `elf` that hold offload data, in section order. A section
-/// whose header is damaged is an error for that section only.
+/// The sections of `file` that hold offload data, in section order. A
+/// section whose header is damaged is an error for that section only.
 pub fn offload_sections<'a, 'data>(
-    elf: &'a ElfFile<'data>,
+    file: &'a ObjectFile<'data>,
 ) -> impl Iterator<Item = Result<OffloadSection<'data>>> + 'a {
-    elf.sections().filter_map(|section| match section {
+    file.sections().filter_map(|section| match section {
         Ok(section) => SectionKind::of(&section).map(|kind| Ok(OffloadSection { section, kind })),
         Err(error) => Some(Err(error)),
     })
@@ -183,21 +204,19 @@ pub fn wrapper_at(data: &[u8], class: Class, index: usize) -> Option<Wrapper> {
 /// Where a wrapper record's pointer leads: the section and offset of the fat
 /// binary. The pointer is read where it is stored; if that is 0 (left to a
 /// relocation, as in relocatable objects and position-independent files),
-/// the RELA relocation that fills it is followed instead. Each call searches
+/// the relocation that fills it is followed instead. Each call searches
 /// the relocations; [`wrapper_targets`] resolves a whole section in one pass.
 pub fn wrapper_target<'data>(
-    elf: &ElfFile<'data>,
+    file: &ObjectFile<'data>,
     segment: &Section<'data>,
     record: &Wrapper,
 ) -> Option<(Section<'data>, u64)> {
     if record.binary != 0 {
-        return locate_address(elf, record.binary);
+        return locate_address(file, record.binary);
     }
-    let place = pointer_place(elf, segment, record)?;
-    let (rela, relocation) = relocations(elf, segment).find(|(_, r)| r.offset.get() == place)?;
-    follow(elf, &rela, relocation, |address| {
-        locate_address(elf, address)
-    })
+    let place = pointer_place(file, segment, record)?;
+    let fill = relocations(file, segment).find(|fill| fill.place() == place)?;
+    follow(file, &fill, |address| locate_address(file, address))
 }
 
 /// Every wrapper record of `segment` with where it leads, as
@@ -205,44 +224,45 @@ pub fn wrapper_target<'data>(
 /// table once: linear in the file however many records there are.
 #[cfg(feature = "alloc")]
 pub fn wrapper_targets<'data>(
-    elf: &ElfFile<'data>,
+    file: &ObjectFile<'data>,
     segment: &Section<'data>,
 ) -> alloc::vec::Vec<(Wrapper, Option<(Section<'data>, u64)>)> {
     use alloc::collections::BTreeMap;
     use alloc::vec::Vec;
-    let records: Vec<Wrapper> = wrappers(segment.data(), elf.header().class).collect();
+    let records: Vec<Wrapper> = wrappers(segment.data(), file.class()).collect();
     let places: BTreeMap<u64, usize> = records
         .iter()
         .enumerate()
         .filter(|(_, r)| r.binary == 0)
-        .filter_map(|(i, r)| Some((pointer_place(elf, segment, r)?, i)))
+        .filter_map(|(i, r)| Some((pointer_place(file, segment, r)?, i)))
         .collect();
     let mut filled = BTreeMap::new();
     if !places.is_empty() {
-        for (rela, relocation) in relocations(elf, segment) {
-            if let Some(&i) = places.get(&relocation.offset.get()) {
-                filled.entry(i).or_insert((rela, relocation));
+        for fill in relocations(file, segment) {
+            if let Some(&i) = places.get(&fill.place()) {
+                filled.entry(i).or_insert(fill);
             }
         }
     }
-    // Allocated sections by address, for addresses to file positions.
-    let mut allocated: Vec<Section<'data>> = elf
+    // Loaded sections by address, for addresses to file positions.
+    let mut loaded: Vec<(u64, Section<'data>)> = file
         .sections()
         .flatten()
-        .filter(|s| s.header().flags & SHF_ALLOC != 0 && !s.data().is_empty())
+        .filter(|s| !s.data().is_empty())
+        .filter_map(|s| Some((s.address()?, s)))
         .collect();
-    allocated.sort_by_key(|s| s.header().addr);
+    loaded.sort_by_key(|(address, _)| *address);
     let at_address = |address: u64| {
-        let after = allocated.partition_point(|s| s.header().addr <= address);
+        let after = loaded.partition_point(|(start, _)| *start <= address);
         // Sections with contents do not overlap in a well-formed file; in a
         // crafted one, look a few further down.
-        allocated
+        loaded
             .get(..after)?
             .iter()
             .rev()
             .take(8)
-            .find_map(|section| {
-                let offset = address.checked_sub(section.header().addr)?;
+            .find_map(|(start, section)| {
+                let offset = address.checked_sub(*start)?;
                 (address != 0 && offset < to_u64(section.data().len()))
                     .then_some((*section, offset))
             })
@@ -256,7 +276,7 @@ pub fn wrapper_targets<'data>(
             } else {
                 filled
                     .get(&i)
-                    .and_then(|(rela, relocation)| follow(elf, rela, relocation, at_address))
+                    .and_then(|fill| follow(file, fill, at_address))
             };
             (*record, target)
         })
@@ -264,66 +284,106 @@ pub fn wrapper_targets<'data>(
 }
 
 /// Where the relocation that fills a record's pointer applies: the offset in
-/// the section (relocatable objects) or the run-time address.
-fn pointer_place(elf: &ElfFile<'_>, segment: &Section<'_>, record: &Wrapper) -> Option<u64> {
+/// the section (relocatable ELF objects), the section's address plus the
+/// offset (COFF objects, whose sections start at their address), or the
+/// run-time address.
+fn pointer_place(file: &ObjectFile<'_>, segment: &Section<'_>, record: &Wrapper) -> Option<u64> {
     let field = record.offset.checked_add(8)?;
-    if elf.header().file_type == ET_REL {
-        Some(field)
-    } else {
-        segment.header().addr.checked_add(field)
+    match segment {
+        Section::Coff(s) => u64::from(s.header().virtual_address.get()).checked_add(field),
+        Section::Elf(_) if file.is_relocatable() => Some(field),
+        Section::Elf(s) => s.header().addr.checked_add(field),
     }
 }
 
-/// The RELA relocations that can apply to `segment`: those of its own
-/// relocation section in a relocatable object, all of them otherwise
-/// (64-bit files; 32-bit ones use REL with the addend in place).
+/// A relocation that may fill a wrapper's pointer.
+#[derive(Debug, Clone, Copy)]
+enum Fill<'data> {
+    /// An ELF RELA relocation and the section that holds it.
+    Elf(elf::Section<'data>, &'data Rela64),
+    /// A COFF relocation of the wrapper section.
+    Coff(&'data Relocation),
+}
+
+impl Fill<'_> {
+    /// Where it applies.
+    fn place(&self) -> u64 {
+        match self {
+            Fill::Elf(_, relocation) => relocation.offset.get(),
+            Fill::Coff(relocation) => relocation.virtual_address.get().into(),
+        }
+    }
+}
+
+/// The relocations that can apply to `segment`: in ELF, the RELA relocations
+/// of its own relocation section in a relocatable object, all of them
+/// otherwise (64-bit files; 32-bit ones use REL with the addend in place);
+/// in COFF, the section's own.
 fn relocations<'a, 'data>(
-    elf: &'a ElfFile<'data>,
+    file: &'a ObjectFile<'data>,
     segment: &'a Section<'data>,
-) -> impl Iterator<Item = (Section<'data>, &'data Rela64)> + 'a {
-    let relocatable = elf.header().file_type == ET_REL;
-    let is_64 = elf.header().class == Class::Elf64;
-    elf.sections()
-        .flatten()
-        .filter(move |rela| {
-            is_64
-                && rela.header().kind == SHT_RELA
-                && (!relocatable || rela.header().info == segment.index())
-        })
-        .flat_map(|rela| {
-            rela.data()
-                .chunks_exact(24)
-                .filter_map(|raw| Rela64::ref_from_bytes(raw).ok())
-                .map(move |relocation| (rela, relocation))
-        })
+) -> impl Iterator<Item = Fill<'data>> + 'a {
+    let (elf, coff) = match (file, segment) {
+        (ObjectFile::Elf(elf), Section::Elf(_)) => (Some(elf), None),
+        (ObjectFile::Coff(coff), Section::Coff(section)) => (None, coff.relocations(section).ok()),
+        _ => (None, None),
+    };
+    let relocatable = file.is_relocatable();
+    let is_64 = file.class() == Class::Elf64;
+    let elf_fills = elf.into_iter().flat_map(move |elf| {
+        elf.sections()
+            .flatten()
+            .filter(move |rela| {
+                is_64
+                    && rela.header().kind == SHT_RELA
+                    && (!relocatable || rela.header().info == segment.index())
+            })
+            .flat_map(|rela| {
+                rela.data()
+                    .chunks_exact(24)
+                    .filter_map(|raw| Rela64::ref_from_bytes(raw).ok())
+                    .map(move |relocation| Fill::Elf(rela, relocation))
+            })
+    });
+    elf_fills.chain(coff.into_iter().flatten().map(Fill::Coff))
 }
 
 /// Where a relocation points: its symbol's section and value plus the addend
 /// (relocatable objects), or that address, or the addend alone for a
-/// relocation without symbol, mapped to the file by `at_address`.
+/// relocation without symbol, mapped to the file by `at_address`. A COFF
+/// relocation's addend is the value in place: the pointer, 0 here.
 fn follow<'data>(
-    elf: &ElfFile<'data>,
-    rela: &Section<'data>,
-    relocation: &Rela64,
+    file: &ObjectFile<'data>,
+    fill: &Fill<'data>,
     at_address: impl Fn(u64) -> Option<(Section<'data>, u64)>,
 ) -> Option<(Section<'data>, u64)> {
-    let (symbol, addend) = (relocation.info.get() >> 32, relocation.addend.get());
-    if symbol == 0 {
-        return at_address(addend);
-    }
-    let symtab = elf.section(rela.header().link).ok()?;
-    let at = usize::try_from(symbol.checked_mul(24)?).ok()?;
-    let sym = Sym64::ref_from_bytes(symtab.data().get(at..at.checked_add(24)?)?).ok()?;
-    let value = sym.value.get().checked_add(addend)?;
-    if elf.header().file_type == ET_REL {
-        let target = elf.section(u32::from(sym.shndx.get())).ok()?;
-        (value < to_u64(target.data().len())).then_some((target, value))
-    } else {
-        at_address(value)
-    }
+    let (shndx, value) = match (file, fill) {
+        (ObjectFile::Elf(elf), Fill::Elf(rela, relocation)) => {
+            let (symbol, addend) = (relocation.info.get() >> 32, relocation.addend.get());
+            if symbol == 0 {
+                return at_address(addend);
+            }
+            let symtab = elf.section(rela.header().link).ok()?;
+            let at = usize::try_from(symbol.checked_mul(24)?).ok()?;
+            let sym = Sym64::ref_from_bytes(symtab.data().get(at..at.checked_add(24)?)?).ok()?;
+            let value = sym.value.get().checked_add(addend)?;
+            if !file.is_relocatable() {
+                return at_address(value);
+            }
+            (u32::from(sym.shndx.get()), value)
+        }
+        (ObjectFile::Coff(coff), Fill::Coff(relocation)) => {
+            let symbol = coff.symbol(relocation.symbol_table_index.get())?;
+            let shndx = u32::try_from(symbol.section()).ok().filter(|&n| n > 0)?;
+            (shndx, u64::from(symbol.value.get()))
+        }
+        _ => return None,
+    };
+    let target = file.section(shndx).ok()?;
+    (value < to_u64(target.data().len())).then_some((target, value))
 }
 
-#[derive(FromBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(Debug, FromBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 struct Rela64 {
     offset: U64,
@@ -343,18 +403,17 @@ struct Sym64 {
 }
 
 /// The section and offset within it that hold the byte at run-time address
-/// `address`: the allocated section (with contents in the file) whose
-/// address range contains it.
-pub fn locate_address<'data>(elf: &ElfFile<'data>, address: u64) -> Option<(Section<'data>, u64)> {
+/// `address`: the loaded section (with contents in the file) whose address
+/// range contains it.
+pub fn locate_address<'data>(
+    file: &ObjectFile<'data>,
+    address: u64,
+) -> Option<(Section<'data>, u64)> {
     if address == 0 {
         return None;
     }
-    elf.sections().flatten().find_map(|section| {
-        let header = section.header();
-        let offset = address.checked_sub(header.addr)?;
-        let inside = header.flags & SHF_ALLOC != 0
-            && header.kind != SHT_NOBITS
-            && offset < to_u64(section.data().len());
-        inside.then_some((section, offset))
+    file.sections().flatten().find_map(|section| {
+        let offset = address.checked_sub(section.address()?)?;
+        (offset < to_u64(section.data().len())).then_some((section, offset))
     })
 }

@@ -1,19 +1,22 @@
-//! Object-flavour bundles: a host object file whose bundle entries are ELF
-//! sections named `__CLANG_OFFLOAD_BUNDLE__<entry id>`.
+//! Object-flavour bundles: a host object file (ELF or COFF) whose bundle
+//! entries are sections named `__CLANG_OFFLOAD_BUNDLE__<entry id>`.
 //!
 //! clang-offload-bundler writes this flavour for `-type=o` (and reads it inside
-//! `-type=a` archives) when the host input is an object file. Each entry is a
-//! `SHT_PROGBITS` section with only `SHF_EXCLUDE` set (the linker drops it) and
-//! alignment 1; the host entry's section holds a single zero byte, because
-//! the host's code is the object itself. Entries are listed in section order.
-//! Extracting the host entry gives the object without the bundle sections.
+//! `-type=a` archives) when the host input is an object file, through
+//! llvm-objcopy. In ELF each entry is a `SHT_PROGBITS` section with only
+//! `SHF_EXCLUDE` set (the linker drops it) and alignment 1; in COFF a section
+//! that is readable and removed by the linker (`IMAGE_SCN_MEM_READ |
+//! IMAGE_SCN_LNK_REMOVE`). The host entry's section holds a single zero byte,
+//! because the host's code is the object itself. Entries are listed in
+//! section order. Extracting the host entry gives the object without the
+//! bundle sections.
 
 use crate::bundle::BUNDLE_MAGIC;
-use crate::elf::{ElfFile, Section};
+use crate::object::{ObjectFile, Section};
 use crate::Result;
 
 #[cfg(feature = "alloc")]
-use crate::elf::{rewrite_sections, NewSection, SHF_EXCLUDE, SHT_PROGBITS};
+use crate::{coff, elf};
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
@@ -23,7 +26,7 @@ pub const HOST_MARKER: &[u8] = &[0];
 /// The bundle entries of an object file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectBundle<'data> {
-    elf: ElfFile<'data>,
+    object: ObjectFile<'data>,
 }
 
 /// One entry: its ID and the section that holds its payload.
@@ -39,25 +42,25 @@ impl<'data> ObjectBundle<'data> {
     /// file to be the host's own).
     pub fn parse(data: &'data [u8]) -> Result<Self> {
         Ok(ObjectBundle {
-            elf: ElfFile::parse(data)?,
+            object: ObjectFile::parse(data)?,
         })
     }
 
     /// The object file.
-    pub fn elf(&self) -> &ElfFile<'data> {
-        &self.elf
+    pub fn object(&self) -> &ObjectFile<'data> {
+        &self.object
     }
 
     /// The entries in section order. A bundle section whose contents lie
     /// outside the file is an error for that entry only; another section's
     /// damage is not the bundle's (LLVM lists by section names).
     pub fn entries(&self) -> impl Iterator<Item = Result<ObjectBundleEntry<'data>>> + '_ {
-        (1..self.elf.section_count()).filter_map(|index| match self.elf.section(index) {
+        (1..self.object.section_end()).filter_map(|index| match self.object.section(index) {
             Ok(section) => {
                 let id = bundle_id(&section)?;
                 Some(Ok(ObjectBundleEntry { id, section }))
             }
-            Err(e) => match self.elf.section_name(index) {
+            Err(e) => match self.object.section_name(index) {
                 Some(name) if !name.starts_with(&BUNDLE_MAGIC[..]) => None,
                 _ => Some(Err(e)),
             },
@@ -71,13 +74,13 @@ impl<'data> ObjectBundle<'data> {
     pub fn entries_by_id(
         &self,
     ) -> impl Iterator<Item = Result<(&'data [u8], Result<ObjectBundleEntry<'data>>)>> + '_ {
-        (1..self.elf.section_count()).filter_map(|index| {
-            let Some(name) = self.elf.section_name(index) else {
-                return Some(Err(self.elf.section(index).err()?));
+        (1..self.object.section_end()).filter_map(|index| {
+            let Some(name) = self.object.section_name(index) else {
+                return Some(Err(self.object.section(index).err()?));
             };
             let id = name.strip_prefix(&BUNDLE_MAGIC[..])?;
             let entry = self
-                .elf
+                .object
                 .section(index)
                 .map(|section| ObjectBundleEntry { id, section });
             Some(Ok((id, entry)))
@@ -88,7 +91,14 @@ impl<'data> ObjectBundle<'data> {
     /// entry gives.
     #[cfg(feature = "alloc")]
     pub fn host_object(&self) -> Result<Vec<u8>> {
-        rewrite_sections(&self.elf, |s| bundle_id(s).is_none(), &[])
+        match &self.object {
+            ObjectFile::Elf(elf) => {
+                elf::rewrite_sections(elf, |s| !s.name().starts_with(BUNDLE_MAGIC), &[])
+            }
+            ObjectFile::Coff(coff) => {
+                coff::rewrite_sections(coff, |s| !s.name().starts_with(BUNDLE_MAGIC), &[])
+            }
+        }
     }
 }
 
@@ -127,9 +137,11 @@ fn bundle_id<'data>(section: &Section<'data>) -> Option<&'data [u8]> {
 
 /// Writes `host` with one bundle section per entry (ID, payload), in order,
 /// flagged as clang-offload-bundler flags them. Pass [`HOST_MARKER`] as the
-/// host entry's payload. Bundle sections already in `host` are kept.
+/// host entry's payload. Bundle sections already in `host` are kept (in
+/// COFF, with the flags of an added one of the same name, as llvm-objcopy
+/// sets them). A PE image is refused.
 #[cfg(feature = "alloc")]
-pub fn write_object_bundle(host: &ElfFile, entries: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
+pub fn write_object_bundle(host: &ObjectFile, entries: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
     let mut names: Vec<Vec<u8>> = Vec::new();
     for (id, _) in entries {
         let mut name = Vec::new();
@@ -137,16 +149,33 @@ pub fn write_object_bundle(host: &ElfFile, entries: &[(&[u8], &[u8])]) -> Result
         name.extend_from_slice(id);
         names.push(name);
     }
-    let sections: Vec<NewSection> = names
+    let named = names
         .iter()
         .zip(entries)
-        .map(|(name, (_, data))| NewSection {
-            name,
-            kind: SHT_PROGBITS,
-            flags: SHF_EXCLUDE,
-            addralign: 1,
-            data,
-        })
-        .collect();
-    rewrite_sections(host, |_| true, &sections)
+        .map(|(name, (_, data))| (&name[..], *data));
+    match host {
+        ObjectFile::Elf(elf) => {
+            let sections: Vec<elf::NewSection> = named
+                .map(|(name, data)| elf::NewSection {
+                    name,
+                    kind: elf::SHT_PROGBITS,
+                    flags: elf::SHF_EXCLUDE,
+                    addralign: 1,
+                    data,
+                })
+                .collect();
+            elf::rewrite_sections(elf, |_| true, &sections)
+        }
+        ObjectFile::Coff(coff) => {
+            let sections: Vec<coff::NewSection> = named
+                .map(|(name, data)| coff::NewSection {
+                    name,
+                    // What llvm-objcopy makes of `readonly,exclude`.
+                    characteristics: coff::SCN_MEM_READ | coff::SCN_LNK_REMOVE,
+                    data,
+                })
+                .collect();
+            coff::rewrite_sections(coff, |_| true, &sections)
+        }
+    }
 }

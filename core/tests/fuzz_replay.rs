@@ -56,6 +56,8 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ),
         ("compressed_parse", &checks::compressed_parse::check),
         ("containers_walk", &checks::containers_walk::check),
+        ("coff_locate", &checks::coff_locate::check),
+        ("coff_object_bundle", &checks::coff_object_bundle::check),
         ("elf_locate", &checks::elf_locate::check),
         ("elf_object_bundle", &checks::elf_object_bundle::check),
         ("entry_id_parse", &text(checks::entry_id_parse::check)),

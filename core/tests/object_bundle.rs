@@ -71,7 +71,7 @@ fn adding_sections_is_byte_identical_to_llvm() {
             .zip(&payloads)
             .map(|(id, p)| (id.as_bytes(), p.as_slice()))
             .collect();
-        let ours = write_object_bundle(&elf, &entries).unwrap();
+        let ours = write_object_bundle(&elf.into(), &entries).unwrap();
         assert!(ours == fixture(&format!("bundled-{host}")), "{host}");
     }
 }

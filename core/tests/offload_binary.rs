@@ -18,6 +18,7 @@ use clangoffload::locate::{
     locate_address, offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
     WrapperKind,
 };
+use clangoffload::object::ObjectFile;
 use clangoffload::offload_binary::{
     image_args::image_arguments, write_offload_binary, BinaryDiagnostic, ImageKind, NewImage,
     OffloadKind, WriteOptions,
@@ -448,7 +449,7 @@ fn image_arguments_join_repeated_keys() {
 
 fn elf_sections(name: &str) -> Vec<(String, SectionKind)> {
     let data = fixture(name);
-    let elf = ElfFile::parse(&data).unwrap();
+    let elf = ObjectFile::parse(&data).unwrap();
     offload_sections(&elf)
         .map(|s| {
             let s = s.unwrap();
@@ -498,7 +499,7 @@ fn embedded_binaries_read_as_objdump_reads_them() {
         "hip-rdc-new-driver.o",
     ] {
         let data = fixture(name);
-        let elf = ElfFile::parse(&data).unwrap();
+        let elf = ObjectFile::parse(&data).unwrap();
         let mut found = Vec::new();
         for section in offload_sections(&elf) {
             let section = section.unwrap();
@@ -516,9 +517,9 @@ fn embedded_binaries_read_as_objdump_reads_them() {
 fn wrappers_in_linked_files_point_at_the_fat_binary() {
     for name in ["libhip.so", "libhip2.so", "libhip-mixed.so", "hip-exe"] {
         let data = fixture(name);
-        let elf = ElfFile::parse(&data).unwrap();
+        let elf = ObjectFile::parse(&data).unwrap();
         let segment = elf.section_by_name(b".hipFatBinSegment").unwrap();
-        let records: Vec<_> = wrappers(segment.data(), elf.header().class).collect();
+        let records: Vec<_> = wrappers(segment.data(), elf.class()).collect();
         assert!(!records.is_empty(), "{name}");
         for record in records {
             assert_eq!(record.kind, WrapperKind::Hip, "{name}");
@@ -546,7 +547,7 @@ fn wrappers_in_linked_files_point_at_the_fat_binary() {
         "hip-rdc.o",
     ] {
         let data = fixture(name);
-        let elf = ElfFile::parse(&data).unwrap();
+        let elf = ObjectFile::parse(&data).unwrap();
         for section in offload_sections(&elf).flatten() {
             if !matches!(
                 section.kind,
@@ -569,13 +570,13 @@ fn wrappers_in_linked_files_point_at_the_fat_binary() {
     // In a relocatable object the pointer is left to a relocation.
     for name in ["hip.o", "hip-compress.o", "cuda.o"] {
         let data = fixture(name);
-        let elf = ElfFile::parse(&data).unwrap();
+        let elf = ObjectFile::parse(&data).unwrap();
         let segment = offload_sections(&elf)
             .flatten()
             .find(|s| matches!(s.kind, SectionKind::HipWrappers | SectionKind::CudaWrappers))
             .unwrap()
             .section;
-        let record = wrappers(segment.data(), elf.header().class).next().unwrap();
+        let record = wrappers(segment.data(), elf.class()).next().unwrap();
         assert_eq!(record.binary, 0);
         assert!(locate_address(&elf, record.binary).is_none());
         let (section, offset) = wrapper_target(&elf, &segment, &record).unwrap();
@@ -660,7 +661,7 @@ fn scan_finds_what_the_locator_finds() {
         "omp.o",
     ] {
         let data = fixture(name);
-        let elf = ElfFile::parse(&data).unwrap();
+        let elf = ObjectFile::parse(&data).unwrap();
         let mut expected = Vec::new();
         for section in offload_sections(&elf) {
             let section = section.unwrap();

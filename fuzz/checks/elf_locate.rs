@@ -11,8 +11,9 @@
 use clangoffload::container::Containers;
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
 use clangoffload::locate::{
-    offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
+    locate_address, offload_sections, wrapper_target, wrapper_targets, wrappers, SectionKind,
 };
+use clangoffload::object::ObjectFile;
 use clangoffload::TargetId;
 
 fn inside(data: &[u8], part: &[u8]) {
@@ -29,7 +30,12 @@ pub fn check(data: &[u8]) {
         let text = target.to_string();
         assert!(TargetId::parse(&text).is_ok(), "{text}");
     }
-    for section in offload_sections(&elf).take(64) {
+    locate(data, &elf.into());
+}
+
+/// The locating checks on an ELF or COFF file (shared with `coff_locate`).
+pub fn locate(data: &[u8], object: &ObjectFile<'_>) {
+    for section in offload_sections(object).take(64) {
         let Ok(section) = section else { continue };
         inside(data, section.section.data());
         if section.kind.holds_containers() {
@@ -41,14 +47,18 @@ pub fn check(data: &[u8]) {
             section.kind,
             SectionKind::HipWrappers | SectionKind::CudaWrappers
         ) {
-            for (_, target) in wrapper_targets(&elf, &section.section).iter().take(64) {
+            for (_, target) in wrapper_targets(object, &section.section).iter().take(64) {
                 if let Some((target, offset)) = target {
                     inside(data, target.data());
                     assert!(*offset < target.data().len() as u64);
                 }
             }
-            for record in wrappers(section.section.data(), elf.header().class).take(64) {
-                if let Some((target, offset)) = wrapper_target(&elf, &section.section, &record) {
+            for record in wrappers(section.section.data(), object.class()).take(64) {
+                if let Some((target, offset)) = wrapper_target(object, &section.section, &record) {
+                    inside(data, target.data());
+                    assert!(offset < target.data().len() as u64);
+                }
+                if let Some((target, offset)) = locate_address(object, record.binary) {
                     inside(data, target.data());
                     assert!(offset < target.data().len() as u64);
                 }

@@ -8,6 +8,8 @@ pub mod archive_unbundle;
 pub mod bitcode_symtab;
 pub mod bundle_parse;
 pub mod bundle_roundtrip;
+pub mod coff_locate;
+pub mod coff_object_bundle;
 pub mod compressed_decompress;
 pub mod compressed_parse;
 pub mod containers_walk;

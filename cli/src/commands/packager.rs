@@ -2,7 +2,7 @@
 //! `clang-offload-packager` or `llvm-offload-binary`: a drop-in for LLVM 22's
 //! tool. `-o FILE --image=k=v,...` packages images (byte-identical output);
 //! `FILE --image=filter` extracts matching images from a raw OffloadBinary
-//! file, an ELF host file or an archive of them; `--list FILE` (ours) prints
+//! file, an ELF or COFF host file or an archive of them; `--list FILE` (ours) prints
 //! every image with its strings. Also upstream's later options: `--compress`,
 //! `--compression-format`, `--compression-level`, and `--format-version`.
 //! The library's packager jobs (`clangoffload_packager_*`) hold every rule;

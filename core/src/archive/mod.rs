@@ -98,8 +98,18 @@ pub struct Archive<'data> {
     data: &'data [u8],
     symbol_table: Option<SymbolTable<'data>>,
     long_names: Option<Member<'data>>,
+    coff: bool,
     first_member: u64,
     first_index: u64,
+}
+
+/// The long-name table as member names are resolved through it: GNU
+/// archives end each name with `/\n`, COFF archives (two `/` symbol tables
+/// in front, as Microsoft's and llvm-ar's COFF writers lead with) with a NUL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LongNameTable<'data> {
+    table: &'data [u8],
+    coff: bool,
 }
 
 /// One member: its resolved name and its data, both borrowed from the input.
@@ -144,6 +154,7 @@ impl<'data> Archive<'data> {
             data,
             symbol_table: None,
             long_names: None,
+            coff: false,
             first_member: MAGIC_SIZE,
             first_index: 0,
         };
@@ -154,11 +165,17 @@ impl<'data> Archive<'data> {
             data,
             archive.first_member,
             archive.first_index,
-            archive.long_names.map(|m| m.data),
+            archive.name_table(),
         ) {
             match member.kind {
                 MemberKind::Regular => break,
                 MemberKind::SymbolTable(format) => {
+                    // A second `/` right after the first: a COFF archive.
+                    archive.coff |= archive.first_index == 1
+                        && format == SymbolTableFormat::Gnu
+                        && archive
+                            .symbol_table
+                            .is_some_and(|t| t.format() == SymbolTableFormat::Gnu);
                     archive
                         .symbol_table
                         .get_or_insert(SymbolTable::new(member, format));
@@ -188,13 +205,20 @@ impl<'data> Archive<'data> {
         self.long_names
     }
 
+    fn name_table(&self) -> Option<LongNameTable<'data>> {
+        self.long_names.map(|m| LongNameTable {
+            table: m.data,
+            coff: self.coff,
+        })
+    }
+
     /// The regular members in file order; symbol tables and long-name tables
     /// are skipped. Each header is checked when it is reached; after an error
     /// the iterator ends.
     pub fn members(&self) -> Members<'data> {
         Members {
             data: self.data,
-            long_names: self.long_names.map(|m| m.data),
+            long_names: self.name_table(),
             offset: self.first_member,
             next_index: self.first_index,
             done: false,
@@ -250,7 +274,7 @@ impl<'data> Member<'data> {
 #[derive(Debug, Clone)]
 pub struct Members<'data> {
     data: &'data [u8],
-    long_names: Option<&'data [u8]>,
+    long_names: Option<LongNameTable<'data>>,
     offset: u64,
     next_index: u64,
     done: bool,
@@ -290,7 +314,7 @@ fn read_member<'data>(
     data: &'data [u8],
     offset: u64,
     index: u64,
-    long_names: Option<&'data [u8]>,
+    long_names: Option<LongNameTable<'data>>,
 ) -> Option<Result<(Member<'data>, u64)>> {
     let start = usize::try_from(offset).ok()?;
     let mut cursor = Cursor::at(data, start);
@@ -321,7 +345,7 @@ fn read_checked_member<'data>(
     offset: u64,
     index: u64,
     header: &'data MemberHeader,
-    long_names: Option<&'data [u8]>,
+    long_names: Option<LongNameTable<'data>>,
 ) -> Result<(Member<'data>, u64), (ErrorKind, u64)> {
     if &header.terminator != HEADER_TERMINATOR {
         return Err((ErrorKind::BadMemberTerminator, TERMINATOR_FIELD));
@@ -371,7 +395,7 @@ fn read_checked_member<'data>(
 fn resolve_name<'data>(
     header: &'data MemberHeader,
     contents: &'data [u8],
-    long_names: Option<&'data [u8]>,
+    long_names: Option<LongNameTable<'data>>,
 ) -> Result<(&'data [u8], MemberKind, u64), (ErrorKind, u64)> {
     let field: &'data [u8] = &header.name;
     if let Some(digits) = field.strip_prefix(b"#1/") {
@@ -444,7 +468,7 @@ fn resolve_name<'data>(
 /// table: the name runs from the offset to the next "/\n".
 fn long_name<'data>(
     digits: &[u8],
-    long_names: Option<&'data [u8]>,
+    long_names: Option<LongNameTable<'data>>,
 ) -> Result<&'data [u8], (ErrorKind, u64)> {
     let offset = parse_decimal(digits).ok_or((
         ErrorKind::BadDecimal {
@@ -452,18 +476,22 @@ fn long_name<'data>(
         },
         1,
     ))?;
-    let table = long_names.ok_or((ErrorKind::MissingLongNameTable { offset }, 1))?;
+    let names = long_names.ok_or((ErrorKind::MissingLongNameTable { offset }, 1))?;
+    let table = names.table;
     let len = to_u64(table.len());
     let tail = usize::try_from(offset)
         .ok()
         .and_then(|start| table.get(start..))
         .filter(|tail| !tail.is_empty())
         .ok_or((ErrorKind::LongNameOutOfBounds { offset, len }, 1))?;
-    let line = memchr::memchr(b'\n', tail)
-        .and_then(|end| tail.get(..end))
-        .and_then(|line| line.strip_suffix(b"/"))
-        .ok_or((ErrorKind::UnterminatedLongName { offset }, 1))?;
-    Ok(line)
+    let name = if names.coff {
+        memchr::memchr(0, tail).and_then(|end| tail.get(..end))
+    } else {
+        memchr::memchr(b'\n', tail)
+            .and_then(|end| tail.get(..end))
+            .and_then(|line| line.strip_suffix(b"/"))
+    };
+    name.ok_or((ErrorKind::UnterminatedLongName { offset }, 1))
 }
 
 /// A decimal header field: digits followed only by spaces, at least one

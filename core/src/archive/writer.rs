@@ -252,7 +252,7 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
 }
 
 /// Writes a GNU archive of `(name, data)` members with the symbol index
-/// LLVM writes: every member that is an ELF file LLVM reads, or LLVM bitcode
+/// LLVM writes: every member that is an ELF file LLVM reads or a COFF object, or LLVM bitcode
 /// whose symbol table LLVM 22 takes as it is
 /// ([`BitcodeFileContents::current_symtab`]), is indexed by its defined
 /// global symbols, in member order; any other member is not an object.
@@ -278,7 +278,7 @@ pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
 /// The symbols LLVM's archive writer indexes `data` by, in its symbol
 /// table's order, or `None` where it is not an object to LLVM.
 ///
-/// - An ELF file: its defined global symbols.
+/// - An ELF or COFF file: its defined global symbols.
 /// - LLVM bitcode: the global, defined, not format-specific symbols of its
 ///   symbol table when LLVM 22 would take that table as it is
 ///   ([`BitcodeFileContents::current_symtab`]); none, but an object, when it
@@ -297,9 +297,10 @@ fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
         let names: Vec<&[u8]> = table.defined_global_symbols().collect();
         return (!names.iter().any(|name| name.contains(&0))).then_some(names);
     }
-    crate::elf::ElfFile::parse(data)
-        .ok()
-        .map(|elf| elf.defined_global_symbols().collect())
+    match crate::object::ObjectFile::parse(data).ok()? {
+        crate::object::ObjectFile::Elf(elf) => Some(elf.defined_global_symbols().collect()),
+        crate::object::ObjectFile::Coff(coff) => Some(coff.defined_global_symbols().collect()),
+    }
 }
 
 /// The `//` table being built: each distinct long name once, as `name/\n`.

@@ -6,7 +6,7 @@ use super::targets::{check_targets, Mode};
 use super::{report, BundlerError, FileType, Note, Observer, Piece, Plan, Warning};
 use crate::bundle::BundleLayout;
 use crate::compressed::{compress, CompressOptions, CompressedBundle, CompressionMethod};
-use crate::elf::ElfFile;
+use crate::object::ObjectFile;
 use crate::object_bundle::{write_object_bundle, HOST_MARKER};
 use crate::text_bundle::write_text_bundle;
 use crate::FileKind;
@@ -67,14 +67,14 @@ pub fn bundle<'data>(
             })
             .collect();
         let carrier = input(host);
-        match FileKind::detect(carrier) {
-            FileKind::Elf(_) => {}
-            FileKind::Coff => return Err(BundlerError::CoffObject),
-            _ => return Err(BundlerError::MachOObject),
+        if FileKind::detect(carrier) == FileKind::MachO {
+            return Err(BundlerError::MachOObject);
         }
-        let object = ElfFile::parse(carrier)
-            .and_then(|elf| write_object_bundle(&elf, &entries))
-            .map_err(BundlerError::Input)?;
+        let host = ObjectFile::parse(carrier).map_err(BundlerError::Input)?;
+        if matches!(host, ObjectFile::Coff(coff) if coff.is_image()) {
+            return Err(BundlerError::CoffObject);
+        }
+        let object = write_object_bundle(&host, &entries).map_err(BundlerError::Input)?;
         let piece = plan.add_buffer(object);
         plan.push(0, piece);
         return Ok(plan);

@@ -52,8 +52,9 @@ pub enum BundlerError {
     ArchiveBundling,
     /// A Mach-O host object (LLVM reads it; this crate does not).
     MachOObject,
-    /// A COFF object or PE image where the bundler needs to read or write an
-    /// object: not supported yet (LLVM 22 reads and writes them).
+    /// A PE image (DLL or executable) as the host of `-type=o` bundling:
+    /// LLVM 22 adds the sections to the image; this crate writes COFF
+    /// objects only.
     CoffObject,
     /// A host object that cannot be read.
     MalformedObject(Error),
@@ -264,8 +265,8 @@ impl BundlerError {
             E::ArchiveBundling => f.write_str("Archive files are only supported for unbundling"),
             E::MachOObject => f.write_str("Mach-O host objects are not supported; only ELF"),
             E::CoffObject => f.write_str(
-                "COFF objects and PE images are not supported yet; only ELF (nothing is \
-                 written in another format instead)",
+                "PE images (DLLs, executables) are not supported as bundle hosts; only ELF and \
+                 COFF objects (nothing is written in another format instead)",
             ),
             E::MalformedObject(e) => write!(f, "malformed object: {e}"),
             E::MalformedTextBundle(e) => write!(f, "malformed text bundle: {e}"),

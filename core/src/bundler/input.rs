@@ -287,10 +287,8 @@ pub(crate) fn read<'data>(
 ) -> Result<Contents<'data>, BundlerError> {
     let kind = FileKind::detect(data);
     if file_type == FileType::Object && kind.is_object() {
-        match kind {
-            FileKind::Elf(_) => {}
-            FileKind::Coff => return Err(BundlerError::CoffObject),
-            _ => return Err(BundlerError::MachOObject),
+        if kind == FileKind::MachO {
+            return Err(BundlerError::MachOObject);
         }
         // A damaged bundle section fails only a job that needs it.
         return ObjectBundle::parse(data)

@@ -8,6 +8,7 @@ use super::input::{self, Budget, Buffers, Contents, Loaded, Source};
 use super::unbundle::bundle_warnings;
 use super::{BundlerError, Decoding, FileType, Observer};
 use crate::archive::Archive;
+use crate::locate::{offload_sections, SectionKind};
 use crate::object_bundle::ObjectBundle;
 use crate::text_bundle::{Comment, TextBundle};
 use crate::FileKind;
@@ -105,7 +106,8 @@ pub fn list<'data>(
 }
 
 /// Every entry ID in `data`, in file order, repeats included: every bundle
-/// and compressed bundle back to back, an ELF object's bundle sections, a
+/// and compressed bundle back to back, an object's bundle sections and the
+/// bundles in its `.hip_fatbin` sections (ELF or COFF, PE images too), a
 /// text bundle in any comment style, or each archive member that is one of
 /// these (with the member's name). Bundle findings are warnings.
 pub fn list_all<'data>(
@@ -117,7 +119,7 @@ pub fn list_all<'data>(
     let mut budget = Budget::new(decoding);
     if FileKind::detect(data).is_bundle_container() {
         containers(data, None, &mut budget, &mut listed, observer)?;
-    } else if other_ids(data, None, &mut listed)? {
+    } else if other_ids(data, None, &mut budget, &mut listed, observer)? {
     } else if let Ok(archive) = Archive::parse(data) {
         for member in archive.members() {
             let member = member.map_err(BundlerError::Input)?;
@@ -131,7 +133,8 @@ pub fn list_all<'data>(
                 containers(member_data, Some(name), &mut budget, &mut listed, &mut ())
                     .map_err(in_member)?;
             } else {
-                other_ids(member_data, Some(name), &mut listed).map_err(in_member)?;
+                other_ids(member_data, Some(name), &mut budget, &mut listed, observer)
+                    .map_err(in_member)?;
             }
         }
     } else {
@@ -169,15 +172,24 @@ fn containers<'data>(
     Ok(())
 }
 
-/// The IDs of an object-flavour or text bundle; false if `data` is neither.
+/// The IDs of an object-flavour or text bundle, and of the bundles in an
+/// object's `.hip_fatbin` sections; false if `data` is neither.
 fn other_ids<'data>(
     data: &'data [u8],
     member: Option<&'data [u8]>,
+    budget: &mut Budget,
     listed: &mut Listed<'data>,
+    observer: &mut dyn Observer,
 ) -> Result<bool, BundlerError> {
     if FileKind::detect(data).is_readable_object() {
         let object = ObjectBundle::parse(data)?;
         object_ids(&object, member, listed)?;
+        for found in offload_sections(object.object()) {
+            let found = found.map_err(BundlerError::MalformedObject)?;
+            if found.kind == SectionKind::HipFatbin {
+                containers(found.section.data(), member, budget, listed, observer)?;
+            }
+        }
         return Ok(true);
     }
     // A text bundle's comment style is not in the file: take the one whose

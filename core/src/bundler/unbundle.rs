@@ -487,7 +487,7 @@ fn member_entries<'data>(
 ) -> Result<Vec<(Vec<u8>, Source<'data>)>, BundlerError> {
     let kind = FileKind::detect(data);
     let mut entries = Vec::new();
-    if kind.is_object() && matches!(kind, FileKind::Elf(_)) {
+    if kind.is_object() && matches!(kind, FileKind::Elf(_) | FileKind::Coff(_)) {
         let object = ObjectBundle::parse(data)?;
         for entry in object.entries() {
             let entry = entry?;

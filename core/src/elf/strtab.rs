@@ -21,14 +21,41 @@ impl<'a> StringTable<'a> {
     /// pointing into that string. The table starts with a NUL, where the empty
     /// string lives.
     pub(crate) fn build(strings: impl IntoIterator<Item = &'a [u8]>) -> Result<Self> {
-        let mut sorted: Vec<&'a [u8]> = strings.into_iter().filter(|s| !s.is_empty()).collect();
-        sorted.sort_unstable_by(|a, b| b.iter().rev().cmp(a.iter().rev()));
-        sorted.dedup();
+        let sorted = sorted(strings.into_iter().collect());
+        Self::lay_out(1, &[sorted])
+    }
+
+    /// A COFF string table, as LLVM's object writers build one: a 4-byte size
+    /// field (which counts itself), then the long section names (first, so
+    /// that their offsets stay short enough for a section header), then the
+    /// symbol names, each group sorted as [`build`](Self::build) sorts; a
+    /// string in both is a section name.
+    pub(crate) fn build_coff(sections: Vec<&'a [u8]>, symbols: Vec<&'a [u8]>) -> Result<Self> {
+        let sections = sorted(sections);
+        let symbols = sorted(
+            symbols
+                .into_iter()
+                .filter(|s| sections.binary_search_by(|t| descending(t, s)).is_err())
+                .collect(),
+        );
+        let mut table = Self::lay_out(4, &[sections, symbols])?;
+        let size = u32::try_from(table.bytes.len())
+            .map_err(|_| Error::new(ErrorKind::LayoutOverflow, 0))?;
+        if let Some(field) = table.bytes.get_mut(..4) {
+            field.copy_from_slice(&size.to_le_bytes());
+        }
+        Ok(table)
+    }
+
+    /// Stores the groups one after the other from offset `start`, a string
+    /// that ends the one stored just before it (across groups too) pointing
+    /// into that one.
+    fn lay_out(start: usize, groups: &[Vec<&'a [u8]>]) -> Result<Self> {
         let overflow = || Error::new(ErrorKind::LayoutOverflow, 0);
         let mut offsets = BTreeMap::new();
-        let mut size = 1usize;
+        let mut size = start;
         let mut previous: &[u8] = &[];
-        for s in &sorted {
+        for s in groups.iter().flatten() {
             let offset = if previous.ends_with(s) {
                 // The string and its NUL end where the previous one's do.
                 size.checked_sub(s.len()).and_then(|n| n.checked_sub(1))
@@ -70,6 +97,20 @@ impl<'a> StringTable<'a> {
     }
 }
 
+/// The distinct non-empty strings, in the order LLVM's `StringTableBuilder`
+/// stores them: descending, compared from the last byte, so that a string
+/// comes right after the strings it is a suffix of.
+fn sorted(mut strings: Vec<&[u8]>) -> Vec<&[u8]> {
+    strings.retain(|s| !s.is_empty());
+    strings.sort_unstable_by(|a, b| descending(a, b));
+    strings.dedup();
+    strings
+}
+
+fn descending(a: &[u8], b: &[u8]) -> core::cmp::Ordering {
+    b.iter().rev().cmp(a.iter().rev())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +129,19 @@ mod tests {
         // Sorted descending from the last byte: ".rela.text" (t) before
         // ".strtab" (b) before ".data" (a).
         assert_eq!(&bytes[1..], b".rela.text\0.strtab\0.data\0");
+    }
+
+    #[test]
+    fn coff_tables_put_section_names_first() {
+        let sections: Vec<&[u8]> = alloc::vec![b".hip_fatbin", b".llvm_addrsig"];
+        let symbols: Vec<&[u8]> = alloc::vec![b"name_y", b".hip_fatbin", b"symbol_name_y"];
+        let table = StringTable::build_coff(sections, symbols).unwrap();
+        assert_eq!(
+            table.bytes(),
+            b"\x2c\0\0\0.hip_fatbin\0.llvm_addrsig\0symbol_name_y\0"
+        );
+        assert_eq!(table.offset(b".hip_fatbin"), 4);
+        assert_eq!(table.offset(b"symbol_name_y"), 30);
+        assert_eq!(table.offset(b"name_y"), 37);
     }
 }

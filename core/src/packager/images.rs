@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use super::PackagerError;
 use crate::archive::{Archive, Members};
-use crate::elf::ElfFile;
 use crate::locate::{offload_sections, SectionKind};
+use crate::object::ObjectFile;
 use crate::offload_binary::binaries;
 use crate::{DecompressOptions, FileKind, OffloadBinary, OffloadEntry};
 
@@ -166,9 +166,9 @@ fn visit<'data>(
     archives: &mut Vec<(Members<'data>, u64)>,
 ) -> Result<(), PackagerError> {
     match FileKind::detect(data) {
-        FileKind::Elf(_) => {
-            let elf = ElfFile::parse(data).map_err(PackagerError::Container)?;
-            for section in offload_sections(&elf) {
+        FileKind::Elf(_) | FileKind::Coff(_) => {
+            let object = ObjectFile::parse(data).map_err(PackagerError::Container)?;
+            for section in offload_sections(&object) {
                 let section = section.map_err(PackagerError::Container)?;
                 if section.kind == SectionKind::OffloadBinaries {
                     found.push(Region {
