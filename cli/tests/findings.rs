@@ -292,3 +292,76 @@ fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
         assert_eq!(out.status.code(), Some(1));
     }
 }
+
+/// `bundled-x86_64.o` with `patch` applied to the section header of the
+/// first section whose name ends with `name` (its bytes, 64 of them).
+fn object_with_header(name: &[u8], patch: impl Fn(&mut [u8])) -> Vec<u8> {
+    let mut object = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
+    let elf = clangoffload::elf::ElfFile::parse(&object).unwrap();
+    let index = (0..elf.section_count())
+        .find(|&i| elf.section(i).unwrap().name().ends_with(name))
+        .unwrap();
+    let header = elf.header().shoff as usize + index as usize * 64;
+    patch(&mut object[header..header + 64]);
+    object
+}
+
+fn set_sh_name(header: &mut [u8], offset: u32) {
+    header[..4].copy_from_slice(&offset.to_le_bytes());
+}
+
+/// Section names as LLVM's object reader reads them (found by the
+/// differential tester): section 0's name is read too, so a bad one fails
+/// every job; a bad name is met only by a walk that reaches it, and
+/// `-unbundle` stops once every target is found; name offset 0 is the empty
+/// name even in a file without a name table.
+#[test]
+fn section_names_are_read_as_llvm_reads_them() {
+    let null_named = object_with_header(b"", |h| set_sh_name(h, 0xffff_ffff));
+    let last_named = object_with_header(b"hip-amdgcn-amd-amdhsa--gfx906", |h| {
+        set_sh_name(h, 0xffff_ff83);
+    });
+    let lib = write_archive_indexed(&[(b"n.o", &null_named), (b"l.o", &last_named)]).unwrap();
+    let mut unnamed = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
+    let elf = clangoffload::elf::ElfFile::parse(&unnamed).unwrap();
+    let (shoff, count) = (elf.header().shoff as usize, elf.section_count() as usize);
+    for i in 0..count {
+        set_sh_name(&mut unnamed[shoff + i * 64..], 0);
+    }
+    unnamed[62..64].copy_from_slice(&0u16.to_le_bytes()); // e_shstrndx
+    let files: [(&str, &[u8]); 4] = [
+        ("n.o", &null_named),
+        ("l.o", &last_named),
+        ("lib.a", &lib),
+        ("u.o", &unnamed),
+    ];
+    let openmp = "-targets=openmp-x86_64-pc-linux-gnu-";
+    let refused: [&[&str]; 4] = [
+        &["-list", "-type=o", "-input=n.o"],
+        &["-unbundle", "-type=o", "-input=n.o", openmp, "-output=o"],
+        &["-list", "-type=o", "-input=l.o"],
+        &[
+            "-unbundle",
+            "-type=a",
+            "-input=lib.a",
+            openmp,
+            "-output=o.a",
+        ],
+    ];
+    for args in refused {
+        for (out, _) in both(&files, args, &[]) {
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+        }
+    }
+    let early = ["-unbundle", "-type=o", "-input=l.o", openmp, "-output=o"];
+    let results = both(&files, &early, &["o"]);
+    for (out, written) in &results {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(written[0].as_deref(), Some(&b"openmp payload\n"[..]));
+    }
+    for (out, _) in both(&files, &["-list", "-type=o", "-input=u.o"], &[]) {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && out.stdout.is_empty(), "{stderr}");
+    }
+}

@@ -749,16 +749,18 @@ mod tests {
     #[test]
     fn rebuilt_name_table_inside_a_segment_is_laid_out_anew() {
         // One segment over the whole file; section 1, the name table, is the
-        // first 8 bytes of the file ("\x7fELF\x02\x01\x01\0").
+        // first 8 bytes of the file ("\x7fELF\x02\x01\x01\0"), and named
+        // by its offset 1 (offset 0 is the empty name).
         let mut data = one_segment(0, 248);
         data.resize(248, 0);
         data[60..62].copy_from_slice(&2u16.to_le_bytes()); // e_shnum
         data[62..64].copy_from_slice(&1u16.to_le_bytes()); // e_shstrndx
+        data[184..188].copy_from_slice(&1u32.to_le_bytes()); // sh_name
         data[188..192].copy_from_slice(&SHT_STRTAB.to_le_bytes());
         data[216..224].copy_from_slice(&8u64.to_le_bytes()); // sh_size
         let file = ElfFile::parse(&data).unwrap();
         let name = file.section(1).unwrap().name().to_vec();
-        assert_eq!(name, b"\x7fELF\x02\x01\x01");
+        assert_eq!(name, b"ELF\x02\x01\x01");
         let added = NewSection {
             name: b"x",
             kind: SHT_PROGBITS,

@@ -490,20 +490,10 @@ impl<'data> ElfFile<'data> {
                 self.header.shoff,
             )
         })?;
-        let header_offset = self.section_header_offset(index);
         let name = if index == 0 {
             &[][..]
         } else {
-            section_name(self.names, header.name).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::BadSectionName {
-                        name: header.name,
-                        table_size: to_u64(self.names.len()),
-                    },
-                    header_offset,
-                )
-                .in_entry(index.into())
-            })?
+            self.name_of(index, &header)?
         };
         let data = if index == 0 {
             &[][..]
@@ -520,10 +510,38 @@ impl<'data> ElfFile<'data> {
     }
 
     /// The name of section `index`, read from its header alone (its contents
-    /// may still lie outside the file); `None` if it cannot be read.
-    pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
-        let header = self.section_header(index)?;
-        section_name(self.names, header.name)
+    /// may still lie outside the file). Section 0's is read too: LLVM's
+    /// object reader names every section from index 0, and a bad name there
+    /// fails it as any other.
+    pub fn section_name(&self, index: u32) -> Result<&'data [u8]> {
+        let header = self.section_header(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionIndex {
+                    index,
+                    count: self.header.shnum,
+                },
+                self.header.shoff,
+            )
+        })?;
+        self.name_of(index, &header)
+    }
+
+    /// A section's name: none for name offset 0, as LLVM reads it (even in
+    /// a file with no name table), else the string at that offset.
+    fn name_of(&self, index: u32, header: &SectionHeader) -> Result<&'data [u8]> {
+        if header.name == 0 {
+            return Ok(&[]);
+        }
+        section_name(self.names, header.name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionName {
+                    name: header.name,
+                    table_size: to_u64(self.names.len()),
+                },
+                self.section_header_offset(index),
+            )
+            .in_entry(index.into())
+        })
     }
 
     /// Every section after the null one, in index order. A section whose
