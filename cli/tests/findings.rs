@@ -246,7 +246,8 @@ fn unknown_processors_get_their_exact_entries() {
 
 /// A bundle section whose contents lie past the end of the file (found by
 /// the differential tester): LLVM lists every ID by section name and fails
-/// only a job that needs that entry; so do we.
+/// only a job that needs that entry, in the object and as an archive
+/// member; so do we.
 #[test]
 fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
     let mut object = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
@@ -261,7 +262,8 @@ fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
         .unwrap();
     let header = elf.header().shoff as usize + openmp as usize * 64;
     object[header + 24..header + 32].copy_from_slice(&0x10_0000u64.to_le_bytes());
-    let files: [(&str, &[u8]); 1] = [("b.o", &object)];
+    let lib = write_archive_indexed(&[(b"b.o", &object)]).unwrap();
+    let files: [(&str, &[u8]); 2] = [("b.o", &object), ("lib.a", &lib)];
     for (out, _) in both(&files, &["-list", "-type=o", "-input=b.o"], &[]) {
         assert!(
             out.status.success(),
@@ -289,6 +291,20 @@ fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
         "-output=o",
     ];
     for (out, _) in both(&files, &damaged, &[]) {
+        assert_eq!(out.status.code(), Some(1));
+    }
+    // The same in an archive: only a target that takes the entry fails.
+    let gfx906 = "-targets=hip-amdgcn-amd-amdhsa--gfx906";
+    let member = ["-unbundle", "-type=a", "-input=lib.a", gfx906, "-output=d.a"];
+    let results = both(&files, &member, &["d.a"]);
+    for (out, written) in &results {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && written[0].is_some(), "{stderr}");
+    }
+    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    let openmp = "-targets=openmp-x86_64-pc-linux-gnu";
+    let member = ["-unbundle", "-type=a", "-input=lib.a", openmp, "-output=o.a"];
+    for (out, _) in both(&files, &member, &[]) {
         assert_eq!(out.status.code(), Some(1));
     }
 }

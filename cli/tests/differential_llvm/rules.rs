@@ -325,19 +325,6 @@ pub static RULES: &[Rule] = &[
     },
     // ---- found by this tester, reported (docs/differential-findings in the report), not yet decided
     Rule {
-        name: "object-bundle-section-bounds",
-        row: "open: reported: a host object whose __CLANG_OFFLOAD_BUNDLE__ section's contents run past the \
-              end of the file: LLVM lists it (IDs come from section names) and unbundles the other entries; \
-              we refuse the whole file",
-        open: true,
-        applies: |c| {
-            bundler(c)
-                && c.class == Class::OnlyLlvmSucceeds
-                && c.ours_says("section contents [")
-                && c.ours_says("run past the end")
-        },
-    },
-    Rule {
         name: "packager-damaged-section-table",
         row: "An object whose section table is damaged (contents past the end, a bad name table) is read as holding no OffloadBinaries",
         open: false,
