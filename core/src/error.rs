@@ -58,6 +58,8 @@ pub enum Field {
     BitcodeMagic,
     /// The header of a bitcode file's symbol table (irsymtab).
     IrSymtabHeader,
+    /// The byte of padding after an odd-sized archive member.
+    MemberPadding,
 }
 
 impl Field {
@@ -88,6 +90,7 @@ impl Field {
             Field::BitcodeWrapper => "bitcode wrapper header",
             Field::BitcodeMagic => "bitcode magic",
             Field::IrSymtabHeader => "bitcode symbol table header",
+            Field::MemberPadding => "archive member padding",
         }
     }
 }

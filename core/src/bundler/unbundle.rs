@@ -438,6 +438,9 @@ fn archive<'data>(
     if let Some(e) = fault {
         return Err(BundlerError::Input(e));
     }
+    if request.check_input_archive {
+        archive.check_final_padding().map_err(BundlerError::Input)?;
+    }
     for (t, found) in members.iter().enumerate() {
         if found.is_empty() && !request.allow_missing {
             return Err(BundlerError::NoCompatibleCodeObject {
