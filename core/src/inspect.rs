@@ -350,6 +350,9 @@ impl<'data> Walk<'data> {
             Ok(elf) => elf,
             Err(e) => return self.error(place, None, e),
         };
+        if let Err(e) = elf.check_null_section() {
+            self.error(place, None, e);
+        }
         for found in offload_sections(&elf) {
             let found = match found {
                 Ok(found) => found,

@@ -100,7 +100,20 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         _ => to_text(&report).into_bytes(),
     };
     std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
-    if report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty() {
+    let damage: Vec<&str> = report
+        .containers
+        .iter()
+        .filter_map(|c| c.error.as_deref())
+        .chain(report.errors.iter().map(String::as_str))
+        .collect();
+    if !damage.is_empty() {
+        if mode == "--objdump" {
+            // Stdout is llvm-objdump's, which has no place for them.
+            return Err(Failure(format!(
+                "'{file}': damaged containers:\n  {}",
+                damage.join("\n  ")
+            )));
+        }
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
     Ok(())

@@ -509,6 +509,19 @@ impl<'data> ElfFile<'data> {
         })
     }
 
+    /// Checks that the null section's contents (`sh_offset`, `sh_size`) lie
+    /// inside the file. They hold nothing, but LLVM's object reader bounds
+    /// them as any section's when a tool reads every section's contents
+    /// (`llvm-objdump --offloading` fails on them).
+    pub fn check_null_section(&self) -> Result<()> {
+        match self.section_header(0) {
+            Some(null) if range(self.data, null.offset, null.file_size()).is_none() => {
+                Err(section_out_of_bounds(self, 0, &null))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The name of section `index`, read from its header alone (its contents
     /// may still lie outside the file). Section 0's is read too: LLVM's
     /// object reader names every section from index 0, and a bad name there
