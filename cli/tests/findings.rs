@@ -427,3 +427,55 @@ fn a_missing_final_padding_byte_fails_only_the_archive_check() {
         assert_eq!(out.status.code(), Some(1));
     }
 }
+
+/// An object whose null section's `sh_size` runs past the end of the file
+/// (found by the differential tester, as an archive member):
+/// `llvm-objdump --offloading` reads every section's contents, this one
+/// too, and fails; so does `inspect --objdump`, naming the section.
+#[test]
+fn a_damaged_null_section_fails_objdump_offloading() {
+    let mut object = std::fs::read(fixtures().join("offload/embed2.o")).unwrap();
+    let elf = clangoffload::elf::ElfFile::parse(&object).unwrap();
+    let size = elf.header().shoff as usize + 32;
+    object[size..size + 8].copy_from_slice(&0xd868u64.to_le_bytes());
+    let sb = Sandbox::new();
+    std::fs::write(sb.path("e.o"), &object).unwrap();
+    let tool = Path::new(env!("CARGO_BIN_EXE_clangoffload"));
+    let ours = run_in(sb.dir.path(), tool, &["inspect", "--objdump", "e.o"]);
+    assert_eq!(ours.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(stderr.contains("entry 0: section contents ["), "{stderr}");
+    let objdump = Path::new("/usr/lib/llvm-22/bin/llvm-objdump");
+    if objdump.exists() {
+        let theirs = run_in(sb.dir.path(), objdump, &["--offloading", "e.o"]);
+        assert_eq!(theirs.status.code(), Some(1));
+    }
+}
+
+/// A host object LLVM's object reader does not open (a section header
+/// size that is not the class's; found by the differential tester) is, as
+/// in LLVM, a file with no bundles: it lists nothing and a host target gets
+/// the whole file.
+#[test]
+fn an_object_llvm_does_not_open_is_a_file_with_no_bundles() {
+    let mut damaged = std::fs::read(fixtures().join("object/bundled-x86_64.o")).unwrap();
+    damaged[58..60].copy_from_slice(&0u16.to_le_bytes());
+    let files: [(&str, &[u8]); 1] = [("d.o", &damaged)];
+    for (out, _) in both(&files, &["-list", "-type=o", "-input=d.o"], &[]) {
+        assert!(out.status.success() && out.stdout.is_empty());
+    }
+    let unbundle = [
+        "-unbundle",
+        "-type=o",
+        "-input=d.o",
+        "-targets=host-x86_64-unknown-linux-gnu-,hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=h",
+        "-output=d",
+        "-allow-missing-bundles",
+    ];
+    for (out, written) in both(&files, &unbundle, &["h", "d"]) {
+        assert!(out.status.success());
+        assert_eq!(written[0].as_deref(), Some(&damaged[..]));
+        assert_eq!(written[1].as_deref(), Some(&[][..]));
+    }
+}

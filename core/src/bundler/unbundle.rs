@@ -430,7 +430,15 @@ fn archive<'data>(
             };
             for (target, out) in normalized.iter().zip(members.iter_mut()) {
                 if matches_target(id, target, request.hip_openmp_compatible) {
-                    out.push((device_member_name(member.name(), id), source.clone()));
+                    let name = device_member_name(member.name(), id);
+                    // LLVM writes such a name, and its output archive then
+                    // cannot be read back.
+                    if name.contains(&b'\n') {
+                        let error =
+                            crate::Error::new(ErrorKind::InvalidMemberName, member.header_offset());
+                        return Err(in_member(BundlerError::Input(error)));
+                    }
+                    out.push((name, source.clone()));
                 }
             }
         }
