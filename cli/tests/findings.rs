@@ -479,3 +479,35 @@ fn an_object_llvm_does_not_open_is_a_file_with_no_bundles() {
         assert_eq!(written[1].as_deref(), Some(&[][..]));
     }
 }
+
+/// `-type=a` with an archive member whose name holds a line break (found
+/// by the differential tester): LLVM writes it into the output archive,
+/// which then cannot be read back; we refuse, naming the member.
+#[test]
+fn a_member_name_with_a_line_break_is_refused() {
+    let bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"6")]);
+    let mut lib = write_archive_indexed(&[(b"fXt.o", &bundle)]).unwrap();
+    let at = lib.windows(6).position(|w| w == b"fXt.o/").unwrap();
+    lib[at + 1] = b'\n';
+    let files: [(&str, &[u8]); 1] = [("lib.a", &lib)];
+    let args = [
+        "-unbundle",
+        "-type=a",
+        "-input=lib.a",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=d.a",
+    ];
+    let results = both(&files, &args, &["d.a"]);
+    let (ours, _) = &results[0];
+    assert_eq!(ours.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(stderr.contains("member 'f\nt.o'"), "{stderr}");
+    if let Some((llvm, written)) = results.get(1) {
+        assert!(llvm.status.success());
+        let written = written[0].as_deref().unwrap();
+        assert!(clangoffload::archive::Archive::parse(written)
+            .unwrap()
+            .members()
+            .any(|m| m.is_err()));
+    }
+}

@@ -244,6 +244,18 @@ pub static RULES: &[Rule] = &[
                     .any(|w| c.ours_says(w))
         },
     },
+    Rule {
+        name: "archive-name-line-break",
+        row: "`-type=a`: an output member name holding a line break (from the input member's name) is written, \
+              and the output archive cannot be read back",
+        open: false,
+        applies: |c| {
+            bundler(c)
+                && c.class == Class::OnlyLlvmSucceeds
+                && c.seed.kind == Kind::Archive
+                && c.ours_says("member name is empty or contains a line break")
+        },
+    },
     // ---- llvm-offload-binary and llvm-objdump
     Rule {
         name: "offload-bounds",
