@@ -511,3 +511,31 @@ fn a_member_name_with_a_line_break_is_refused() {
             .any(|m| m.is_err()));
     }
 }
+
+/// `-type=a` where an entry going to the output is an ELF file whose
+/// section header table runs past its end (found by the differential
+/// tester): LLVM's archive writer cannot index it and fails, naming the
+/// output member; so do we.
+#[test]
+fn an_unopenable_elf_entry_fails_the_device_archive() {
+    let mut device = std::fs::read(fixtures().join("object/amdgcn.o")).unwrap();
+    device[40..48].copy_from_slice(&0x0800_0000_0000_0fd8u64.to_le_bytes());
+    let bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", &device)]);
+    let lib = write_archive_indexed(&[(b"b.o", &bundle)]).unwrap();
+    let files: [(&str, &[u8]); 1] = [("lib.a", &lib)];
+    let args = [
+        "-unbundle",
+        "-type=a",
+        "-input=lib.a",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=d.a",
+    ];
+    for (out, _) in both(&files, &args, &[]) {
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("'b-hip-amdgcn-amd-amdhsa--gfx906b.bc':"),
+            "{stderr}"
+        );
+    }
+}

@@ -42,7 +42,9 @@ mod writer;
 pub use device_name::device_member_name;
 pub use symbols::{Symbol, SymbolIter, SymbolTable, SymbolTableFormat};
 #[cfg(feature = "alloc")]
-pub use writer::{write_archive, write_archive_indexed, ArchiveLayout, MemberSpec, NewMember};
+pub use writer::{
+    check_elf_member, write_archive, write_archive_indexed, ArchiveLayout, MemberSpec, NewMember,
+};
 
 /// The magic that starts every (regular) archive.
 pub const ARCHIVE_MAGIC: &[u8; 8] = b"!<arch>\n";

@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 use super::{ARCHIVE_MAGIC, HEADER_SIZE, HEADER_TERMINATOR, MAGIC_SIZE};
 use crate::bitcode::{is_bitcode, BitcodeFileContents};
 use crate::bytes::to_u64;
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorKind, FileKind, Result};
 
 /// Largest member LLVM writes: the size field has 10 digits.
 const MAX_MEMBER_SIZE: u64 = 9_999_999_999;
@@ -257,7 +257,9 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
 /// ([`BitcodeFileContents::current_symtab`]), is indexed by its defined
 /// global symbols, in member order; any other member is not an object.
 /// Bitcode without such a table is left unindexed: LLVM reads its symbols
-/// from the IR, which we do not (docs/differences.md).
+/// from the IR, which we do not (docs/differences.md). A member LLVM takes
+/// for ELF but cannot open is not indexed ([`check_elf_member`] says why
+/// LLVM's writer fails on it).
 pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
     let symbols: Vec<Option<Vec<&[u8]>>> = members
         .iter()
@@ -300,6 +302,20 @@ fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
     crate::elf::ElfFile::parse(data)
         .ok()
         .map(|elf| elf.defined_global_symbols().collect())
+}
+
+/// Fails for a member LLVM's archive writer takes for ELF (the magic and
+/// 18 bytes or more) but its object reader does not open (a file header
+/// cut short, a section header table past the end), with why ours does
+/// not: LLVM cannot index such a member and fails the archive.
+pub fn check_elf_member(data: &[u8]) -> Result<()> {
+    if data.len() < 18 || FileKind::detect(data).is_object() {
+        return Ok(());
+    }
+    match FileKind::detect(data) {
+        FileKind::Elf(_) => crate::elf::ElfFile::parse(data).map(|_| ()),
+        _ => Ok(()),
+    }
 }
 
 /// The `//` table being built: each distinct long name once, as `name/\n`.

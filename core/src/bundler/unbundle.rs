@@ -14,7 +14,7 @@ use core::ops::Range;
 use super::input::{self, Budget, Buffers, Contents, Loaded, Source};
 use super::targets::{check_targets, Mode};
 use super::{BundlerError, Decoding, FileType, Note, Observer, Piece, Plan, Warning};
-use crate::archive::{device_member_name, write_archive_indexed, Archive};
+use crate::archive::{check_elf_member, device_member_name, write_archive_indexed, Archive};
 use crate::id::as_read_by_bundler;
 use crate::object_bundle::ObjectBundle;
 use crate::{BundleEntryId, ErrorKind, FileKind};
@@ -462,6 +462,10 @@ fn archive<'data>(
             .iter()
             .map(|(name, source)| (name.as_slice(), source_bytes(source, &buffers)))
             .collect();
+        // LLVM's writer fails on a member it takes for ELF and cannot open.
+        for (i, (_, data)) in pairs.iter().enumerate() {
+            check_elf_member(data).map_err(|e| unindexable(e, found.get(i)))?;
+        }
         archives.push(write_archive_indexed(&pairs).map_err(BundlerError::Input)?);
     }
     let mut plan = Plan::new(normalized.len(), Buffers::new())?;
@@ -470,6 +474,25 @@ fn archive<'data>(
         plan.push(t, piece);
     }
     Ok(plan)
+}
+
+/// An output member LLVM's archive writer cannot index, named as LLVM
+/// names it, with the error's offset in the input where the member's bytes
+/// are the input's.
+fn unindexable(error: crate::Error, member: Option<&(Vec<u8>, Source<'_>)>) -> BundlerError {
+    match member {
+        Some((name, source)) => {
+            let base = match source {
+                Source::Input { offset, .. } => *offset,
+                Source::Made { .. } => 0,
+            };
+            BundlerError::Member {
+                name: name.clone(),
+                error: alloc::boxed::Box::new(BundlerError::Input(error.shifted(base))),
+            }
+        }
+        None => BundlerError::Input(error),
+    }
 }
 
 fn source_bytes<'a>(source: &'a Source<'_>, buffers: &'a Buffers) -> &'a [u8] {
