@@ -551,3 +551,35 @@ fn an_unopenable_elf_entry_fails_the_device_archive() {
         );
     }
 }
+
+/// A relocation section whose entry size is not its type's (found by the
+/// differential tester: the host entry's section turned `SHT_RELA`):
+/// llvm-objcopy refuses to rewrite the object, so the host entry fails,
+/// as it does in LLVM; the device entries are still unbundled.
+#[test]
+fn a_bad_relocation_entry_size_fails_the_host_entry() {
+    let object = object_with_header(b"host-x86_64-unknown-linux-gnu-", |h| {
+        h[4..8].copy_from_slice(&4u32.to_le_bytes());
+    });
+    let files: [(&str, &[u8]); 1] = [("r.o", &object)];
+    let host = [
+        "-unbundle",
+        "-type=o",
+        "-input=r.o",
+        "-targets=host-x86_64-unknown-linux-gnu-",
+        "-output=h",
+    ];
+    for (out, _) in both(&files, &host, &[]) {
+        assert_eq!(out.status.code(), Some(1));
+    }
+    let device = [
+        "-unbundle",
+        "-type=o",
+        "-input=r.o",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906",
+        "-output=d",
+    ];
+    let results = both(&files, &device, &["d"]);
+    assert!(results.iter().all(|(out, _)| out.status.success()));
+    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+}

@@ -85,6 +85,20 @@ pub fn rewrite_sections(
             0,
         ));
     }
+    // llvm-objcopy reads every relocation section's entries, removed ones
+    // too, and refuses an entry size that is not its type's.
+    if let Some(bad) = sections.iter().find(|s| {
+        relocation_size(file.header().class, s.header().kind)
+            .is_some_and(|size| s.header().entsize != size)
+    }) {
+        return Err(Error::new(
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::RelocationSize(bad.header().entsize),
+            },
+            file.section_header_offset(bad.index()),
+        )
+        .in_entry(bad.index().into()));
+    }
     let mut new_index: Vec<Option<u32>> = Vec::new();
     let mut next = 0u32;
     for section in &sections {
@@ -258,6 +272,17 @@ fn rebuilt_tables<'a>(
         tables.push((index, StringTable::build(names)?));
     }
     Ok(tables)
+}
+
+/// The entry size of a `SHT_REL` or `SHT_RELA` section; `None` for other
+/// types.
+fn relocation_size(class: Class, kind: u32) -> Option<u64> {
+    let word = class.address_size();
+    match kind {
+        SHT_REL => Some(word.saturating_mul(2)),
+        SHT_RELA => Some(word.saturating_mul(3)),
+        _ => None,
+    }
 }
 
 /// The fields of a symbol this module rewrites, and where it is.

@@ -255,6 +255,9 @@ pub enum ElfUnsupported {
     /// More than one `SHT_SYMTAB` section, which llvm-objcopy refuses to
     /// rewrite.
     MultipleSymbolTables,
+    /// A relocation section's `sh_entsize` is not its type's entry size,
+    /// which llvm-objcopy refuses.
+    RelocationSize(u64),
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -269,6 +272,9 @@ impl core::fmt::Display for ElfUnsupported {
             ElfUnsupported::Alignment(n) => write!(f, "section alignment {n:#x} (over 1 MiB)"),
             ElfUnsupported::MultipleSymbolTables => {
                 f.write_str("more than one SHT_SYMTAB section (llvm-objcopy refuses it too)")
+            }
+            ElfUnsupported::RelocationSize(n) => {
+                write!(f, "relocation entry size {n} (llvm-objcopy refuses it too)")
             }
         }
     }
@@ -589,7 +595,7 @@ impl<'data> ElfFile<'data> {
     }
 
     /// File offset of section `index`'s header.
-    fn section_header_offset(&self, index: u32) -> u64 {
+    pub(crate) fn section_header_offset(&self, index: u32) -> u64 {
         u64::from(index)
             .saturating_mul(self.header.class.section_header_size())
             .saturating_add(self.header.shoff)
