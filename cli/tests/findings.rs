@@ -525,14 +525,29 @@ fn a_member_name_with_a_line_break_is_refused() {
 }
 
 /// `-type=a` where an entry going to the output is an ELF file whose
-/// section header table runs past its end (found by the differential
-/// tester): LLVM's archive writer cannot index it and fails, naming the
-/// output member; so do we.
+/// section header table runs past its end, or whose symbols' string table
+/// does (found by the differential tester): LLVM's archive writer cannot
+/// index it and fails, naming the output member; so do we.
 #[test]
-fn an_unopenable_elf_entry_fails_the_device_archive() {
-    let mut device = std::fs::read(fixtures().join("object/amdgcn.o")).unwrap();
-    device[40..48].copy_from_slice(&0x0800_0000_0000_0fd8u64.to_le_bytes());
-    let bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", &device)]);
+fn an_unindexable_elf_entry_fails_the_device_archive() {
+    let device = std::fs::read(fixtures().join("object/amdgcn.o")).unwrap();
+    let mut table = device.clone();
+    table[40..48].copy_from_slice(&0x0800_0000_0000_0fd8u64.to_le_bytes());
+    let elf = clangoffload::elf::ElfFile::parse(&device).unwrap();
+    let symtab = (1..elf.section_count())
+        .map(|i| elf.section(i).unwrap())
+        .find(|s| s.header().kind == clangoffload::elf::SHT_SYMTAB)
+        .unwrap();
+    let strings = elf.header().shoff as usize + symtab.header().link as usize * 64;
+    let mut names = device.clone();
+    names[strings + 32..strings + 40].copy_from_slice(&0x351cu64.to_le_bytes());
+    for damaged in [table, names] {
+        one_unindexable(&damaged);
+    }
+}
+
+fn one_unindexable(device: &[u8]) {
+    let bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", device)]);
     let lib = write_archive_indexed(&[(b"b.o", &bundle)]).unwrap();
     let files: [(&str, &[u8]); 1] = [("lib.a", &lib)];
     let args = [

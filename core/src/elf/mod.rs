@@ -394,9 +394,9 @@ impl<'data> ElfFile<'data> {
         data.starts_with(ELF_MAGIC)
     }
 
-    /// Parses the file header, the section header table and the section-name
-    /// table. Section contents are not read.
-    pub fn parse(data: &'data [u8]) -> Result<Self> {
+    /// Parses the file header and the section header table, as LLVM's
+    /// object reader opens a file: section names are not read.
+    fn parse_table(data: &'data [u8]) -> Result<Self> {
         let header = read_file_header(data)?;
         let class = header.class;
         let entsize = class.section_header_size();
@@ -429,12 +429,19 @@ impl<'data> ElfFile<'data> {
         } else {
             header.shnum = 0;
         }
-        let mut file = ElfFile {
+        Ok(ElfFile {
             data,
             header,
             table,
             names: &[],
-        };
+        })
+    }
+
+    /// Parses the file header, the section header table and the section-name
+    /// table. Section contents are not read.
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        let mut file = Self::parse_table(data)?;
+        let header = file.header;
         if header.shnum != 0 && header.shstrndx != 0 {
             let strtab = file
                 .section_header(header.shstrndx)
@@ -445,7 +452,7 @@ impl<'data> ElfFile<'data> {
                             index: header.shstrndx,
                             count: header.shnum,
                         },
-                        offset_of_shstrndx(class),
+                        offset_of_shstrndx(header.class),
                     )
                 })?;
             file.names = range(data, strtab.offset, strtab.size)
@@ -629,8 +636,58 @@ impl<'data> Section<'data> {
     }
 }
 
-/// The name of a symbol table entry if it is a defined global.
-fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a [u8]> {
+/// Checks what LLVM's archive writer reads of a member it takes for ELF, to
+/// index it: the file header and section header table (its object reader
+/// opens the file), the first symbol table's contents, with the class's
+/// symbol size, and, when that table defines a symbol to index, its string
+/// table's contents. LLVM fails the whole archive when one of them is
+/// damaged.
+pub fn check_indexable(data: &[u8]) -> Result<()> {
+    let file = ElfFile::parse_table(data)?;
+    let class = file.header.class;
+    let Some((index, symtab)) = (1..file.header.shnum).find_map(|i| {
+        file.section_header(i)
+            .filter(|h| h.kind == SHT_SYMTAB)
+            .map(|h| (i, h))
+    }) else {
+        return Ok(());
+    };
+    let entries = range(data, symtab.offset, symtab.size)
+        .ok_or_else(|| section_out_of_bounds(&file, index, &symtab))?;
+    if symtab.entsize != class.symbol_size() {
+        return Err(Error::new(
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::SymbolSize(symtab.entsize),
+            },
+            file.section_header_offset(index),
+        )
+        .in_entry(index.into()));
+    }
+    let step = usize::try_from(class.symbol_size()).unwrap_or(usize::MAX);
+    // Entry 0 is the null symbol.
+    let exports = entries
+        .chunks_exact(step)
+        .skip(1)
+        .any(|raw| exported_name(class, raw).is_some());
+    if exports {
+        let strings = file.section_header(symtab.link).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionIndex {
+                    index: symtab.link,
+                    count: file.header.shnum,
+                },
+                file.section_header_offset(index),
+            )
+            .in_entry(index.into())
+        })?;
+        range(data, strings.offset, strings.file_size())
+            .ok_or_else(|| section_out_of_bounds(&file, symtab.link, &strings))?;
+    }
+    Ok(())
+}
+
+/// The name offset of a symbol table entry if it is a defined global.
+fn exported_name(class: Class, raw: &[u8]) -> Option<u32> {
     let (name, info, shndx) = match class {
         Class::Elf64 => {
             let (name, rest) = U32::read_from_prefix(raw).ok()?;
@@ -649,9 +706,12 @@ fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a
     let kind = info & 0xf;
     // STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE; not STT_SECTION or STT_FILE.
     let exported = matches!(binding, 1 | 2 | 10) && !matches!(kind, 3 | 4);
-    (exported && shndx != 0 && name != 0)
-        .then(|| section_name(strings, name))
-        .flatten()
+    (exported && shndx != 0 && name != 0).then_some(name)
+}
+
+/// The name of a symbol table entry if it is a defined global.
+fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a [u8]> {
+    section_name(strings, exported_name(class, raw)?)
 }
 
 fn read_file_header(data: &[u8]) -> Result<FileHeader> {
