@@ -301,10 +301,14 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         name: "objdump-bundle-files",
-        row: "`llvm-objdump --offloading` writes each bundle entry to a file",
+        row: "`llvm-objdump --offloading` writes each bundle entry to a file (and fails, \"while extracting \
+              offload Bundle Entries: File exists\", when two entries would go to one file name)",
         open: false,
         applies: |c| {
-            c.cmd.tool == Tool::Objdump && c.class == Class::BothSucceedDiffer && {
+            c.cmd.tool == Tool::Objdump
+                && c.class == Class::OnlyOursSucceeds
+                && c.llvm_says("while extracting offload Bundle Entries: File exists")
+                || c.cmd.tool == Tool::Objdump && c.class == Class::BothSucceedDiffer && {
                 let llvm: Vec<&[u8]> = c
                     .llvm
                     .stdout
