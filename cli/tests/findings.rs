@@ -598,3 +598,45 @@ fn a_bad_relocation_entry_size_fails_the_host_entry() {
     assert!(results.iter().all(|(out, _)| out.status.success()));
     assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
 }
+
+/// The host entry's rewrite as llvm-objcopy does it (found by the
+/// differential tester): a relocation section is aligned to the address
+/// size whatever its sh_addralign says, and a symbol table whose size is
+/// not whole entries is refused.
+#[test]
+fn the_host_rewrite_follows_llvm_objcopy() {
+    let object = std::fs::read(fixtures().join("object/bundled-i386.o")).unwrap();
+    let shoff = u32::from_le_bytes(object[32..36].try_into().unwrap()) as usize;
+    let count = u16::from_le_bytes(object[48..50].try_into().unwrap()) as usize;
+    let header_of = |kind: u32| {
+        (0..count)
+            .map(|i| shoff + i * 40)
+            .find(|&h| u32::from_le_bytes(object[h + 4..h + 8].try_into().unwrap()) == kind)
+            .unwrap()
+    };
+    let mut aligned = object.clone();
+    let rel = header_of(9);
+    aligned[rel + 32..rel + 36].copy_from_slice(&8u32.to_le_bytes());
+    let mut partial = object.clone();
+    let symtab = header_of(2);
+    let size = u32::from_le_bytes(object[symtab + 20..symtab + 24].try_into().unwrap());
+    partial[symtab + 20..symtab + 24].copy_from_slice(&(size - 2).to_le_bytes());
+    let files: [(&str, &[u8]); 2] = [("a.o", &aligned), ("p.o", &partial)];
+    let host = |input: &'static str| {
+        [
+            "-unbundle",
+            "-type=o",
+            input,
+            "-targets=host-x86_64-unknown-linux-gnu-",
+            "-output=h",
+        ]
+    };
+    let results = both(&files, &host("-input=a.o"), &["h"]);
+    assert!(results
+        .iter()
+        .all(|(out, w)| out.status.success() && w[0].is_some()));
+    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    for (out, _) in both(&files, &host("-input=p.o"), &[]) {
+        assert_eq!(out.status.code(), Some(1));
+    }
+}

@@ -299,22 +299,20 @@ fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
         let names: Vec<&[u8]> = table.defined_global_symbols().collect();
         return (!names.iter().any(|name| name.contains(&0))).then_some(names);
     }
-    crate::elf::ElfFile::parse(data)
-        .ok()
-        .map(|elf| elf.defined_global_symbols().collect())
+    crate::elf::index_symbols(data).ok()
 }
 
 /// Fails for a member LLVM's archive writer takes for ELF (the magic and
 /// 18 bytes or more) but cannot index, with why: its object reader does not
 /// open it (a file header cut short, a section header table past the end),
 /// or its symbol table or that table's strings lie outside it
-/// ([`crate::elf::check_indexable`]). LLVM then fails the archive.
+/// ([`crate::elf::index_symbols`]). LLVM then fails the archive.
 /// Big-endian files, which this crate does not read, pass.
 pub fn check_elf_member(data: &[u8]) -> Result<()> {
     if data.len() < 18 || !crate::elf::ElfFile::is_elf(data) || data.get(5) == Some(&2) {
         return Ok(());
     }
-    crate::elf::check_indexable(data)
+    crate::elf::index_symbols(data).map(drop)
 }
 
 /// The `//` table being built: each distinct long name once, as `name/\n`.

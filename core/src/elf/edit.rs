@@ -68,6 +68,7 @@ pub fn rewrite_sections(
     mut keep: impl FnMut(&Section) -> bool,
     added: &[NewSection],
 ) -> Result<Vec<u8>> {
+    file.check_program_header_size()?;
     let count = file.section_count();
     let sections = (0..count)
         .map(|i| file.section(i))
@@ -86,15 +87,23 @@ pub fn rewrite_sections(
         ));
     }
     // llvm-objcopy reads every relocation section's entries, removed ones
-    // too, and refuses an entry size that is not its type's.
+    // too, and refuses an entry size that is not its type's, or contents
+    // that are not whole entries (a symbol table's too).
+    let class = file.header().class;
     if let Some(bad) = sections.iter().find(|s| {
-        relocation_size(file.header().class, s.header().kind)
-            .is_some_and(|size| s.header().entsize != size)
+        let h = s.header();
+        relocation_size(class, h.kind).is_some_and(|size| h.entsize != size)
+            || (relocation_size(class, h.kind).is_some() || h.kind == SHT_SYMTAB)
+                && h.size.checked_rem(h.entsize).is_some_and(|r| r != 0)
     }) {
+        let h = bad.header();
+        let what = if h.kind == SHT_SYMTAB {
+            ElfUnsupported::SymbolSize(h.entsize)
+        } else {
+            ElfUnsupported::RelocationSize(h.entsize)
+        };
         return Err(Error::new(
-            ErrorKind::UnsupportedElf {
-                what: ElfUnsupported::RelocationSize(bad.header().entsize),
-            },
+            ErrorKind::UnsupportedElf { what },
             file.section_header_offset(bad.index()),
         )
         .in_entry(bad.index().into()));
@@ -438,6 +447,11 @@ fn plan<'a: 'b, 'b>(
         }
         if header.kind == SHT_REL || header.kind == SHT_RELA || header.flags & SHF_INFO_LINK != 0 {
             header.info = map.get(header.info, index)?;
+        }
+        // llvm-objcopy aligns relocation sections to the address size,
+        // whatever their sh_addralign says.
+        if relocation_size(file.header().class, header.kind).is_some() {
+            header.addralign = file.header().class.address_size();
         }
     }
     let mut contents = Contents::Borrowed(section.data());

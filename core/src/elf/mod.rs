@@ -522,6 +522,27 @@ impl<'data> ElfFile<'data> {
         })
     }
 
+    /// Checks `e_phentsize` when there are program headers: what reading
+    /// them (llvm-objcopy does) needs.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn check_program_header_size(&self) -> Result<()> {
+        let class = self.header.class;
+        // e_phentsize: four fields before e_shstrndx.
+        let at = offset_of_shstrndx(class).saturating_sub(8);
+        let size = range(self.data, at, 2)
+            .and_then(|b| U16::read_from_bytes(b).ok())
+            .map_or(0, |v| v.get());
+        if self.header.phnum != 0 && u64::from(size) != class.program_header_size() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedElf {
+                    what: ElfUnsupported::ProgramHeaderSize(size),
+                },
+                at,
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks that the null section's contents (`sh_offset`, `sh_size`) lie
     /// inside the file. They hold nothing, but LLVM's object reader bounds
     /// them as any section's when a tool reads every section's contents
@@ -636,13 +657,16 @@ impl<'data> Section<'data> {
     }
 }
 
-/// Checks what LLVM's archive writer reads of a member it takes for ELF, to
-/// index it: the file header and section header table (its object reader
-/// opens the file), the first symbol table's contents, with the class's
-/// symbol size, and, when that table defines a symbol to index, its string
-/// table's contents. LLVM fails the whole archive when one of them is
-/// damaged.
-pub fn check_indexable(data: &[u8]) -> Result<()> {
+/// The symbols LLVM's archive writer indexes a member it takes for ELF by,
+/// read as it reads them: the file opened as its object reader opens it
+/// (the file header and section header table; section names are not
+/// read), then the first symbol table's defined globals, in order, named
+/// from that table's string table. An error where LLVM's writer fails: the
+/// file does not open, the symbol table or (when it defines a symbol to
+/// index) its string table lies outside the file, the symbol size is not
+/// the class's, or a name offset lies outside the strings.
+#[cfg(feature = "alloc")]
+pub fn index_symbols(data: &[u8]) -> Result<alloc::vec::Vec<&[u8]>> {
     let file = ElfFile::parse_table(data)?;
     let class = file.header.class;
     let Some((index, symtab)) = (1..file.header.shnum).find_map(|i| {
@@ -650,40 +674,47 @@ pub fn check_indexable(data: &[u8]) -> Result<()> {
             .filter(|h| h.kind == SHT_SYMTAB)
             .map(|h| (i, h))
     }) else {
-        return Ok(());
+        return Ok(alloc::vec::Vec::new());
     };
+    let in_symtab =
+        |kind| Error::new(kind, file.section_header_offset(index)).in_entry(index.into());
     let entries = range(data, symtab.offset, symtab.size)
         .ok_or_else(|| section_out_of_bounds(&file, index, &symtab))?;
-    if symtab.entsize != class.symbol_size() {
-        return Err(Error::new(
-            ErrorKind::UnsupportedElf {
-                what: ElfUnsupported::SymbolSize(symtab.entsize),
-            },
-            file.section_header_offset(index),
-        )
-        .in_entry(index.into()));
+    let size = class.symbol_size();
+    if symtab.entsize != size || symtab.size.checked_rem(size) != Some(0) {
+        return Err(in_symtab(ErrorKind::UnsupportedElf {
+            what: ElfUnsupported::SymbolSize(symtab.entsize),
+        }));
     }
-    let step = usize::try_from(class.symbol_size()).unwrap_or(usize::MAX);
+    let step = usize::try_from(size).unwrap_or(usize::MAX);
     // Entry 0 is the null symbol.
-    let exports = entries
+    let exported: alloc::vec::Vec<u32> = entries
         .chunks_exact(step)
         .skip(1)
-        .any(|raw| exported_name(class, raw).is_some());
-    if exports {
-        let strings = file.section_header(symtab.link).ok_or_else(|| {
-            Error::new(
-                ErrorKind::BadSectionIndex {
-                    index: symtab.link,
-                    count: file.header.shnum,
-                },
-                file.section_header_offset(index),
-            )
-            .in_entry(index.into())
-        })?;
-        range(data, strings.offset, strings.file_size())
-            .ok_or_else(|| section_out_of_bounds(&file, symtab.link, &strings))?;
+        .filter_map(|raw| exported_name(class, raw))
+        .collect();
+    if exported.is_empty() {
+        return Ok(alloc::vec::Vec::new());
     }
-    Ok(())
+    let strings = file.section_header(symtab.link).ok_or_else(|| {
+        in_symtab(ErrorKind::BadSectionIndex {
+            index: symtab.link,
+            count: file.header.shnum,
+        })
+    })?;
+    let table = range(data, strings.offset, strings.file_size())
+        .ok_or_else(|| section_out_of_bounds(&file, symtab.link, &strings))?;
+    exported
+        .into_iter()
+        .map(|name| {
+            section_name(table, name).ok_or_else(|| {
+                in_symtab(ErrorKind::BadSectionName {
+                    name,
+                    table_size: to_u64(table.len()),
+                })
+            })
+        })
+        .collect()
 }
 
 /// The name offset of a symbol table entry if it is a defined global.
@@ -779,7 +810,7 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
             )
         }
     };
-    let (mut header, shentsize, phentsize) = header;
+    let (mut header, shentsize) = header;
     header.os_abi = data.get(7).copied().unwrap_or_default();
     header.abi_version = data.get(8).copied().unwrap_or_default();
     if header.shoff != 0 && u64::from(shentsize) != class.section_header_size() {
@@ -789,26 +820,22 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
             offset_of_shstrndx(class).saturating_sub(4),
         ));
     }
-    if header.phnum != 0 && u64::from(phentsize) != class.program_header_size() {
-        return Err(unsupported(
-            ElfUnsupported::ProgramHeaderSize(phentsize),
-            // e_phentsize: four fields before e_shstrndx.
-            offset_of_shstrndx(class).saturating_sub(8),
-        ));
-    }
+    // LLVM's object reader reads program headers only when asked; so does
+    // this one (see `check_program_header_size`).
     Ok(header)
 }
 
-/// Gathers the class-independent fields; returns the header and the two
-/// entry sizes that are checked against the class.
+/// Gathers the class-independent fields; returns the header and the
+/// section header size, which is checked against the class (the program
+/// header size is checked only where program headers are read).
 fn raw_header(
     class: Class,
     [file_type, machine]: [U16; 2],
     flags: U32,
     phoff: u64,
     shoff: u64,
-    [phentsize, phnum, shentsize, shnum, shstrndx]: [U16; 5],
-) -> (FileHeader, u16, u16) {
+    [_phentsize, phnum, shentsize, shnum, shstrndx]: [U16; 5],
+) -> (FileHeader, u16) {
     (
         FileHeader {
             class,
@@ -824,7 +851,6 @@ fn raw_header(
             shstrndx: shstrndx.get().into(),
         },
         shentsize.get(),
-        phentsize.get(),
     )
 }
 
