@@ -640,3 +640,34 @@ fn the_host_rewrite_follows_llvm_objcopy() {
         assert_eq!(out.status.code(), Some(1));
     }
 }
+
+/// More of llvm-objcopy's rewrite (found by the differential tester): the
+/// symbol table is aligned to the address size whatever its sh_addralign
+/// says, and a `SHT_NOBITS` section's sh_offset is not bounded (it has no
+/// contents): the host entry comes out byte for byte as LLVM's.
+#[test]
+fn the_host_rewrite_follows_llvm_objcopy_for_symtab_and_nobits() {
+    let symtab = object_with_header(b".symtab", |h| {
+        h[48..56].copy_from_slice(&7u64.to_le_bytes());
+    });
+    let bss = object_with_header(b".bss", |h| {
+        h[24..32].copy_from_slice(&0x8000_0000_0000_0000u64.to_le_bytes());
+    });
+    for object in [symtab, bss] {
+        let files: [(&str, &[u8]); 1] = [("o.o", &object)];
+        let args = [
+            "-unbundle",
+            "-type=o",
+            "-input=o.o",
+            "-targets=host-x86_64-unknown-linux-gnu-,hip-amdgcn-amd-amdhsa--gfx906",
+            "-output=h",
+            "-output=d",
+        ];
+        let results = both(&files, &args, &["h", "d"]);
+        for (out, written) in &results {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() && written[0].is_some(), "{stderr}");
+        }
+        assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    }
+}

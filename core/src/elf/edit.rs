@@ -448,9 +448,10 @@ fn plan<'a: 'b, 'b>(
         if header.kind == SHT_REL || header.kind == SHT_RELA || header.flags & SHF_INFO_LINK != 0 {
             header.info = map.get(header.info, index)?;
         }
-        // llvm-objcopy aligns relocation sections to the address size,
-        // whatever their sh_addralign says.
-        if relocation_size(file.header().class, header.kind).is_some() {
+        // llvm-objcopy aligns relocation sections and the symbol table to
+        // the address size, whatever their sh_addralign says.
+        if relocation_size(file.header().class, header.kind).is_some() || header.kind == SHT_SYMTAB
+        {
             header.addralign = file.header().class.address_size();
         }
     }

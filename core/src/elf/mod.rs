@@ -508,10 +508,11 @@ impl<'data> ElfFile<'data> {
         } else {
             self.name_of(index, &header)?
         };
-        let data = if index == 0 {
+        // SHT_NOBITS has no contents, wherever its sh_offset points.
+        let data = if index == 0 || header.kind == SHT_NOBITS {
             &[][..]
         } else {
-            range(self.data, header.offset, header.file_size())
+            range(self.data, header.offset, header.size)
                 .ok_or_else(|| section_out_of_bounds(self, index, &header))?
         };
         Ok(Section {
