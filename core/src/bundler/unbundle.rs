@@ -570,7 +570,7 @@ fn member_entries<'data>(
         return Ok(entries);
     }
     for loaded in input::load(data, budget, true, buffers, &mut ())? {
-        let bundle = crate::Bundle::parse(loaded.bytes(buffers)).map_err(BundlerError::Input)?;
+        let bundle = loaded.bundle(buffers)?;
         for entry in last_of_each_id(&bundle) {
             let source = match loaded.source(range(entry.offset(), entry.size())) {
                 Source::Input { offset, bytes } => Source::Input {
