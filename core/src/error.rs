@@ -66,6 +66,8 @@ pub enum Field {
     OptionalHeader,
     /// A COFF section name field (`/<decimal>` or `//<base64>`).
     SectionName,
+    /// The byte of padding after an odd-sized archive member.
+    MemberPadding,
 }
 
 impl Field {
@@ -100,6 +102,7 @@ impl Field {
             Field::CoffHeader => "COFF file header",
             Field::OptionalHeader => "COFF optional header",
             Field::SectionName => "COFF section name offset",
+            Field::MemberPadding => "archive member padding",
         }
     }
 }

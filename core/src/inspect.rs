@@ -371,6 +371,11 @@ impl<'data> Walk<'data> {
             Ok(object) => object,
             Err(e) => return self.error(place, None, e),
         };
+        if let ObjectFile::Elf(elf) = &object {
+            if let Err(e) = elf.check_null_section() {
+                self.error(place, None, e);
+            }
+        }
         for found in offload_sections(&object) {
             let found = match found {
                 Ok(found) => found,

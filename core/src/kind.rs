@@ -52,8 +52,9 @@ pub struct ElfKind {
     /// `e_machine`, in the file's byte order (0 if the header is cut short).
     pub machine: u16,
     /// Whether LLVM opens it as an object file: a known class and byte
-    /// order, version 1, and a section header table inside the file. LLVM
-    /// takes a file that only starts with the ELF magic as plain data.
+    /// order, version 1, a whole file header, and a section header table
+    /// of the class's entry size inside the file. LLVM takes a
+    /// file that only starts with the ELF magic as plain data.
     pub is_object: bool,
 }
 
@@ -175,14 +176,41 @@ impl ElfKind {
             })
         };
         let machine = field(18, 2).and_then(|m| u16::try_from(m).ok());
-        // (e_shoff, e_shentsize, e_shnum) for ELF32 and ELF64.
-        let table = match class {
-            1 => Some((field(32, 4), field(46, 2), field(48, 2))),
-            2 => Some((field(40, 8), field(58, 2), field(60, 2))),
-            _ => None,
+        // (e_shoff, e_shentsize, e_shnum) for ELF32 and ELF64, then the
+        // class's file header size, section header size, and where in a
+        // section header its sh_size is and how wide.
+        let (table, [header_size, entry_size], [size_at, size_width]) = match class {
+            1 => (
+                Some((field(32, 4), field(46, 2), field(48, 2))),
+                [52, 40],
+                [20, 4],
+            ),
+            2 => (
+                Some((field(40, 8), field(58, 2), field(60, 2))),
+                [64, 64],
+                [32, 8],
+            ),
+            _ => (None, [0, 0], [0, 0]),
         };
-        let table_end =
-            table.and_then(|(offset, size, count)| size?.checked_mul(count?)?.checked_add(offset?));
+        let table_end = table.and_then(|(offset, size, count)| {
+            let offset = offset?;
+            if offset == 0 {
+                return Some(0);
+            }
+            // A count of 0 is section 0's sh_size; its header must fit.
+            let count = match count? {
+                0 => usize::try_from(offset)
+                    .ok()
+                    .and_then(|at| field(at.checked_add(size_at)?, size_width))
+                    .unwrap_or(0),
+                count => count,
+            };
+            size?.checked_mul(count.max(1))?.checked_add(offset)
+        });
+        // LLVM's reader checks a table's entry size (there is no table at
+        // offset 0).
+        let table_shape =
+            table.is_some_and(|(offset, size, _)| offset == Some(0) || size == Some(entry_size));
         let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
         ElfKind {
             class,
@@ -190,6 +218,8 @@ impl ElfKind {
             machine: machine.unwrap_or(0),
             is_object: matches!(encoding, 1 | 2)
                 && byte(6) == 1
+                && len >= header_size
+                && table_shape
                 && table_end.is_some_and(|end| end <= len),
         }
     }
@@ -267,5 +297,16 @@ mod tests {
         let mut overflow = elf64(128);
         overflow[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(!FileKind::detect(&overflow).is_object());
+        // A section header size that is not the class's: not an object to
+        // LLVM either.
+        let mut entry_size = elf64(128);
+        entry_size[58] = 0;
+        assert!(!FileKind::detect(&entry_size).is_object());
+        // e_shnum 0: the count is section 0's sh_size.
+        let mut counted = elf64(128);
+        counted[60] = 0;
+        assert!(FileKind::detect(&counted).is_object());
+        counted[64 + 32] = 2;
+        assert!(!FileKind::detect(&counted).is_object());
     }
 }

@@ -79,9 +79,18 @@ impl<'data> ObjectFile<'data> {
         }
     }
 
-    /// The name of section `index`, read from its header alone; `None` if
-    /// it cannot be read.
-    pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
+    /// Every section number, ELF's null section 0 included (COFF numbers
+    /// sections from 1): the sections LLVM walks by name.
+    pub fn section_indices(&self) -> core::ops::Range<u32> {
+        match self {
+            ObjectFile::Elf(elf) => 0..elf.section_count(),
+            ObjectFile::Coff(coff) => 1..coff.section_count().saturating_add(1),
+        }
+    }
+
+    /// The name of section `index`, read from its header alone, or why it
+    /// cannot be read.
+    pub fn section_name(&self, index: u32) -> Result<&'data [u8]> {
         match self {
             ObjectFile::Elf(elf) => elf.section_name(index),
             ObjectFile::Coff(coff) => coff.section_name(index),

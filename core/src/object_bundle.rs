@@ -61,7 +61,7 @@ impl<'data> ObjectBundle<'data> {
                 Some(Ok(ObjectBundleEntry { id, section }))
             }
             Err(e) => match self.object.section_name(index) {
-                Some(name) if !name.starts_with(&BUNDLE_MAGIC[..]) => None,
+                Ok(name) if !name.starts_with(&BUNDLE_MAGIC[..]) => None,
                 _ => Some(Err(e)),
             },
         })
@@ -69,14 +69,18 @@ impl<'data> ObjectBundle<'data> {
 
     /// Every bundle section's ID and its entry, or why its contents cannot
     /// be read (LLVM lists a bundle section by its name, and fails only a
-    /// job that needs its contents). A section whose name cannot be read is
-    /// an error of the whole walk, as in LLVM: it might be a bundle's.
+    /// job that needs its contents), in section order from section 0, as
+    /// LLVM walks them. A section whose name cannot be read is an error of
+    /// the walk, as in LLVM: it might be a bundle's; a reader that stops
+    /// early (LLVM's `-unbundle`, once every target is found) never meets
+    /// the names after it.
     pub fn entries_by_id(
         &self,
     ) -> impl Iterator<Item = Result<(&'data [u8], Result<ObjectBundleEntry<'data>>)>> + '_ {
-        (1..self.object.section_end()).filter_map(|index| {
-            let Some(name) = self.object.section_name(index) else {
-                return Some(Err(self.object.section(index).err()?));
+        self.object.section_indices().filter_map(|index| {
+            let name = match self.object.section_name(index) {
+                Ok(name) => name,
+                Err(e) => return Some(Err(e)),
             };
             let id = name.strip_prefix(&BUNDLE_MAGIC[..])?;
             let entry = self

@@ -923,3 +923,32 @@ fn writer_refuses_what_cannot_be_read_back() {
     assert_eq!(bad(b"a\nb", b"s"), ErrorKind::InvalidMemberName);
     assert_eq!(bad(b"a", b"s\0t"), ErrorKind::InvalidSymbolName);
 }
+
+/// An odd-sized last member without its padding byte is read, and
+/// `check_final_padding` reports the missing byte where it should be.
+#[test]
+fn a_missing_final_padding_byte_is_read_and_reported() {
+    let whole = write_archive(&[NewMember {
+        name: b"odd.o",
+        data: b"abc",
+        symbols: None,
+    }])
+    .unwrap();
+    assert_eq!(
+        Archive::parse(&whole).unwrap().check_final_padding(),
+        Ok(())
+    );
+    let cut = &whole[..whole.len() - 1];
+    let archive = Archive::parse(cut).unwrap();
+    assert_eq!(members(&archive)[0].data(), b"abc");
+    let err = archive.check_final_padding().unwrap_err();
+    assert_eq!(err.offset(), cut.len() as u64);
+    assert_eq!(
+        err.kind(),
+        ErrorKind::Truncated {
+            field: Field::MemberPadding,
+            needed: 1,
+            available: 0
+        }
+    );
+}

@@ -8,7 +8,7 @@
 //! - `--json` is one JSON object and a newline, with the schema number, the
 //!   input's size, and `containers`, `notes` as arrays;
 //! - the text report is UTF-8 and ends with a newline when not empty;
-//! - every mode says the same about whether something is damaged;
+//! - every mode reports the same damage;
 //! - rendering is deterministic (a second rendering gives the same bytes).
 
 use clangoffload_cli::{render_inspection, InspectMode};
@@ -21,17 +21,17 @@ pub fn check(data: &[u8]) {
         .iter()
         .map(|&mode| render_inspection("input", data, 1 << 20, mode).map_err(|e| e.0))
         .collect();
-    let Ok((text, damaged)) = &rendered[0] else {
+    let Ok((text, damage)) = &rendered[0] else {
         assert!(rendered.iter().all(Result::is_err), "only some modes fail");
         return;
     };
-    let Ok((json, json_damaged)) = &rendered[1] else {
+    let Ok((json, json_damage)) = &rendered[1] else {
         panic!("--json fails where the text report does not");
     };
-    let Ok((_, objdump_damaged)) = &rendered[2] else {
+    let Ok((_, objdump_damage)) = &rendered[2] else {
         panic!("--objdump fails where the text report does not");
     };
-    assert_eq!((damaged, damaged), (json_damaged, objdump_damaged));
+    assert_eq!((damage, damage), (json_damage, objdump_damage));
     let text = std::str::from_utf8(text).expect("the text report is UTF-8");
     assert!(text.is_empty() || text.ends_with('\n'));
     let json = json

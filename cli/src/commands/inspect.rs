@@ -102,9 +102,16 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
-    let (text, damaged) = render(file, input.data(), max_size, mode)?;
+    let (text, damage) = render(file, input.data(), max_size, mode)?;
     std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
-    if damaged {
+    if !damage.is_empty() {
+        if mode == Mode::Objdump {
+            // Stdout is llvm-objdump's, which has no place for them.
+            return Err(Failure(format!(
+                "'{file}': damaged containers:\n  {}",
+                damage.join("\n  ")
+            )));
+        }
         return Err(Failure(format!("'{file}': damaged containers (see above)")));
     }
     Ok(())
@@ -112,14 +119,14 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
 
 /// What `clangoffload inspect` prints for `data`, read from a file named
 /// `file`, decoding each compressed container to at most `max_size` bytes;
-/// and whether a container or the file is damaged (the tool then fails after
-/// printing).
+/// and the damage found, one message per damaged container or file (the
+/// tool then fails after printing).
 pub fn render(
     file: &str,
     data: &[u8],
     max_size: u64,
     mode: Mode,
-) -> Result<(Vec<u8>, bool), Failure> {
+) -> Result<(Vec<u8>, Vec<String>), Failure> {
     let inspection = Inspection::new(data, max_size)?;
     let files = inspection.files();
     let report = report(file, data.len(), &inspection, &files);
@@ -128,8 +135,14 @@ pub fn render(
         Mode::Objdump => to_objdump(&report, &files, &inspection),
         Mode::Text => to_text(&report).into_bytes(),
     };
-    let damaged = report.containers.iter().any(|c| c.error.is_some()) || !report.errors.is_empty();
-    Ok((text, damaged))
+    let damage = report
+        .containers
+        .iter()
+        .filter_map(|c| c.error.as_deref())
+        .chain(report.errors.iter().map(String::as_str))
+        .map(str::to_owned)
+        .collect();
+    Ok((text, damage))
 }
 
 fn report<'a>(

@@ -244,6 +244,18 @@ pub static RULES: &[Rule] = &[
                     .any(|w| c.ours_says(w))
         },
     },
+    Rule {
+        name: "archive-name-line-break",
+        row: "`-type=a`: an output member name holding a line break (from the input member's name) is written, \
+              and the output archive cannot be read back",
+        open: false,
+        applies: |c| {
+            bundler(c)
+                && c.class == Class::OnlyLlvmSucceeds
+                && c.seed.kind == Kind::Archive
+                && c.ours_says("member name is empty or contains a line break")
+        },
+    },
     // ---- llvm-offload-binary and llvm-objdump
     Rule {
         name: "offload-bounds",
@@ -260,19 +272,21 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         name: "offload-padding",
-        row: "Zero padding after the last binary in a section is an error (\"Invalid data…\")",
+        row: "Zero padding after the last binary in a section is an error (\"Invalid data…\"); so is zero \
+              padding before the next binary when a binary's size leaves out its own padding",
         open: false,
         applies: |c| {
             offload_tool(c)
                 && matches!(c.class, Class::OnlyOursSucceeds)
                 && c.llvm_says("Invalid data")
-                && c.edits.iter().any(|e| match e {
+                && (edited(c, "OffloadBinary size")
+                    || c.edits.iter().any(|e| match e {
                     // Zeros before a binary, or a binary shifted off its
                     // place by a longer or shorter field before it.
                     Edit::Append { bytes, .. } => bytes.first() == Some(&0),
                     Edit::Splice { remove, insert, .. } => *remove != insert.len(),
                     Edit::Truncate { .. } => false,
-                })
+                }))
         },
     },
     Rule {
@@ -289,10 +303,14 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         name: "objdump-bundle-files",
-        row: "`llvm-objdump --offloading` writes each bundle entry to a file",
+        row: "`llvm-objdump --offloading` writes each bundle entry to a file (and fails, \"while extracting \
+              offload Bundle Entries: File exists\", when two entries would go to one file name)",
         open: false,
         applies: |c| {
-            c.cmd.tool == Tool::Objdump && c.class == Class::BothSucceedDiffer && {
+            c.cmd.tool == Tool::Objdump
+                && c.class == Class::OnlyOursSucceeds
+                && c.llvm_says("while extracting offload Bundle Entries: File exists")
+                || c.cmd.tool == Tool::Objdump && c.class == Class::BothSucceedDiffer && {
                 let llvm: Vec<&[u8]> = c
                     .llvm
                     .stdout
@@ -323,20 +341,7 @@ pub static RULES: &[Rule] = &[
         open: false,
         applies: |c| bundler(c) && we_refuse(c) && c.ours_says("unsupported: section alignment"),
     },
-    // ---- found by this tester, reported (docs/differential-findings in the report), not yet decided
-    Rule {
-        name: "object-bundle-section-bounds",
-        row: "open: reported: a host object whose __CLANG_OFFLOAD_BUNDLE__ section's contents run past the \
-              end of the file: LLVM lists it (IDs come from section names) and unbundles the other entries; \
-              we refuse the whole file",
-        open: true,
-        applies: |c| {
-            bundler(c)
-                && c.class == Class::OnlyLlvmSucceeds
-                && c.ours_says("section contents [")
-                && c.ours_says("run past the end")
-        },
-    },
+    // ---- found by this tester, then documented
     Rule {
         name: "packager-damaged-section-table",
         row: "An object whose section table is damaged (contents past the end, a bad name table) is read as holding no OffloadBinaries",
@@ -354,13 +359,6 @@ pub static RULES: &[Rule] = &[
         row: "`-list` of plain bundles back to back lists the first one only",
         open: false,
         applies: list_is_superset,
-    },
-    Rule {
-        name: "text-marker-misread",
-        row: "open: reported: a text bundle whose marker lines are damaged (a marker line cut or joined, \
-              a prefix before a marker) that both read without error, with different entries",
-        open: true,
-        applies: |c| matches!(c.seed.kind, Kind::Text(_)) && c.class == Class::BothSucceedDiffer,
     },
     Rule {
         name: "ccob-header-values",
@@ -387,24 +385,6 @@ pub static RULES: &[Rule] = &[
         row: "A damaged archive member header or object crashes llvm-offload-binary (SIGSEGV)",
         open: false,
         applies: |c| c.cmd.tool == Tool::Packager && c.class == Class::LlvmCrashOursRefuse,
-    },
-    Rule {
-        name: "offload-untriaged",
-        row: "open: reported, not triaged: llvm-offload-binary `Invalid data` where we extract, and `--archive` \
-              outputs of different bytes after an image offset changed",
-        open: true,
-        applies: |c| {
-            c.cmd.tool == Tool::Packager && matches!(c.class, Class::OnlyOursSucceeds | Class::BothSucceedDiffer)
-                || c.cmd.tool == Tool::Objdump && c.class == Class::OnlyOursSucceeds && c.llvm_says("Invalid data")
-        },
-    },
-    Rule {
-        name: "unbundle-untriaged",
-        row: "open: reported, not triaged: -unbundle where both succeed with different outputs after a \
-              truncation or concatenation (our warning: bytes after the bundle start no known container), \
-              and -unbundle -type=a outputs of different bytes",
-        open: true,
-        applies: |c| bundler(c) && !c.cmd.is_list() && c.class == Class::BothSucceedDiffer,
     },
 ];
 

@@ -42,7 +42,9 @@ mod writer;
 pub use device_name::device_member_name;
 pub use symbols::{Symbol, SymbolIter, SymbolTable, SymbolTableFormat};
 #[cfg(feature = "alloc")]
-pub use writer::{write_archive, write_archive_indexed, ArchiveLayout, MemberSpec, NewMember};
+pub use writer::{
+    check_elf_member, write_archive, write_archive_indexed, ArchiveLayout, MemberSpec, NewMember,
+};
 
 /// The magic that starts every (regular) archive.
 pub const ARCHIVE_MAGIC: &[u8; 8] = b"!<arch>\n";
@@ -212,6 +214,32 @@ impl<'data> Archive<'data> {
         })
     }
 
+    /// Checks that the file does not end right after an odd-sized last
+    /// member, without the byte of padding that should follow it.
+    /// [`Archive::members`] reads such a member, as LLVM's bundler does when
+    /// it unbundles; LLVM's archive reader fails the step past it, which
+    /// llvm-ar and `clang-offload-bundler -check-input-archive` report
+    /// ("offset to next archive member past the end of the archive").
+    pub fn check_final_padding(&self) -> Result<()> {
+        let Some(Ok(last)) = self.members().last() else {
+            return Ok(());
+        };
+        let end = last.data_offset.saturating_add(last.size());
+        let contents = end.saturating_sub(last.header_offset.saturating_add(HEADER_SIZE));
+        if contents % 2 == 1 && end == to_u64(self.data.len()) {
+            return Err(Error::new(
+                ErrorKind::Truncated {
+                    field: Field::MemberPadding,
+                    needed: 1,
+                    available: 0,
+                },
+                end,
+            )
+            .in_entry(last.index));
+        }
+        Ok(())
+    }
+
     /// The regular members in file order; symbol tables and long-name tables
     /// are skipped. Each header is checked when it is reached; after an error
     /// the iterator ends.
@@ -371,7 +399,8 @@ fn read_checked_member<'data>(
     let member_data = contents
         .get(usize::try_from(name_len).unwrap_or(usize::MAX)..)
         .unwrap_or_default();
-    // LLVM tolerates a missing padding byte after the last member.
+    // A missing padding byte after the last member is read, as LLVM's
+    // bundler reads it (see `Archive::check_final_padding`).
     let next = header_end
         .saturating_add(size)
         .saturating_add(size % 2)

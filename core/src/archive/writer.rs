@@ -257,7 +257,9 @@ pub fn write_archive(members: &[NewMember<'_>]) -> Result<Vec<u8>> {
 /// ([`BitcodeFileContents::current_symtab`]), is indexed by its defined
 /// global symbols, in member order; any other member is not an object.
 /// Bitcode without such a table is left unindexed: LLVM reads its symbols
-/// from the IR, which we do not (docs/differences.md).
+/// from the IR, which we do not (docs/differences.md). A member LLVM takes
+/// for ELF but cannot open is not indexed ([`check_elf_member`] says why
+/// LLVM's writer fails on it).
 pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
     let symbols: Vec<Option<Vec<&[u8]>>> = members
         .iter()
@@ -278,7 +280,9 @@ pub fn write_archive_indexed(members: &[(&[u8], &[u8])]) -> Result<Vec<u8>> {
 /// The symbols LLVM's archive writer indexes `data` by, in its symbol
 /// table's order, or `None` where it is not an object to LLVM.
 ///
-/// - An ELF or COFF file: its defined global symbols.
+/// - An ELF file: its defined global symbols, read as LLVM's writer reads
+///   them ([`crate::elf::index_symbols`]).
+/// - A COFF file: its defined global symbols.
 /// - LLVM bitcode: the global, defined, not format-specific symbols of its
 ///   symbol table when LLVM 22 would take that table as it is
 ///   ([`BitcodeFileContents::current_symtab`]); none, but an object, when it
@@ -297,10 +301,28 @@ fn object_symbols(data: &[u8]) -> Option<Vec<&[u8]>> {
         let names: Vec<&[u8]> = table.defined_global_symbols().collect();
         return (!names.iter().any(|name| name.contains(&0))).then_some(names);
     }
-    match crate::object::ObjectFile::parse(data).ok()? {
-        crate::object::ObjectFile::Elf(elf) => Some(elf.defined_global_symbols().collect()),
-        crate::object::ObjectFile::Coff(coff) => Some(coff.defined_global_symbols().collect()),
+    if crate::coff::CoffFile::is_coff(data) {
+        return Some(
+            crate::coff::CoffFile::parse(data)
+                .ok()?
+                .defined_global_symbols()
+                .collect(),
+        );
     }
+    crate::elf::index_symbols(data).ok()
+}
+
+/// Fails for a member LLVM's archive writer takes for ELF (the magic and
+/// 18 bytes or more) but cannot index, with why: its object reader does not
+/// open it (a file header cut short, a section header table past the end),
+/// or its symbol table or that table's strings lie outside it
+/// ([`crate::elf::index_symbols`]). LLVM then fails the archive.
+/// Big-endian files, which this crate does not read, pass.
+pub fn check_elf_member(data: &[u8]) -> Result<()> {
+    if data.len() < 18 || !crate::elf::ElfFile::is_elf(data) || data.get(5) == Some(&2) {
+        return Ok(());
+    }
+    crate::elf::index_symbols(data).map(drop)
 }
 
 /// The `//` table being built: each distinct long name once, as `name/\n`.

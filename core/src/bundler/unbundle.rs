@@ -14,7 +14,7 @@ use core::ops::Range;
 use super::input::{self, Budget, Buffers, Contents, Loaded, Source};
 use super::targets::{check_targets, Mode};
 use super::{BundlerError, Decoding, FileType, Note, Observer, Piece, Plan, Warning};
-use crate::archive::{device_member_name, write_archive_indexed, Archive};
+use crate::archive::{check_elf_member, device_member_name, write_archive_indexed, Archive};
 use crate::id::as_read_by_bundler;
 use crate::object_bundle::ObjectBundle;
 use crate::{BundleEntryId, ErrorKind, FileKind};
@@ -65,14 +65,14 @@ pub fn unbundle<'data>(
     let mut buffers = Buffers::new();
     let contents = input::read(data, request.file_type, &mut budget, &mut buffers, observer)?;
     let (assigned, found_host) = {
-        let candidates = candidates(&contents, &buffers, observer)?;
+        let (candidates, cut) = candidates(&contents, &buffers, observer)?;
         // LLVM reads text and object entries in file order, as we do, and a
         // binary bundle's in hash order, so whether it reaches an invalid ID
         // (LLVM 16's `host-x86_64-unknown-linux`) before every target is
         // found is luck: there an invalid ID fails the job only when a target
         // is not found, the one case where LLVM surely reaches it.
         let hash_ordered = matches!(contents, Contents::Containers(_));
-        assign(&candidates, &targets.normalized, request, hash_ordered)?
+        assign(&candidates, cut, &targets.normalized, request, hash_ordered)?
     };
     let mut plan = Plan::new(targets.normalized.len(), buffers)?;
     let open: Vec<usize> = (0..assigned.len())
@@ -146,15 +146,19 @@ enum Assigned<'data> {
     Damaged(crate::Error),
 }
 
-/// The entries unbundling considers, in file order.
+/// The entries unbundling considers, in file order, and where reading them
+/// stopped short: an object's section whose name cannot be read, which
+/// fails the job only if some target is still open when it is reached.
 fn candidates<'a, 'data>(
     contents: &'a Contents<'data>,
     buffers: &'a Buffers,
     observer: &mut dyn Observer,
-) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
+) -> Result<(Vec<Candidate<'a, 'data>>, Option<BundlerError>), BundlerError> {
     match contents {
-        Contents::Containers(loaded) => container_candidates(loaded, buffers, observer),
-        Contents::Object(object) => object_candidates(object),
+        Contents::Containers(loaded) => {
+            Ok((container_candidates(loaded, buffers, observer)?, None))
+        }
+        Contents::Object(object) => Ok(object_candidates(object)),
         Contents::Text(loaded, comment) => input::text(loaded, *comment, buffers)?
             .entries()
             .map(|entry| {
@@ -164,7 +168,8 @@ fn candidates<'a, 'data>(
                     payload: Assigned::Source(loaded.source(range(entry.offset(), entry.size()))),
                 })
             })
-            .collect(),
+            .collect::<Result<_, _>>()
+            .map(|all| (all, None)),
     }
 }
 
@@ -237,36 +242,40 @@ pub(crate) fn last_of_each_id<'data>(
         .collect()
 }
 
-/// An object's entries in section order. A host entry holding the host
-/// marker stands for the object itself, without its bundle sections. (LLVM
-/// treats any one-zero-byte section so, whatever its ID.)
+/// An object's entries in section order, up to the first section whose
+/// name cannot be read (LLVM stops walking sections once every target is
+/// found, so a bad name after that is never met). A host entry holding the
+/// host marker stands for the object itself, without its bundle sections.
+/// (LLVM treats any one-zero-byte section so, whatever its ID.)
 fn object_candidates<'a, 'data>(
     object: &'a ObjectBundle<'data>,
-) -> Result<Vec<Candidate<'a, 'data>>, BundlerError> {
-    object
-        .entries_by_id()
-        .map(|found| {
-            let (id, entry) = found.map_err(BundlerError::MalformedObject)?;
-            let payload = match entry {
-                Err(error) => Assigned::Damaged(error),
-                Ok(entry) if entry.is_host_marker() && id.starts_with(b"host-") => {
-                    Assigned::HostObject
-                }
-                Ok(entry) => Assigned::Source(Source::Input {
-                    offset: entry.offset(),
-                    bytes: entry.payload(),
-                }),
-            };
-            Ok(Candidate { id, payload })
-        })
-        .collect()
+) -> (Vec<Candidate<'a, 'data>>, Option<BundlerError>) {
+    let mut candidates = Vec::new();
+    for found in object.entries_by_id() {
+        let (id, entry) = match found {
+            Ok(found) => found,
+            Err(error) => return (candidates, Some(BundlerError::MalformedObject(error))),
+        };
+        let payload = match entry {
+            Err(error) => Assigned::Damaged(error),
+            Ok(entry) if entry.is_host_marker() && id.starts_with(b"host-") => Assigned::HostObject,
+            Ok(entry) => Assigned::Source(Source::Input {
+                offset: entry.offset(),
+                bytes: entry.payload(),
+            }),
+        };
+        candidates.push(Candidate { id, payload });
+    }
+    (candidates, None)
 }
 
 /// Gives each target the first entry compatible with it, in entry order;
 /// returns each target's payload (none if not found) and whether the host's
-/// was found.
+/// was found. `cut` is what stopped the reading of entries short: the
+/// job's error if a target is still open after the last entry.
 fn assign<'data>(
     candidates: &[Candidate<'_, 'data>],
+    cut: Option<BundlerError>,
     normalized: &[String],
     request: &UnbundleRequest<'_>,
     hash_ordered: bool,
@@ -322,6 +331,9 @@ fn assign<'data>(
     }
     if invalid_seen && !open.is_empty() {
         return Err(BundlerError::InvalidBundleId);
+    }
+    if let Some(error) = cut.filter(|_| !open.is_empty()) {
+        return Err(error);
     }
     Ok((assigned, found_host))
 }
@@ -413,18 +425,29 @@ fn archive<'data>(
             }
         }
         for (id, source) in &entries {
-            let Ok(id) = core::str::from_utf8(id) else {
+            let (Ok(id), Some(source)) = (core::str::from_utf8(id), source) else {
                 continue;
             };
             for (target, out) in normalized.iter().zip(members.iter_mut()) {
                 if matches_target(id, target, request.hip_openmp_compatible) {
-                    out.push((device_member_name(member.name(), id), source.clone()));
+                    let name = device_member_name(member.name(), id);
+                    // LLVM writes such a name, and its output archive then
+                    // cannot be read back.
+                    if name.contains(&b'\n') {
+                        let error =
+                            crate::Error::new(ErrorKind::InvalidMemberName, member.header_offset());
+                        return Err(in_member(BundlerError::Input(error)));
+                    }
+                    out.push((name, source.clone()));
                 }
             }
         }
     }
     if let Some(e) = fault {
         return Err(BundlerError::Input(e));
+    }
+    if request.check_input_archive {
+        archive.check_final_padding().map_err(BundlerError::Input)?;
     }
     for (t, found) in members.iter().enumerate() {
         if found.is_empty() && !request.allow_missing {
@@ -439,6 +462,10 @@ fn archive<'data>(
             .iter()
             .map(|(name, source)| (name.as_slice(), source_bytes(source, &buffers)))
             .collect();
+        // LLVM's writer fails on a member it takes for ELF and cannot open.
+        for (i, (_, data)) in pairs.iter().enumerate() {
+            check_elf_member(data).map_err(|e| unindexable(e, found.get(i)))?;
+        }
         archives.push(write_archive_indexed(&pairs).map_err(BundlerError::Input)?);
     }
     let mut plan = Plan::new(normalized.len(), Buffers::new())?;
@@ -447,6 +474,25 @@ fn archive<'data>(
         plan.push(t, piece);
     }
     Ok(plan)
+}
+
+/// An output member LLVM's archive writer cannot index, named as LLVM
+/// names it, with the error's offset in the input where the member's bytes
+/// are the input's.
+fn unindexable(error: crate::Error, member: Option<&(Vec<u8>, Source<'_>)>) -> BundlerError {
+    match member {
+        Some((name, source)) => {
+            let base = match source {
+                Source::Input { offset, .. } => *offset,
+                Source::Made { .. } => 0,
+            };
+            BundlerError::Member {
+                name: name.clone(),
+                error: alloc::boxed::Box::new(BundlerError::Input(error.shifted(base))),
+            }
+        }
+        None => BundlerError::Input(error),
+    }
 }
 
 fn source_bytes<'a>(source: &'a Source<'_>, buffers: &'a Buffers) -> &'a [u8] {
@@ -472,27 +518,38 @@ fn conflict<'a>(ids: &[&'a str]) -> Option<(&'a str, &'a str)> {
     Some((*ids.get(parsed.get(a)?.0)?, *ids.get(parsed.get(b)?.0)?))
 }
 
-/// The entries of an archive member, in file order, as (ID, payload); none
-/// if the member is not a bundle. Within a bundle a repeated ID means its
-/// last entry, as in LLVM. `base` is the member's offset in the archive. An
-/// object's host entry is the object without its bundle sections, made only
-/// if some target is `wanted` for it (so that damage the rewrite trips on
-/// fails only a job that needs it).
+/// An archive member's entry: its ID and payload, or no payload for an
+/// object's entry no target wants (its section is named, not read).
+type MemberEntry<'data> = (Vec<u8>, Option<Source<'data>>);
+
+/// The entries of an archive member, in file order; none if the member is
+/// not a bundle. Within a bundle a repeated ID means its last entry, as in
+/// LLVM. `base` is the member's offset in the archive. An object's entry is
+/// read only if some target is `wanted` for it (so that a damaged section,
+/// or damage the host entry's rewrite trips on, fails only a job that needs
+/// it, as in LLVM).
 fn member_entries<'data>(
     data: &'data [u8],
     base: u64,
     budget: &mut Budget,
     buffers: &mut Buffers,
     wanted: &dyn Fn(&[u8]) -> bool,
-) -> Result<Vec<(Vec<u8>, Source<'data>)>, BundlerError> {
+) -> Result<Vec<MemberEntry<'data>>, BundlerError> {
     let kind = FileKind::detect(data);
     let mut entries = Vec::new();
     if kind.is_object() && matches!(kind, FileKind::Elf(_) | FileKind::Coff(_)) {
         let object = ObjectBundle::parse(data)?;
-        for entry in object.entries() {
+        // Every section is named, as LLVM walks them all; a bundle section's
+        // contents are read only if some target wants its entry.
+        for found in object.entries_by_id() {
+            let (id, entry) = found?;
+            if !wanted(id) {
+                entries.push((id.to_vec(), None));
+                continue;
+            }
             let entry = entry?;
-            let host = entry.is_host_marker() && entry.id().starts_with(b"host-");
-            let source = if host && wanted(entry.id()) {
+            let host = entry.is_host_marker() && id.starts_with(b"host-");
+            let source = if host {
                 buffers.push(object.host_object()?);
                 let buffer = buffers.len().saturating_sub(1);
                 Source::Made {
@@ -505,7 +562,7 @@ fn member_entries<'data>(
                     bytes: entry.payload(),
                 }
             };
-            entries.push((entry.id().to_vec(), source));
+            entries.push((id.to_vec(), Some(source)));
         }
         return Ok(entries);
     }
@@ -513,7 +570,7 @@ fn member_entries<'data>(
         return Ok(entries);
     }
     for loaded in input::load(data, budget, true, buffers, &mut ())? {
-        let bundle = crate::Bundle::parse(loaded.bytes(buffers)).map_err(BundlerError::Input)?;
+        let bundle = loaded.bundle(buffers)?;
         for entry in last_of_each_id(&bundle) {
             let source = match loaded.source(range(entry.offset(), entry.size())) {
                 Source::Input { offset, bytes } => Source::Input {
@@ -522,7 +579,7 @@ fn member_entries<'data>(
                 },
                 made => made,
             };
-            entries.push((entry.id().to_vec(), source));
+            entries.push((entry.id().to_vec(), Some(source)));
         }
     }
     Ok(entries)

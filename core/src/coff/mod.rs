@@ -400,17 +400,9 @@ impl<'data> CoffFile<'data> {
     /// The section numbered `index` (from 1), with its name and contents
     /// checked.
     pub fn section(&self, index: u32) -> Result<Section<'data>> {
-        let header = self.section_header(index).ok_or(Error::new(
-            ErrorKind::BadSectionIndex {
-                index,
-                count: self.section_count(),
-            },
-            self.section_header_offset(1),
-        ))?;
+        let header = self.existing_header(index)?;
         let at = self.section_header_offset(index);
-        let name = self
-            .name_of(header, at)
-            .map_err(|e| e.in_entry(index.into()))?;
+        let name = self.section_name(index)?;
         let (offset, size) = self.contents_range(header);
         let data = range(self.data, offset, size).ok_or_else(|| {
             Error::new(
@@ -438,10 +430,26 @@ impl<'data> CoffFile<'data> {
     }
 
     /// The full name of section `index`, read from its header and the string
-    /// table (its contents may still lie outside the file); `None` if it
-    /// cannot be read.
-    pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
-        self.name_of(self.section_header(index)?, 0).ok()
+    /// table (its contents may still lie outside the file), or why it cannot
+    /// be read.
+    pub fn section_name(&self, index: u32) -> Result<&'data [u8]> {
+        self.name_of(
+            self.existing_header(index)?,
+            self.section_header_offset(index),
+        )
+        .map_err(|e| e.in_entry(index.into()))
+    }
+
+    /// The header of section `index`, or an error naming an index outside
+    /// the table.
+    fn existing_header(&self, index: u32) -> Result<&'data SectionHeader> {
+        self.section_header(index).ok_or(Error::new(
+            ErrorKind::BadSectionIndex {
+                index,
+                count: self.section_count(),
+            },
+            self.section_header_offset(1),
+        ))
     }
 
     /// Every section, in order. A section whose name or contents lie outside

@@ -68,6 +68,7 @@ pub fn rewrite_sections(
     mut keep: impl FnMut(&Section) -> bool,
     added: &[NewSection],
 ) -> Result<Vec<u8>> {
+    file.check_program_header_size()?;
     let count = file.section_count();
     let sections = (0..count)
         .map(|i| file.section(i))
@@ -84,6 +85,28 @@ pub fn rewrite_sections(
             },
             0,
         ));
+    }
+    // llvm-objcopy reads every relocation section's entries, removed ones
+    // too, and refuses an entry size that is not its type's, or contents
+    // that are not whole entries (a symbol table's too).
+    let class = file.header().class;
+    if let Some(bad) = sections.iter().find(|s| {
+        let h = s.header();
+        relocation_size(class, h.kind).is_some_and(|size| h.entsize != size)
+            || (relocation_size(class, h.kind).is_some() || h.kind == SHT_SYMTAB)
+                && h.size.checked_rem(h.entsize).is_some_and(|r| r != 0)
+    }) {
+        let h = bad.header();
+        let what = if h.kind == SHT_SYMTAB {
+            ElfUnsupported::SymbolSize(h.entsize)
+        } else {
+            ElfUnsupported::RelocationSize(h.entsize)
+        };
+        return Err(Error::new(
+            ErrorKind::UnsupportedElf { what },
+            file.section_header_offset(bad.index()),
+        )
+        .in_entry(bad.index().into()));
     }
     let mut new_index: Vec<Option<u32>> = Vec::new();
     let mut next = 0u32;
@@ -260,6 +283,17 @@ fn rebuilt_tables<'a>(
     Ok(tables)
 }
 
+/// The entry size of a `SHT_REL` or `SHT_RELA` section; `None` for other
+/// types.
+fn relocation_size(class: Class, kind: u32) -> Option<u64> {
+    let word = class.address_size();
+    match kind {
+        SHT_REL => Some(word.saturating_mul(2)),
+        SHT_RELA => Some(word.saturating_mul(3)),
+        _ => None,
+    }
+}
+
 /// The fields of a symbol this module rewrites, and where it is.
 struct Symbol {
     at: usize,
@@ -413,6 +447,12 @@ fn plan<'a: 'b, 'b>(
         }
         if header.kind == SHT_REL || header.kind == SHT_RELA || header.flags & SHF_INFO_LINK != 0 {
             header.info = map.get(header.info, index)?;
+        }
+        // llvm-objcopy aligns relocation sections and the symbol table to
+        // the address size, whatever their sh_addralign says.
+        if relocation_size(file.header().class, header.kind).is_some() || header.kind == SHT_SYMTAB
+        {
+            header.addralign = file.header().class.address_size();
         }
     }
     let mut contents = Contents::Borrowed(section.data());
@@ -749,16 +789,18 @@ mod tests {
     #[test]
     fn rebuilt_name_table_inside_a_segment_is_laid_out_anew() {
         // One segment over the whole file; section 1, the name table, is the
-        // first 8 bytes of the file ("\x7fELF\x02\x01\x01\0").
+        // first 8 bytes of the file ("\x7fELF\x02\x01\x01\0"), and named
+        // by its offset 1 (offset 0 is the empty name).
         let mut data = one_segment(0, 248);
         data.resize(248, 0);
         data[60..62].copy_from_slice(&2u16.to_le_bytes()); // e_shnum
         data[62..64].copy_from_slice(&1u16.to_le_bytes()); // e_shstrndx
+        data[184..188].copy_from_slice(&1u32.to_le_bytes()); // sh_name
         data[188..192].copy_from_slice(&SHT_STRTAB.to_le_bytes());
         data[216..224].copy_from_slice(&8u64.to_le_bytes()); // sh_size
         let file = ElfFile::parse(&data).unwrap();
         let name = file.section(1).unwrap().name().to_vec();
-        assert_eq!(name, b"\x7fELF\x02\x01\x01");
+        assert_eq!(name, b"ELF\x02\x01\x01");
         let added = NewSection {
             name: b"x",
             kind: SHT_PROGBITS,

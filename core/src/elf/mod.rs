@@ -255,6 +255,9 @@ pub enum ElfUnsupported {
     /// More than one `SHT_SYMTAB` section, which llvm-objcopy refuses to
     /// rewrite.
     MultipleSymbolTables,
+    /// A relocation section's `sh_entsize` is not its type's entry size,
+    /// which llvm-objcopy refuses.
+    RelocationSize(u64),
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -269,6 +272,9 @@ impl core::fmt::Display for ElfUnsupported {
             ElfUnsupported::Alignment(n) => write!(f, "section alignment {n:#x} (over 1 MiB)"),
             ElfUnsupported::MultipleSymbolTables => {
                 f.write_str("more than one SHT_SYMTAB section (llvm-objcopy refuses it too)")
+            }
+            ElfUnsupported::RelocationSize(n) => {
+                write!(f, "relocation entry size {n} (llvm-objcopy refuses it too)")
             }
         }
     }
@@ -388,9 +394,9 @@ impl<'data> ElfFile<'data> {
         data.starts_with(ELF_MAGIC)
     }
 
-    /// Parses the file header, the section header table and the section-name
-    /// table. Section contents are not read.
-    pub fn parse(data: &'data [u8]) -> Result<Self> {
+    /// Parses the file header and the section header table, as LLVM's
+    /// object reader opens a file: section names are not read.
+    fn parse_table(data: &'data [u8]) -> Result<Self> {
         let header = read_file_header(data)?;
         let class = header.class;
         let entsize = class.section_header_size();
@@ -423,12 +429,19 @@ impl<'data> ElfFile<'data> {
         } else {
             header.shnum = 0;
         }
-        let mut file = ElfFile {
+        Ok(ElfFile {
             data,
             header,
             table,
             names: &[],
-        };
+        })
+    }
+
+    /// Parses the file header, the section header table and the section-name
+    /// table. Section contents are not read.
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        let mut file = Self::parse_table(data)?;
+        let header = file.header;
         if header.shnum != 0 && header.shstrndx != 0 {
             let strtab = file
                 .section_header(header.shstrndx)
@@ -439,7 +452,7 @@ impl<'data> ElfFile<'data> {
                             index: header.shstrndx,
                             count: header.shnum,
                         },
-                        offset_of_shstrndx(class),
+                        offset_of_shstrndx(header.class),
                     )
                 })?;
             file.names = range(data, strtab.offset, strtab.size)
@@ -490,25 +503,16 @@ impl<'data> ElfFile<'data> {
                 self.header.shoff,
             )
         })?;
-        let header_offset = self.section_header_offset(index);
         let name = if index == 0 {
             &[][..]
         } else {
-            section_name(self.names, header.name).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::BadSectionName {
-                        name: header.name,
-                        table_size: to_u64(self.names.len()),
-                    },
-                    header_offset,
-                )
-                .in_entry(index.into())
-            })?
+            self.name_of(index, &header)?
         };
-        let data = if index == 0 {
+        // SHT_NOBITS has no contents, wherever its sh_offset points.
+        let data = if index == 0 || header.kind == SHT_NOBITS {
             &[][..]
         } else {
-            range(self.data, header.offset, header.file_size())
+            range(self.data, header.offset, header.size)
                 .ok_or_else(|| section_out_of_bounds(self, index, &header))?
         };
         Ok(Section {
@@ -519,11 +523,73 @@ impl<'data> ElfFile<'data> {
         })
     }
 
+    /// Checks `e_phentsize` when there are program headers: what reading
+    /// them (llvm-objcopy does) needs.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn check_program_header_size(&self) -> Result<()> {
+        let class = self.header.class;
+        // e_phentsize: four fields before e_shstrndx.
+        let at = offset_of_shstrndx(class).saturating_sub(8);
+        let size = range(self.data, at, 2)
+            .and_then(|b| U16::read_from_bytes(b).ok())
+            .map_or(0, |v| v.get());
+        if self.header.phnum != 0 && u64::from(size) != class.program_header_size() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedElf {
+                    what: ElfUnsupported::ProgramHeaderSize(size),
+                },
+                at,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that the null section's contents (`sh_offset`, `sh_size`) lie
+    /// inside the file. They hold nothing, but LLVM's object reader bounds
+    /// them as any section's when a tool reads every section's contents
+    /// (`llvm-objdump --offloading` fails on them).
+    pub fn check_null_section(&self) -> Result<()> {
+        match self.section_header(0) {
+            Some(null) if range(self.data, null.offset, null.file_size()).is_none() => {
+                Err(section_out_of_bounds(self, 0, &null))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The name of section `index`, read from its header alone (its contents
-    /// may still lie outside the file); `None` if it cannot be read.
-    pub fn section_name(&self, index: u32) -> Option<&'data [u8]> {
-        let header = self.section_header(index)?;
-        section_name(self.names, header.name)
+    /// may still lie outside the file). Section 0's is read too: LLVM's
+    /// object reader names every section from index 0, and a bad name there
+    /// fails it as any other.
+    pub fn section_name(&self, index: u32) -> Result<&'data [u8]> {
+        let header = self.section_header(index).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionIndex {
+                    index,
+                    count: self.header.shnum,
+                },
+                self.header.shoff,
+            )
+        })?;
+        self.name_of(index, &header)
+    }
+
+    /// A section's name: none for name offset 0, as LLVM reads it (even in
+    /// a file with no name table), else the string at that offset.
+    fn name_of(&self, index: u32, header: &SectionHeader) -> Result<&'data [u8]> {
+        if header.name == 0 {
+            return Ok(&[]);
+        }
+        section_name(self.names, header.name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::BadSectionName {
+                    name: header.name,
+                    table_size: to_u64(self.names.len()),
+                },
+                self.section_header_offset(index),
+            )
+            .in_entry(index.into())
+        })
     }
 
     /// Every section after the null one, in index order. A section whose
@@ -558,7 +624,7 @@ impl<'data> ElfFile<'data> {
     }
 
     /// File offset of section `index`'s header.
-    fn section_header_offset(&self, index: u32) -> u64 {
+    pub(crate) fn section_header_offset(&self, index: u32) -> u64 {
         u64::from(index)
             .saturating_mul(self.header.class.section_header_size())
             .saturating_add(self.header.shoff)
@@ -592,8 +658,68 @@ impl<'data> Section<'data> {
     }
 }
 
-/// The name of a symbol table entry if it is a defined global.
-fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a [u8]> {
+/// The symbols LLVM's archive writer indexes a member it takes for ELF by,
+/// read as it reads them: the file opened as its object reader opens it
+/// (the file header and section header table; section names are not
+/// read), then the first symbol table's defined globals, in order, named
+/// from that table's string table. An error where LLVM's writer fails: the
+/// file does not open, the symbol table or (when it defines a symbol to
+/// index) its string table lies outside the file, the symbol size is not
+/// the class's, or a name offset lies outside the strings.
+#[cfg(feature = "alloc")]
+pub fn index_symbols(data: &[u8]) -> Result<alloc::vec::Vec<&[u8]>> {
+    let file = ElfFile::parse_table(data)?;
+    let class = file.header.class;
+    let Some((index, symtab)) = (1..file.header.shnum).find_map(|i| {
+        file.section_header(i)
+            .filter(|h| h.kind == SHT_SYMTAB)
+            .map(|h| (i, h))
+    }) else {
+        return Ok(alloc::vec::Vec::new());
+    };
+    let in_symtab =
+        |kind| Error::new(kind, file.section_header_offset(index)).in_entry(index.into());
+    let entries = range(data, symtab.offset, symtab.size)
+        .ok_or_else(|| section_out_of_bounds(&file, index, &symtab))?;
+    let size = class.symbol_size();
+    if symtab.entsize != size || symtab.size.checked_rem(size) != Some(0) {
+        return Err(in_symtab(ErrorKind::UnsupportedElf {
+            what: ElfUnsupported::SymbolSize(symtab.entsize),
+        }));
+    }
+    let step = usize::try_from(size).unwrap_or(usize::MAX);
+    // Entry 0 is the null symbol.
+    let exported: alloc::vec::Vec<u32> = entries
+        .chunks_exact(step)
+        .skip(1)
+        .filter_map(|raw| exported_name(class, raw))
+        .collect();
+    if exported.is_empty() {
+        return Ok(alloc::vec::Vec::new());
+    }
+    let strings = file.section_header(symtab.link).ok_or_else(|| {
+        in_symtab(ErrorKind::BadSectionIndex {
+            index: symtab.link,
+            count: file.header.shnum,
+        })
+    })?;
+    let table = range(data, strings.offset, strings.file_size())
+        .ok_or_else(|| section_out_of_bounds(&file, symtab.link, &strings))?;
+    exported
+        .into_iter()
+        .map(|name| {
+            section_name(table, name).ok_or_else(|| {
+                in_symtab(ErrorKind::BadSectionName {
+                    name,
+                    table_size: to_u64(table.len()),
+                })
+            })
+        })
+        .collect()
+}
+
+/// The name offset of a symbol table entry if it is a defined global.
+fn exported_name(class: Class, raw: &[u8]) -> Option<u32> {
     let (name, info, shndx) = match class {
         Class::Elf64 => {
             let (name, rest) = U32::read_from_prefix(raw).ok()?;
@@ -612,9 +738,12 @@ fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a
     let kind = info & 0xf;
     // STB_GLOBAL, STB_WEAK, STB_GNU_UNIQUE; not STT_SECTION or STT_FILE.
     let exported = matches!(binding, 1 | 2 | 10) && !matches!(kind, 3 | 4);
-    (exported && shndx != 0 && name != 0)
-        .then(|| section_name(strings, name))
-        .flatten()
+    (exported && shndx != 0 && name != 0).then_some(name)
+}
+
+/// The name of a symbol table entry if it is a defined global.
+fn defined_global<'a>(class: Class, raw: &[u8], strings: &'a [u8]) -> Option<&'a [u8]> {
+    section_name(strings, exported_name(class, raw)?)
 }
 
 fn read_file_header(data: &[u8]) -> Result<FileHeader> {
@@ -682,7 +811,7 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
             )
         }
     };
-    let (mut header, shentsize, phentsize) = header;
+    let (mut header, shentsize) = header;
     header.os_abi = data.get(7).copied().unwrap_or_default();
     header.abi_version = data.get(8).copied().unwrap_or_default();
     if header.shoff != 0 && u64::from(shentsize) != class.section_header_size() {
@@ -692,26 +821,22 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
             offset_of_shstrndx(class).saturating_sub(4),
         ));
     }
-    if header.phnum != 0 && u64::from(phentsize) != class.program_header_size() {
-        return Err(unsupported(
-            ElfUnsupported::ProgramHeaderSize(phentsize),
-            // e_phentsize: four fields before e_shstrndx.
-            offset_of_shstrndx(class).saturating_sub(8),
-        ));
-    }
+    // LLVM's object reader reads program headers only when asked; so does
+    // this one (see `check_program_header_size`).
     Ok(header)
 }
 
-/// Gathers the class-independent fields; returns the header and the two
-/// entry sizes that are checked against the class.
+/// Gathers the class-independent fields; returns the header and the
+/// section header size, which is checked against the class (the program
+/// header size is checked only where program headers are read).
 fn raw_header(
     class: Class,
     [file_type, machine]: [U16; 2],
     flags: U32,
     phoff: u64,
     shoff: u64,
-    [phentsize, phnum, shentsize, shnum, shstrndx]: [U16; 5],
-) -> (FileHeader, u16, u16) {
+    [_phentsize, phnum, shentsize, shnum, shstrndx]: [U16; 5],
+) -> (FileHeader, u16) {
     (
         FileHeader {
             class,
@@ -727,7 +852,6 @@ fn raw_header(
             shstrndx: shstrndx.get().into(),
         },
         shentsize.get(),
-        phentsize.get(),
     )
 }
 
