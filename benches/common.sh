@@ -53,7 +53,7 @@ need_tools() { # path-or-command...
 # target directory cargo uses (CARGO_TARGET_DIR honoured).
 build_ours() {
     if [[ -n ${OURS:-} ]]; then
-        ours_bin=$OURS
+        ours_bin=$(realpath -e -- "$OURS") || die "$OURS not found"
     else
         echo "== building clangoffload (release)" >&2
         (cd "$bench_root" && cargo build --release -p clangoffload-cli --quiet)

@@ -201,7 +201,7 @@ impl Stream<'_> {
     }
 
     /// Checks, then decodes into a new buffer of exactly the declared size,
-    /// reserved with `try_reserve_exact` after the size passed the limits;
+    /// had from the allocator zeroed after the size passed the limits;
     /// returns it and, if `hash` asks, its truncated MD5.
     #[cfg(feature = "alloc")]
     pub(crate) fn decode_to_vec(
@@ -210,8 +210,7 @@ impl Stream<'_> {
         hash: bool,
     ) -> Result<(alloc::vec::Vec<u8>, Option<u64>)> {
         let size = self.check(&options.limits)?;
-        let mut out = crate::bytes::reserve(to_u64(size))?;
-        out.resize(size, 0);
+        let mut out = crate::bytes::zeroed(to_u64(size))?;
         let computed = self.decode_hashed(&mut out, options, hash)?;
         Ok((out, computed))
     }
