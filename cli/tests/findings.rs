@@ -28,6 +28,16 @@ fn run_in(dir: &Path, tool: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Both tools (ours, and LLVM 22 when installed) succeed, write their first
+/// output, and write the same bytes.
+fn assert_both_write_the_same(results: &[(Output, Vec<Option<Vec<u8>>>)]) {
+    for (out, written) in results {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && written[0].is_some(), "{stderr}");
+    }
+    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+}
+
 /// Our result and, when LLVM 22 is installed, its result, for `args` run in
 /// a directory holding `files`; each with the bytes of `outputs` afterwards.
 fn both(
@@ -303,11 +313,7 @@ fn a_damaged_bundle_section_fails_only_the_job_that_needs_it() {
         "-output=d.a",
     ];
     let results = both(&files, &member, &["d.a"]);
-    for (out, written) in &results {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && written[0].is_some(), "{stderr}");
-    }
-    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    assert_both_write_the_same(&results);
     let openmp = "-targets=openmp-x86_64-pc-linux-gnu";
     let member = [
         "-unbundle",
@@ -417,11 +423,7 @@ fn a_missing_final_padding_byte_fails_only_the_archive_check() {
         "-output=d.a",
     ];
     let results = both(&files, &unbundle, &["d.a"]);
-    for (out, written) in &results {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success() && written[0].is_some(), "{stderr}");
-    }
-    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    assert_both_write_the_same(&results);
     let checked = [&unbundle[..], &["-check-input-archive"]].concat();
     for (out, _) in both(&files, &checked, &[]) {
         assert_eq!(out.status.code(), Some(1));
@@ -632,10 +634,7 @@ fn the_host_rewrite_follows_llvm_objcopy() {
         ]
     };
     let results = both(&files, &host("-input=a.o"), &["h"]);
-    assert!(results
-        .iter()
-        .all(|(out, w)| out.status.success() && w[0].is_some()));
-    assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+    assert_both_write_the_same(&results);
     for (out, _) in both(&files, &host("-input=p.o"), &[]) {
         assert_eq!(out.status.code(), Some(1));
     }
@@ -664,11 +663,7 @@ fn the_host_rewrite_follows_llvm_objcopy_for_symtab_and_nobits() {
             "-output=d",
         ];
         let results = both(&files, &args, &["h", "d"]);
-        for (out, written) in &results {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success() && written[0].is_some(), "{stderr}");
-        }
-        assert!(results.windows(2).all(|w| w[0].1 == w[1].1));
+        assert_both_write_the_same(&results);
     }
 }
 

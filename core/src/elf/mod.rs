@@ -494,15 +494,7 @@ impl<'data> ElfFile<'data> {
 
     /// The section at `index`, with its name and contents checked.
     pub fn section(&self, index: u32) -> Result<Section<'data>> {
-        let header = self.section_header(index).ok_or_else(|| {
-            Error::new(
-                ErrorKind::BadSectionIndex {
-                    index,
-                    count: self.header.shnum,
-                },
-                self.header.shoff,
-            )
-        })?;
+        let header = self.existing_header(index)?;
         let name = if index == 0 {
             &[][..]
         } else {
@@ -562,7 +554,14 @@ impl<'data> ElfFile<'data> {
     /// object reader names every section from index 0, and a bad name there
     /// fails it as any other.
     pub fn section_name(&self, index: u32) -> Result<&'data [u8]> {
-        let header = self.section_header(index).ok_or_else(|| {
+        let header = self.existing_header(index)?;
+        self.name_of(index, &header)
+    }
+
+    /// The header of section `index`, or an error naming an index outside
+    /// the table.
+    fn existing_header(&self, index: u32) -> Result<SectionHeader> {
+        self.section_header(index).ok_or_else(|| {
             Error::new(
                 ErrorKind::BadSectionIndex {
                     index,
@@ -570,8 +569,7 @@ impl<'data> ElfFile<'data> {
                 },
                 self.header.shoff,
             )
-        })?;
-        self.name_of(index, &header)
+        })
     }
 
     /// A section's name: none for name offset 0, as LLVM reads it (even in
