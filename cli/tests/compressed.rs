@@ -775,3 +775,59 @@ fn the_decompression_limit_is_for_the_whole_input() {
         stderr(&r)
     );
 }
+
+/// A compressed bundle large enough that our verified decoding hashes on a
+/// second thread while it decodes (2 MiB of device code per target), made
+/// by LLVM 22: every target unbundles to its input, as LLVM unbundles it; a
+/// wrong hash is refused, naming both hashes (the computed one is LLVM's).
+#[test]
+fn a_large_llvm_ccob_unbundles_with_its_hash_checked() {
+    let Some(llvm) = llvm22() else { return };
+    let sb = Sandbox::new();
+    let targets = [
+        "hip-amdgcn-amd-amdhsa--gfx906",
+        "hip-amdgcn-amd-amdhsa--gfx90a",
+    ];
+    let inputs: Vec<PathBuf> = (0..2u32)
+        .map(|t| {
+            let code: Vec<u8> = (0..(1u32 << 19))
+                .flat_map(|i| ((i / 5) ^ (i >> 9) ^ t).to_le_bytes())
+                .collect();
+            write(&sb, &format!("dev{t}.o"), &code)
+        })
+        .collect();
+    let ccob = sb.path("big.ccob");
+    let mut make = Command::new(&llvm);
+    make.args(["-type=o", "-compress"])
+        .arg(format!(
+            "-targets=host-x86_64-unknown-linux-gnu-,{}",
+            targets.join(",")
+        ))
+        .arg("-input=/dev/null")
+        .args(inputs.iter().map(|p| format!("-input={}", p.display())))
+        .arg(format!("-output={}", ccob.display()));
+    let made = make.output().unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let bytes = std::fs::read(&ccob).unwrap();
+    assert_eq!(&bytes[..6], b"CCOB\x03\x00", "LLVM 22 writes version 3");
+    for (target, input) in targets.iter().zip(&inputs) {
+        let (ours, theirs) = (sb.path("ours.o"), sb.path("theirs.o"));
+        let o = unbundle(&sb.ours(), &ccob, target, &ours);
+        let t = unbundle(&llvm, &ccob, target, &theirs);
+        assert!(o.status.success() && t.status.success(), "{}", stderr(&o));
+        let ours = std::fs::read(&ours).unwrap();
+        assert_eq!(ours, std::fs::read(input).unwrap(), "{target}");
+        assert_eq!(ours, std::fs::read(&theirs).unwrap(), "{target}");
+    }
+    let mut bad_hash = bytes.clone();
+    bad_hash[24] ^= 1;
+    let bad = write(&sb, "bad.ccob", &bad_hash);
+    let r = unbundle(&sb.ours(), &bad, targets[0], &sb.path("x.o"));
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let stored = u64::from_le_bytes(bytes[24..32].try_into().unwrap());
+    let mismatch = format!(
+        "hash mismatch: stored {:#018x}, computed {stored:#018x}",
+        stored ^ 1
+    );
+    assert!(stderr(&r).contains(&mismatch), "{}", stderr(&r));
+}
