@@ -18,7 +18,8 @@
 //! - zstd with it off: the same, or — only on a corrupt stream, where
 //!   neither output verifies against the stored hash — the known
 //!   leniencies (`is_libzstd_leniency`): different bytes, or libzstd
-//!   succeeding where ruzstd fails with a literal-stream or block-size error.
+//!   succeeding where ruzstd fails with a literal-stream, block-size or
+//!   sequence-overrun error.
 //!
 //! Round trip: the input after its first 4 bytes (so mostly not `CCOB`) is
 //! compressed with zlib and zstd at level 1 (version 2 or 3 by the input's
@@ -185,11 +186,20 @@ fn check_decompress(b: &CompressedBundle<'_>) {
 /// Also, libzstd does not hold raw and RLE blocks to Block_Maximum_Size (the
 /// smaller of the window and 128 KiB; `ZSTD_setRleBlock` checks only the
 /// output room), which ruzstd enforces (`DecompressedSizeTooLarge`).
+///
+/// And libzstd lets the sequences of a block read past the start of their
+/// bitstream: its last check (`BIT_reloadDStream(..) <
+/// BIT_DStream_completed`) refuses bits left over but lets
+/// `BIT_DStream_overflow` through, so the missing bits are read as whatever
+/// the bit container holds. ruzstd refuses the overrun
+/// (`NotEnoughBytesForNumSequences`).
+///
 /// This says whether ruzstd, run like the core runs it, fails with one of
-/// those four errors.
+/// those five errors.
 fn is_libzstd_leniency(b: &CompressedBundle<'_>) -> bool {
     use ruzstd::decoding::errors::{
-        DecodeBlockContentError, DecompressBlockError, DecompressLiteralsError, FrameDecoderError,
+        DecodeBlockContentError, DecodeSequenceError, DecompressBlockError,
+        DecompressLiteralsError, FrameDecoderError,
     };
     use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
     let mut decoder = FrameDecoder::new();
@@ -213,6 +223,13 @@ fn is_libzstd_leniency(b: &CompressedBundle<'_>) -> bool {
                     DecompressBlockError::DecompressedSizeTooLarge { max, at_least },
                 ),
             )) => return at_least > max,
+            Err(FrameDecoderError::FailedToReadBlockBody(
+                DecodeBlockContentError::DecompressBlockError(
+                    DecompressBlockError::DecodeSequenceError(
+                        DecodeSequenceError::NotEnoughBytesForNumSequences,
+                    ),
+                ),
+            )) => return true,
             Err(FrameDecoderError::FailedToReadBlockBody(
                 DecodeBlockContentError::DecompressBlockError(
                     DecompressBlockError::DecompressLiteralsError(e),

@@ -730,7 +730,12 @@ fn packager_extract() {
 /// and compressed bundles.
 fn inspect() {
     let none = |_: &[u8]| true;
-    copy_fixtures("inspect", "offload", &[".o", ".so", "hip-exe", ".offbin", ".a"], none);
+    copy_fixtures(
+        "inspect",
+        "offload",
+        &[".o", ".so", "hip-exe", ".offbin", ".a"],
+        none,
+    );
     copy_fixtures("inspect", "compressed/llvm22", &[".ccob"], none);
 }
 
@@ -740,7 +745,11 @@ fn registration() {
     copy_fixtures("registration", "offload", &[".offbin"], |b| {
         clangoffload::OffloadBinary::parse(b).is_ok()
     });
-    write(&seeds_dir("registration"), "plain", b"\x7fELF not an OffloadBinary");
+    write(
+        &seeds_dir("registration"),
+        "plain",
+        b"\x7fELF not an OffloadBinary",
+    );
 }
 
 /// LLVM 22's packages of `tests/fixtures/offload`, plus one binary of each
@@ -785,9 +794,12 @@ fn elf_locate() {
 
 /// Small host files and packages of `tests/fixtures/offload` to scan.
 fn scan() {
-    copy_fixtures("scan", "offload", &["embed2.o", "hip-compress.o", "single.offbin"], |b| {
-        !b.is_empty()
-    });
+    copy_fixtures(
+        "scan",
+        "offload",
+        &["embed2.o", "hip-compress.o", "single.offbin"],
+        |b| !b.is_empty(),
+    );
 }
 
 fn main() {

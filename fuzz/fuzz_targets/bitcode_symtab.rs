@@ -2,9 +2,9 @@
 //! assert (`cargo test` replays the seeds and findings through them).
 #![no_main]
 
-#[path = "../checks/within.rs"]
-mod within;
 #[path = "../checks/bitcode_symtab.rs"]
 mod checks;
+#[path = "../checks/within.rs"]
+mod within;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::check(data));
