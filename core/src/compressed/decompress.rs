@@ -59,6 +59,7 @@ impl Default for DecompressOptions {
 }
 
 /// How decoding into a buffer of the declared size ended.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Decoded {
     /// The stream ended after filling the buffer exactly.
     Exact,

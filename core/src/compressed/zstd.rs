@@ -8,8 +8,10 @@
 //!
 //! [`decode_chunked`] hands each stretch of output to a callback as soon as
 //! it is final, so that it can be hashed while the rest is decoded. libzstd
-//! then streams through its own window (one more copy of the output, which
-//! costs less than the hash it lets run alongside); ruzstd streams anyway.
+//! then streams straight into the output (its stable output buffer, the
+//! crate's one `unsafe` module: safe Rust cannot say that another thread
+//! reads the finished part of the buffer libzstd is writing); ruzstd streams
+//! through its own window anyway.
 
 use super::decompress::Decoded;
 use super::zstd_frame::FrameError;
@@ -90,7 +92,7 @@ pub(crate) mod libzstd {
     use super::{Decoded, FrameError};
     use crate::bytes::to_u64;
     use crate::compressed::StreamFault;
-    use zstd_safe::{get_error_name, DCtx, DParameter, ErrorCode, InBuffer, OutBuffer};
+    use zstd_safe::{get_error_name, DCtx, ErrorCode};
 
     pub(crate) fn decode(frame: &[u8], out: &mut [u8]) -> Result<Decoded, FrameError> {
         let mut context = DCtx::try_create().ok_or((StreamFault::Malformed, 0))?;
@@ -110,64 +112,174 @@ pub(crate) mod libzstd {
         }
     }
 
-    /// How much output one streaming call may write: small enough that the
-    /// hash starts early and ends soon after the decoding.
-    const CHUNK: usize = 256 << 10;
+    /// How much of the frame one streaming call is given: small enough that
+    /// the hash starts early and ends soon after the decoding (about 256 KiB
+    /// of output at the ratios zstd reaches on device code).
+    pub(super) const IN_STEP: usize = 64 << 10;
 
-    /// Streaming decoding for [`super::decode_chunked`]. A frame that stops
-    /// making progress is malformed (the caller has checked its extent, so
-    /// this is a guard, not a case).
+    /// Streaming decoding for [`super::decode_chunked`], straight into `out`:
+    /// libzstd's stable output buffer, so it keeps no window of its own (a
+    /// second copy of the output) and refers back into what it has written.
+    /// The frame is fed `IN_STEP` bytes at a time and whatever each call
+    /// finishes goes to `emit`. A frame that stops making progress is
+    /// malformed (the caller has checked its extent, so this is a guard).
     pub(crate) fn decode_chunked<'o>(
         frame: &[u8],
-        mut rest: &'o mut [u8],
+        out: &'o mut [u8],
         max_window: u64,
         emit: &mut dyn FnMut(&'o [u8]),
     ) -> Result<Decoded, FrameError> {
         let malformed = (StreamFault::Malformed, 0);
-        let mut context = DCtx::try_create().ok_or(malformed)?;
-        let window_log = max_window.max(2).ilog2().min(31);
-        context
-            .set_parameter(DParameter::WindowLogMax(window_log))
-            .map_err(fault)?;
-        let mut input = InBuffer::around(frame);
-        let mut written = 0u64;
-        while !rest.is_empty() {
-            let before = input.pos();
-            let room = rest.len().min(CHUNK);
-            let mut window = OutBuffer::around(rest.get_mut(..room).unwrap_or_default());
-            let pending = context
-                .decompress_stream(&mut window, &mut input)
-                .map_err(fault)?;
-            let produced = window.pos();
-            super::emit_front(&mut rest, produced, emit).ok_or(malformed)?;
-            written = written.saturating_add(to_u64(produced));
-            if pending == 0 {
-                return Ok(if rest.is_empty() {
-                    Decoded::Exact
-                } else {
-                    Decoded::Short(written)
-                });
+        let mut stream = stable::Stream::new(out, max_window).ok_or(malformed)?;
+        let mut fed = 0usize;
+        loop {
+            fed = frame.len().min(fed.saturating_add(IN_STEP));
+            let before = (stream.consumed(), stream.written());
+            let status = stream.step(frame, fed);
+            if stream.written() > before.1 {
+                emit(stream.finished(before.1));
             }
-            if produced == 0 && input.pos() == before {
-                return Err(malformed);
+            match status {
+                Err(code) if get_error_name(code).contains("too small") => {
+                    return Ok(Decoded::Long)
+                }
+                Err(code) => return Err(fault(code)),
+                Ok(0) if stream.written() == stream.len() => return Ok(Decoded::Exact),
+                Ok(0) => return Ok(Decoded::Short(to_u64(stream.written()))),
+                Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
+                    return Err(malformed)
+                }
+                Ok(_) => {}
             }
         }
-        // The output is full: the frame must end without another byte.
-        let mut probe = [0u8; 1];
-        loop {
-            let before = input.pos();
-            let mut window = OutBuffer::around(&mut probe[..]);
-            let pending = context
-                .decompress_stream(&mut window, &mut input)
-                .map_err(fault)?;
-            if window.pos() != 0 {
-                return Ok(Decoded::Long);
+    }
+
+    /// libzstd's streaming decoder writing into one buffer that stays put
+    /// between calls (`ZSTD_d_stableOutBuffer`): the core's only unsafe code.
+    /// It buys the hashed decoding of a large bundle a second copy of the
+    /// output and its page faults (benches/README.md); the hash thread reads
+    /// what is finished while libzstd writes the rest of the same buffer,
+    /// which safe Rust cannot say.
+    #[allow(unsafe_code)]
+    mod stable {
+        use core::marker::PhantomData;
+        use core::ptr::NonNull;
+        use zstd_safe::ErrorCode;
+        use zstd_sys::{
+            ZSTD_DCtx, ZSTD_DCtx_setParameter, ZSTD_createDCtx, ZSTD_dParameter,
+            ZSTD_decompressStream, ZSTD_freeDCtx, ZSTD_inBuffer, ZSTD_isError, ZSTD_outBuffer,
+        };
+
+        /// One frame being decoded into the buffer `Stream::new` took.
+        pub(super) struct Stream<'o> {
+            context: NonNull<ZSTD_DCtx>,
+            /// The output buffer (`dst`, `size`) and how much of it is written
+            /// (`pos`); libzstd requires `dst` and `size` unchanged between calls.
+            output: ZSTD_outBuffer,
+            consumed: usize,
+            /// The buffer is borrowed, mutably, for as long as what
+            /// [`Stream::finished`] hands out lives.
+            buffer: PhantomData<&'o mut [u8]>,
+        }
+
+        impl<'o> Stream<'o> {
+            /// A decoder for one frame into `out`, with at most `max_window`
+            /// bytes of window; `None` if libzstd cannot have one.
+            pub(super) fn new(out: &'o mut [u8], max_window: u64) -> Option<Self> {
+                // SAFETY: no arguments; a null result is handled.
+                let context = NonNull::new(unsafe { ZSTD_createDCtx() })?;
+                let output = ZSTD_outBuffer {
+                    dst: out.as_mut_ptr().cast(),
+                    size: out.len(),
+                    pos: 0,
+                };
+                // From here `out` is reached only through `output.dst`.
+                let stream = Stream {
+                    context,
+                    output,
+                    consumed: 0,
+                    buffer: PhantomData,
+                };
+                let window_log = i32::try_from(max_window.max(2).ilog2().min(31)).ok()?;
+                stream.set(ZSTD_dParameter::ZSTD_d_windowLogMax, window_log)?;
+                // ZSTD_d_stableOutBuffer (zstd.h, experimental parameter 2).
+                stream.set(ZSTD_dParameter::ZSTD_d_experimentalParam2, 1)?;
+                Some(stream)
             }
-            if pending == 0 {
-                return Ok(Decoded::Exact);
+
+            fn set(&self, parameter: ZSTD_dParameter, value: i32) -> Option<()> {
+                // SAFETY: `context` is a live context this stream owns.
+                let code =
+                    unsafe { ZSTD_DCtx_setParameter(self.context.as_ptr(), parameter, value) };
+                // SAFETY: a pure function of its argument.
+                (unsafe { ZSTD_isError(code) } == 0).then_some(())
             }
-            if input.pos() == before {
-                return Err(malformed);
+
+            /// Decodes what the first `fed` bytes of `frame` allow: libzstd's
+            /// hint (0 once the frame is decoded and flushed) or its error.
+            /// Every call gets the same frame (libzstd copies what it keeps
+            /// of a partial block, so the frame need not outlive the call).
+            pub(super) fn step(&mut self, frame: &[u8], fed: usize) -> Result<usize, ErrorCode> {
+                let mut input = ZSTD_inBuffer {
+                    src: frame.as_ptr().cast(),
+                    size: fed.min(frame.len()),
+                    pos: self.consumed.min(fed),
+                };
+                // SAFETY: `context` is live; `input` describes readable bytes
+                // of `frame`; `output` is the buffer borrowed by `new` for 'o,
+                // unchanged since (as the stable output buffer requires), of
+                // which libzstd writes only `[pos, size)`: it never rewrites
+                // what it has written, so the `finished` slices other threads
+                // may be reading are not written.
+                let code = unsafe {
+                    ZSTD_decompressStream(self.context.as_ptr(), &mut self.output, &mut input)
+                };
+                self.consumed = input.pos;
+                // SAFETY: a pure function of its argument.
+                if unsafe { ZSTD_isError(code) } != 0 {
+                    Err(code)
+                } else {
+                    Ok(code)
+                }
+            }
+
+            /// How much of the frame libzstd has taken.
+            pub(super) fn consumed(&self) -> usize {
+                self.consumed
+            }
+
+            /// How much of the output is written.
+            pub(super) fn written(&self) -> usize {
+                self.output.pos
+            }
+
+            /// The output buffer's length.
+            pub(super) fn len(&self) -> usize {
+                self.output.size
+            }
+
+            /// The output from `from` to what is written: final, as libzstd
+            /// writes nothing before `pos` again.
+            pub(super) fn finished(&self, from: usize) -> &'o [u8] {
+                let from = from.min(self.output.pos);
+                // SAFETY: `[from, pos)` lies inside the buffer `new` borrowed
+                // for 'o (`pos <= size`), is initialized (written by libzstd,
+                // and the buffer was a `&mut [u8]`), and is not written again
+                // while the stream lives (see `step`) nor after (the borrow
+                // went to the stream), so it may be shared for 'o.
+                unsafe {
+                    core::slice::from_raw_parts(
+                        self.output.dst.cast::<u8>().add(from),
+                        self.output.pos.saturating_sub(from),
+                    )
+                }
+            }
+        }
+
+        impl Drop for Stream<'_> {
+            fn drop(&mut self) {
+                // SAFETY: `context` came from ZSTD_createDCtx and is freed once.
+                unsafe { ZSTD_freeDCtx(self.context.as_ptr()) };
             }
         }
     }
@@ -261,5 +373,102 @@ pub(crate) mod ruzstd_decoder {
         } else {
             Decoded::Short(written)
         })
+    }
+}
+
+#[cfg(all(test, feature = "zstd"))]
+mod tests {
+    use super::*;
+    use crate::compressed::StreamFault;
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    /// 3 MiB of 4-bit noise (about 2:1 under zstd), so the frame spans many
+    /// `IN_STEP`s, with runs copied from earlier output so that blocks refer
+    /// back across them.
+    fn content() -> Vec<u8> {
+        let mut state = 0x9e37_79b9u32;
+        let mut out = Vec::with_capacity(3 << 20);
+        while out.len() < 3 << 20 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            if state % 16 == 0 && out.len() > 1 << 20 {
+                let from = out.len() - (1 << 20) + (state as usize >> 12) % 4096;
+                out.extend_from_within(from..from + 300);
+            } else {
+                out.push((state >> 7) as u8 & 0x0f);
+            }
+        }
+        out
+    }
+
+    fn frame(content: &[u8], checksum: bool) -> Vec<u8> {
+        use zstd_safe::{CCtx, CParameter};
+        let mut context = CCtx::create();
+        context
+            .set_parameter(CParameter::ChecksumFlag(checksum))
+            .unwrap();
+        let mut out = Vec::with_capacity(zstd_safe::compress_bound(content.len()));
+        context.compress2(&mut out, content).unwrap();
+        out
+    }
+
+    /// Decodes with [`libzstd::decode_chunked`] into a buffer of `len`
+    /// bytes, checking that the stretches handed out are the buffer's, in
+    /// order, back to back.
+    fn chunked(frame: &[u8], len: usize) -> (Result<Decoded, FrameError>, Vec<u8>, usize) {
+        let mut out = vec![0u8; len];
+        let base = out.as_ptr() as usize;
+        let mut next = base;
+        let mut emitted = Vec::new();
+        let mut calls = 0;
+        let result = libzstd::decode_chunked(frame, &mut out, 1 << 27, &mut |chunk| {
+            assert_eq!(chunk.as_ptr() as usize, next);
+            next += chunk.len();
+            emitted.extend_from_slice(chunk);
+            calls += 1;
+        });
+        assert_eq!(emitted, out[..emitted.len()]);
+        (result, emitted, calls)
+    }
+
+    #[test]
+    fn streaming_into_the_output_gives_the_one_shot_bytes_in_stretches() {
+        let content = content();
+        for checksum in [false, true] {
+            let frame = frame(&content, checksum);
+            assert!(frame.len() > 4 * libzstd::IN_STEP);
+            let (result, emitted, calls) = chunked(&frame, content.len());
+            assert_eq!(result, Ok(Decoded::Exact));
+            assert!(emitted == content, "checksum {checksum}");
+            assert!(calls > 4, "{calls} stretches");
+        }
+    }
+
+    #[test]
+    fn streaming_reports_short_long_and_damaged_frames_as_one_shot_decoding_does() {
+        let content = content();
+        let frame = frame(&content, true);
+        let (short, emitted, _) = chunked(&frame, content.len() + 1);
+        assert_eq!(short, Ok(Decoded::Short(content.len() as u64)));
+        assert!(emitted == content);
+        let (long, emitted, _) = chunked(&frame, content.len() - 1);
+        assert_eq!(long, Ok(Decoded::Long));
+        assert!(content.starts_with(&emitted));
+        let mut damaged = frame.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        let (checksum, emitted, _) = chunked(&damaged, content.len());
+        assert_eq!(checksum, Err((StreamFault::ChecksumMismatch, 0)));
+        assert!(content.starts_with(&emitted));
+        let (cut, _, _) = chunked(&frame[..frame.len() / 2], content.len());
+        assert_eq!(cut, Err((StreamFault::Malformed, 0)));
+        for input in [&frame[..], &damaged, &frame[..frame.len() / 2]] {
+            let mut out = vec![0u8; content.len()];
+            let one_shot = libzstd::decode(input, &mut out);
+            let (streamed, _, _) = chunked(input, content.len());
+            assert_eq!(one_shot.is_ok(), streamed.is_ok());
+        }
     }
 }
