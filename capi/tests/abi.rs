@@ -124,7 +124,9 @@ fn is_version_define(name: &str) -> bool {
 
 /// Compiles and runs the probe; its lines by their first two words.
 fn measure(header: &Header) -> BTreeMap<(String, String), Vec<String>> {
-    let dir = std::env::temp_dir().join(format!("clangoffload-abi-probe-{}", std::process::id()));
+    // Under Cargo's CARGO_TARGET_TMPDIR, replaced by each run (as common.rs's
+    // scratch_path, which this test does not include).
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("clangoffload-abi-probe");
     std::fs::create_dir_all(&dir).expect("create the probe directory");
     let source = dir.join("probe.c");
     let program = dir.join("probe");

@@ -171,8 +171,7 @@ fn comgr_and_we_load_the_same_code_object() {
         &[],
         "comgr",
     );
-    let file =
-        std::env::temp_dir().join(format!("clangoffload-comgr-{}.bundle", std::process::id()));
+    let file = common::scratch_path("comgr.bundle");
     let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
     let mut wrong = Vec::new();
     for (name, bytes) in bundles() {

@@ -399,9 +399,7 @@ fn examples_list_and_pick() {
 fn examples_fail_with_the_documented_status() {
     let Some(compiler) = cxx() else { return };
     let examples = Examples::build(compiler, "fail");
-    let temp = |name: &str| {
-        std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()))
-    };
+    let temp = common::scratch_path;
 
     // Nothing compatible: the listing, then exit 2 with the notice.
     let target = "hipv4-amdgcn-amd-amdhsa--gfx1100";

@@ -58,10 +58,7 @@ fn build(alloc: bool) -> PathBuf {
 }
 
 fn run_program(archive: &Path, alloc: bool) -> String {
-    let exe = std::env::temp_dir().join(format!(
-        "clangoffload-embedded-{alloc}-{}",
-        std::process::id()
-    ));
+    let exe = common::scratch_path(&format!("embedded-{alloc}"));
     let mut cc = Command::new("cc");
     cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"])
         .arg("-I")

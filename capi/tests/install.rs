@@ -24,21 +24,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{defined_globals, header_functions, make, root, run, symbols, target_dir};
+use common::{
+    defined_globals, header_functions, make, root, run, scratch_dir, symbols, target_dir,
+};
 
 fn tools_present() -> bool {
     common::tools_present(
         &["make", "pkg-config", "cmake", "cc", "c++"],
         "install tests",
     )
-}
-
-/// A fresh scratch directory for this process.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// Two installs made once for all tests: both library types under one
@@ -51,7 +45,7 @@ struct Installs {
 fn installs() -> &'static Installs {
     static INSTALLS: OnceLock<Installs> = OnceLock::new();
     INSTALLS.get_or_init(|| {
-        let dir = scratch("install");
+        let dir = scratch_dir("install");
         let both = dir.join("usr");
         let static_only = dir.join("static");
         make(&["install"], &[("PREFIX", &both)]);
@@ -143,7 +137,7 @@ fn pkg_config_shared_and_static_links_run() {
         return;
     }
     let installs = installs();
-    let dir = scratch("pkg-config");
+    let dir = scratch_dir("pkg-config");
     let mut outputs = BTreeSet::new();
     for (compiler, source) in EXAMPLES {
         // Shared: the plain link line.
@@ -191,7 +185,7 @@ fn cmake_find_package_shared_and_static_links_run() {
         return;
     }
     let installs = installs();
-    let dir = scratch("cmake");
+    let dir = scratch_dir("cmake");
     let mut outputs = BTreeSet::new();
     for (name, extra, is_static) in [
         ("shared", &[][..], false),
@@ -222,7 +216,7 @@ fn destdir_stages_a_relocatable_tree_and_uninstall_removes_it() {
     if !tools_present() {
         return;
     }
-    let stage = scratch("destdir");
+    let stage = scratch_dir("destdir");
     make(
         &["install"],
         &[("DESTDIR", &stage), ("PREFIX", Path::new("/opt/co"))],
@@ -261,7 +255,7 @@ fn destdir_stages_a_relocatable_tree_and_uninstall_removes_it() {
     assert!(!pc.contains(stage.to_str().unwrap()), "{pc}");
     // The CMake package finds its files from where it lies, so the staged
     // tree works as it is.
-    let work = scratch("destdir-builds");
+    let work = scratch_dir("destdir-builds");
     let build = work.join("build");
     cmake_build(&prefix, &build, &["-DCLANGOFFLOAD_USE_STATIC_LIBS=ON"]);
     run_example(&build.join("list_and_pick_c"), None);
@@ -373,7 +367,7 @@ fn readme_documents_the_static_link_line() {
         "README.md does not show the static link line `libclangoffload.a {line}`"
     );
     // The documented line links a C program without pkg-config.
-    let dir = scratch("static-line");
+    let dir = scratch_dir("static-line");
     let program = dir.join("smoke");
     run(Command::new("cc")
         .arg(root().join("examples/list_and_pick.c"))
@@ -395,7 +389,7 @@ fn a_second_rust_static_library_links_beside_ours() {
         return;
     }
     let installs = installs();
-    let dir = scratch("two-rust");
+    let dir = scratch_dir("two-rust");
     std::fs::write(
         dir.join("other.rs"),
         "#[no_mangle]\npub extern \"C\" fn other_sum(n: u32) -> u64 {\n    \

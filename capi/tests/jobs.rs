@@ -60,9 +60,7 @@ const CASES: &[Case] = &[
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("clangoffload-jobs-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_dir(&format!("jobs-out-{name}"))
 }
 
 fn outputs(dir: &Path, case: &Case, prefix: &str) -> Vec<PathBuf> {

@@ -47,10 +47,7 @@ fn mixed_file(name: &str) -> std::path::PathBuf {
         data.extend_from_slice(&part);
         data.resize(data.len().next_multiple_of(8), 0);
     }
-    let path = std::env::temp_dir().join(format!(
-        "clangoffload-wrapper-mixed-{name}-{}.offbin",
-        std::process::id()
-    ));
+    let path = common::scratch_path(&format!("wrapper-mixed-{name}.offbin"));
     std::fs::write(&path, data).unwrap();
     path
 }

@@ -916,7 +916,7 @@ fn a_repeated_key_reads_as_its_last_value() {
     assert_eq!(entry.string(b"arch"), Some(&b"gfx90a"[..]));
     let objdump = Path::new("/usr/lib/llvm-22/bin/llvm-objdump");
     if objdump.exists() {
-        let path = std::env::temp_dir().join(format!("repeated-key-{}.offbin", std::process::id()));
+        let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("repeated-key.offbin");
         std::fs::write(&path, &data).unwrap();
         let out = std::process::Command::new(objdump)
             .arg("--offloading")

@@ -8,6 +8,22 @@ mod header_model;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Where a test writes a scratch file or directory `name`: under Cargo's
+/// `CARGO_TARGET_TMPDIR` (`target/tmp`), not the system's temporary
+/// directory, so that each run replaces its own leftovers (installs, built
+/// programs) instead of adding hundreds of megabytes to `/tmp`.
+pub fn scratch_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("clangoffload-{name}"))
+}
+
+/// [`scratch_path`] as a fresh, empty directory.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = scratch_path(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The workspace root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -60,7 +76,7 @@ pub fn build_with(
     extra: &[&str],
     name: &str,
 ) -> PathBuf {
-    let out = std::env::temp_dir().join(format!("clangoffload-{name}-{}", std::process::id()));
+    let out = scratch_path(name);
     let status = Command::new(compiler)
         .args(language)
         .args(["-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
