@@ -171,7 +171,9 @@ fn status_of(e: &PackagerError) -> clangoffload_status {
         E::FormatVersion(_) => S::UnsupportedBinaryVersion,
         E::CompressionFormat(_) => S::UnknownMethod,
         E::CompressionLevel { .. } => S::InvalidCompressionLevel,
-        E::Container(e) | E::Binary(e) | E::Writer(e) => S::from(e.kind()),
+        E::Container(e) | E::Binary(e) | E::Writer(e) | E::Unindexable { error: e, .. } => {
+            S::from(e.kind())
+        }
         E::OverlappingImages { .. } => S::ExtractionTooLarge,
     }
 }

@@ -291,6 +291,58 @@ fn crafted_package(sb: &Path) -> PathBuf {
     path
 }
 
+/// `--archive` with an image that starts as ELF but whose section header
+/// size is wrong: LLVM's archive writer cannot index it and fails, naming
+/// the image's buffer (here the input), and writes nothing; so do we (the
+/// bundler's `-type=a` does the same, through the same rule).
+#[test]
+fn an_unindexable_image_fails_the_archive_as_in_llvm() {
+    let sb = sandbox();
+    let mut image = b"\x7fELF\x02\x01\x01".to_vec();
+    image.resize(64, 0);
+    image[40..48].copy_from_slice(&64u64.to_le_bytes()); // e_shoff
+    image[58..60].copy_from_slice(&19641u16.to_le_bytes()); // e_shentsize
+    image[60..62].copy_from_slice(&1u16.to_le_bytes()); // e_shnum
+    std::fs::write(sb.path().join("bad.o"), &image).unwrap();
+    let tool = sb.path().join("llvm-offload-binary");
+    ok(&run_in(
+        sb.path(),
+        &tool,
+        &[
+            "-o",
+            "pkg.bin",
+            "--image=file=bad.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp",
+        ],
+    ));
+    let package = std::fs::read(sb.path().join("pkg.bin")).unwrap();
+    let at = package.windows(64).position(|w| w == &image[..]).unwrap() + 58;
+    let extract = [
+        "pkg.bin",
+        "--archive",
+        "--image=file=out.a,triple=x86_64-unknown-linux-gnu",
+    ];
+    let r = run_in(sb.path(), &tool, &extract);
+    assert_eq!(r.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.starts_with(&format!("{}: error: 'pkg.bin': ", tool.display()))
+            && stderr.contains(&format!("(at offset {at:#x})")),
+        "{stderr}"
+    );
+    assert!(!sb.path().join("out.a").exists());
+    let llvm = Path::new(LLVM_PACKAGER);
+    if llvm.exists() {
+        let theirs = run_in(sb.path(), llvm, &extract);
+        assert_eq!(theirs.status.code(), Some(1));
+        let said = String::from_utf8_lossy(&theirs.stderr);
+        assert!(
+            said.contains("error: 'pkg.bin': invalid e_shentsize"),
+            "{said}"
+        );
+        assert!(!sb.path().join("out.a").exists());
+    }
+}
+
 #[test]
 fn crafted_packages_get_located_errors() {
     let sb = sandbox();

@@ -36,6 +36,18 @@ pub enum PackagerError {
     Binary(Error),
     /// Writing the package or an archive failed.
     Writer(Error),
+    /// Extracting to an archive (`--archive`): an image LLVM's archive
+    /// writer takes for ELF but cannot index
+    /// ([`crate::archive::check_elf_member`]). LLVM fails the archive,
+    /// naming the image's buffer (the archive member it came from, or the
+    /// input).
+    Unindexable {
+        /// The name LLVM gives the image: its member's, or the input's.
+        name: String,
+        /// Why; the offset is in the input where the image's bytes are the
+        /// input's, else in the image's decompressed binary.
+        error: Error,
+    },
     /// Extracting every image: nested images overlap so that extracting
     /// them all would write more than the input (with its decompressed
     /// binaries) holds, or an image is the binary that holds it.
@@ -57,9 +69,10 @@ impl PackagerError {
     /// offset and entry).
     pub fn core_error(&self) -> Option<&Error> {
         match self {
-            PackagerError::Container(e) | PackagerError::Binary(e) | PackagerError::Writer(e) => {
-                Some(e)
-            }
+            PackagerError::Container(e)
+            | PackagerError::Binary(e)
+            | PackagerError::Writer(e)
+            | PackagerError::Unindexable { error: e, .. } => Some(e),
             _ => None,
         }
     }
@@ -123,6 +136,7 @@ impl fmt::Display for PackagerError {
                 )
             }
             E::Container(e) | E::Binary(e) | E::Writer(e) => write!(f, "{e}"),
+            E::Unindexable { name, error } => write!(f, "'{name}': {error}"),
             E::OverlappingImages {
                 written: u64::MAX, ..
             } => f.write_str("a nested OffloadBinary's image is the binary itself"),

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::images::{list, Image, Origin};
 use super::{file_name, stem, PackagerError};
-use crate::archive::write_archive_indexed;
+use crate::archive::{check_elf_member, write_archive_indexed};
 use crate::bundler::{Note, Observer, Piece, Plan, Warning};
 use crate::offload_binary::image_args::{image_arguments, ImageArgument};
 use crate::offload_binary::OffloadKind;
@@ -33,6 +33,21 @@ struct Located {
     place: Place,
     offset: u64,
     len: u64,
+}
+
+/// Fails, as LLVM's archive writer does, for an image it takes for ELF but
+/// cannot index.
+fn check_indexable(image: &Image<'_>, input_name: &[u8]) -> Result<(), PackagerError> {
+    check_elf_member(image.entry.image()).map_err(|error| {
+        let located = Located::image(image);
+        PackagerError::Unindexable {
+            name: String::from_utf8_lossy(image.member.unwrap_or(input_name)).into_owned(),
+            error: match located.place {
+                Place::Input => error.shifted(located.offset),
+                Place::Buffer(_) => error,
+            },
+        }
+    })
 }
 
 impl Located {
@@ -116,6 +131,9 @@ pub fn extract<'data>(
             let content = |image: &Image<'_>| Content::Image(Located::image(image));
             if archive {
                 let file = file.ok_or(PackagerError::ArchiveWithoutFile)?;
+                for image in &matched {
+                    check_indexable(image, input_name)?;
+                }
                 let members: Vec<(&[u8], &[u8])> = matched
                     .iter()
                     .map(|i| (i.member.unwrap_or(input_name), i.entry.image()))
