@@ -99,8 +99,17 @@ pub(crate) mod libzstd {
         match context.decompress(out, frame) {
             Ok(written) if written == out.len() => Ok(Decoded::Exact),
             Ok(written) => Ok(Decoded::Short(to_u64(written))),
-            Err(code) if get_error_name(code).contains("too small") => Ok(Decoded::Long),
-            Err(code) => Err(fault(code)),
+            Err(code) => failed(code),
+        }
+    }
+
+    /// A libzstd error as an outcome: running out of output room means the
+    /// frame holds more than the buffer.
+    fn failed(code: ErrorCode) -> Result<Decoded, FrameError> {
+        if get_error_name(code).contains("too small") {
+            Ok(Decoded::Long)
+        } else {
+            Err(fault(code))
         }
     }
 
@@ -140,10 +149,7 @@ pub(crate) mod libzstd {
                 emit(stream.finished(before.1));
             }
             match status {
-                Err(code) if get_error_name(code).contains("too small") => {
-                    return Ok(Decoded::Long)
-                }
-                Err(code) => return Err(fault(code)),
+                Err(code) => return failed(code),
                 Ok(0) if stream.written() == stream.len() => return Ok(Decoded::Exact),
                 Ok(0) => return Ok(Decoded::Short(to_u64(stream.written()))),
                 Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
@@ -156,7 +162,7 @@ pub(crate) mod libzstd {
 
     /// libzstd's streaming decoder writing into one buffer that stays put
     /// between calls (`ZSTD_d_stableOutBuffer`): the core's only unsafe code.
-    /// It buys the hashed decoding of a large bundle a second copy of the
+    /// It saves the hashed decoding of a large bundle a second copy of the
     /// output and its page faults (benches/README.md); the hash thread reads
     /// what is finished while libzstd writes the rest of the same buffer,
     /// which safe Rust cannot say.
