@@ -178,6 +178,10 @@ fn decompress(c: &mut Criterion, inputs: &Inputs) {
     group.bench_function("md5", |b| {
         b.iter(|| truncated_md5(black_box(&inputs.bundle)))
     });
+    // The md5 crate (no_std builds) against the core's own rounds (std).
+    group.bench_function("md5_crate", |b| {
+        b.iter(|| md5::compute(black_box(&inputs.bundle)))
+    });
     group.bench_function("memcpy", |b| {
         b.iter(|| {
             out.copy_from_slice(black_box(&inputs.bundle));

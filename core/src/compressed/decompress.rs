@@ -84,15 +84,9 @@ pub(crate) fn max_window(limits: &Limits) -> u64 {
 /// The hash a compressed bundle stores: the first 8 bytes of the MD5 of the
 /// uncompressed bundle, read as a little-endian integer.
 pub fn truncated_md5(data: &[u8]) -> u64 {
-    truncate(md5::compute(data))
-}
-
-/// The stored form of an MD5: its first 8 bytes, little-endian.
-pub(crate) fn truncate(digest: md5::Digest) -> u64 {
-    let digest = digest.0;
-    let mut low = [0u8; 8];
-    low.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
-    u64::from_le_bytes(low)
+    let mut hasher = super::md5::Hasher::new();
+    hasher.consume(data);
+    hasher.truncated()
 }
 
 /// One compressed stream inside a container, with the facts needed to check

@@ -29,6 +29,7 @@ use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
 pub(crate) mod decompress;
+mod md5;
 #[cfg(feature = "std")]
 mod overlap;
 #[cfg(feature = "alloc")]

@@ -11,7 +11,8 @@
 use std::sync::mpsc;
 use std::thread;
 
-use super::decompress::{max_window, truncate, Decoded, DecompressOptions, Stream};
+use super::decompress::{max_window, Decoded, DecompressOptions, Stream};
+use super::md5::Hasher;
 use super::{zstd, CompressionMethod};
 
 /// Outputs smaller than this are hashed after decoding: starting a thread
@@ -33,11 +34,11 @@ pub(crate) fn decode_hashed(
         let (send, receive) = mpsc::channel::<&[u8]>();
         let hasher = thread::Builder::new()
             .spawn_scoped(scope, move || {
-                let mut context = md5::Context::new();
+                let mut hasher = Hasher::new();
                 for chunk in receive {
-                    context.consume(chunk);
+                    hasher.consume(chunk);
                 }
-                truncate(context.finalize())
+                hasher.truncated()
             })
             .ok()?;
         let window = max_window(&options.limits);
