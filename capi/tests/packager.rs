@@ -170,12 +170,22 @@ fn extraction_jobs_are_cores_plans() {
     let (outputs, _, status) = extract(
         &data,
         "m",
-        &["file=lib.a,arch=sm_70"],
+        &["file=lib.a,kind=hip"],
         CLANGOFFLOAD_PACKAGER_ARCHIVE,
     );
     assert_eq!(status, clangoffload_status::Ok);
     assert_eq!(outputs.len(), 1);
     assert!(outputs[0].1.starts_with(b"!<arch>\n"));
+    // The sm_70 cubin is ELF's magic and noise, which LLVM's archive writer
+    // cannot index: the job fails, with the ELF error's status.
+    let (outputs, _, status) = extract(
+        &data,
+        "m",
+        &["file=lib.a,arch=sm_70"],
+        CLANGOFFLOAD_PACKAGER_ARCHIVE,
+    );
+    assert_eq!(status, clangoffload_status::UnsupportedElf);
+    assert!(outputs.is_empty());
 }
 
 #[test]
