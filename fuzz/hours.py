@@ -120,8 +120,11 @@ def runs():
 
 
 # Changed lines that are not code: blank, comments, lint attributes, module
-# declarations (a new module is code under test only if its own file is).
-NOT_CODE = re.compile(r"\s*($|//|#!?\[(allow|deny|forbid|warn|expect)\(|(pub(\(crate\))? )?mod \w+;)")
+# declarations and the `#[path]` attributes that place them (a module is
+# code under test only if its own file is, and that file is judged itself).
+NOT_CODE = re.compile(
+    r"\s*($|//|#!?\[(allow|deny|forbid|warn|expect)\(|#\[path = \"[^\"]*\"\]$|(pub(\(crate\))? )?mod \w+;)"
+)
 
 
 def changed(commit, files):
