@@ -6,7 +6,7 @@
  *
  * FILE is anything: a bundle, a compressed bundle (CCOB), an OffloadBinary,
  * a host object, executable, shared library or archive holding them. It is
- * read into memory and scanned with clangoffload_scan_next; every container
+ * read into memory and scanned with clangoffload_scan_cursor_next; every container
  * found is listed with its entries (a compressed bundle is decompressed and
  * the bundle inside listed). TARGET-ID is a bundle entry ID such as
  * hipv4-amdgcn-amd-amdhsa--gfx906 or hip-amdgcn-amd-amdhsa--gfx90a:xnack+:
@@ -204,10 +204,10 @@ int main(int argc, char **argv) {
    * CLANGOFFLOAD_SCAN_REJECTED the scan also reports magics that start no
    * valid container. */
   int status = 0;
-  uint64_t cursor = 0;
+  clangoffload_scan_cursor cursor = {0};
   clangoffload_scan_hit hit;
-  while (status == 0 &&
-         clangoffload_scan_next(data, len, CLANGOFFLOAD_SCAN_REJECTED, &cursor, &hit) == CLANGOFFLOAD_STATUS_OK) {
+  while (status == 0 && clangoffload_scan_cursor_next(data, len, CLANGOFFLOAD_SCAN_REJECTED, &cursor,
+                                                      &hit) == CLANGOFFLOAD_STATUS_OK) {
     if (hit.status != CLANGOFFLOAD_STATUS_OK) {
       /* Inside a file, such bytes are usually just bytes (a section name, a
        * string); at offset 0 the file itself is a damaged container. */

@@ -1144,6 +1144,19 @@ typedef struct clangoffload_offload_section {
   uint64_t offset;
 } clangoffload_offload_section;
 
+// Where `clangoffload_scan_cursor_next` stands: zero it to scan from the
+// start, or set `offset` (and zero the rest) to scan from there.
+typedef struct clangoffload_scan_cursor {
+  // Where the search resumes: past the last hit, `len` at the end.
+  uint64_t offset;
+  // The scan's own state, to be kept as it is between calls: the end of
+  // the compressed bundle whose bytes are not searched...
+  uint64_t skip_until;
+  // ...and the end of the last container found outside every other one
+  // (a container inside it owns no bytes past it).
+  uint64_t outer_end;
+} clangoffload_scan_cursor;
+
 // What `clangoffload_scan_next` found.
 typedef struct clangoffload_scan_hit {
   // The container's kind; for a rejected magic, the kind it would have been.
@@ -2877,18 +2890,21 @@ clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
                                                  size_t *count,
                                                  struct clangoffload_error *err);
 
-// Finds the next bundle, compressed bundle or OffloadBinary at or after offset
-// `*cursor` of the `len` bytes at `data` (an in-memory image, a core dump, any
-// file), validated before it is reported, stores it in `*out` and moves
-// `*cursor` on: past a compressed bundle (its compressed bytes are not
-// searched), one byte past anything else (so containers inside payloads are
-// found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
+// Finds the next bundle, compressed bundle or OffloadBinary at or after
+// `cursor->offset` of the `len` bytes at `data` (an in-memory image, a core
+// dump, any file), validated before it is reported, stores it in `*out` and
+// moves `*cursor` on, one byte past the hit: containers inside payloads are
+// found too, but not the bytes of a compressed bundle (which can hold a magic
+// by chance) as far as the container holding it, if any, reaches. Scanned
+// from the start, this finds every container that `clangoffload_containers_next`
+// walks to. Start with a zeroed cursor; `CLANGOFFLOAD_STATUS_END` at the end.
 // With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
 // container are reported too (`out->status` says why); any other flag bit, or
-// a cursor past `len`, gives `INVALID_ARGUMENT`. Runs at near memory speed.
+// `cursor->offset` past `len`, gives `INVALID_ARGUMENT`. Runs at near memory
+// speed.
 //
 // Ownership: nothing is allocated and nothing to free. Unlike most functions,
-// `*cursor` is also written on `END` (moved to `len`).
+// `*cursor` is also written on `END` (`offset` moved to `len`).
 //
 // Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
 // unchanged.
@@ -2898,6 +2914,34 @@ clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
 //
 // Thread safety: the cursor is the whole state of the scan; give each thread
 // its own (several threads may scan disjoint ranges of one buffer).
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+// writable; `out` is NULL or writable.
+clangoffload_status clangoffload_scan_cursor_next(const uint8_t *data,
+                                                  size_t len,
+                                                  uint32_t flags,
+                                                  struct clangoffload_scan_cursor *cursor,
+                                                  struct clangoffload_scan_hit *out);
+
+// Finds the next container at or after offset `*cursor`, as
+// `clangoffload_scan_cursor_next` does, with a cursor of one number: it moves
+// past a compressed bundle found (its compressed bytes are not searched), one
+// byte past anything else. Keeping no more than an offset, it cannot know
+// which container holds a compressed bundle it finds: a damaged one nested in
+// an image, whose size runs past the image, hides what follows the image. Use
+// `clangoffload_scan_cursor_next`, which remembers.
+// Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end. Flags and
+// `INVALID_ARGUMENT` as there.
+//
+// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+// `*cursor` is also written on `END` (moved to `len`).
+//
+// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+// unchanged.
+//
+// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //
 // # Safety
 // `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and

@@ -1294,12 +1294,13 @@ namespace detail {
 struct scan_walk {
   clangoffload::bytes data;
   uint32_t flags = 0;
-  uint64_t cursor = 0;
+  clangoffload_scan_cursor cursor{};
   std::optional<::clangoffload::error> error;
   bool next(scan_hit &item) {
     if (error) return false;
     clangoffload_scan_hit raw{};
-    uint32_t status = static_cast<uint32_t>(clangoffload_scan_next(data.data(), data.size(), flags, &cursor, &raw));
+    uint32_t status =
+        static_cast<uint32_t>(clangoffload_scan_cursor_next(data.data(), data.size(), flags, &cursor, &raw));
     if (status == CLANGOFFLOAD_STATUS_END) return false;
     if (status != CLANGOFFLOAD_STATUS_OK) {
       error = ::clangoffload::error(status);
@@ -1317,7 +1318,7 @@ struct scan_walk {
 // container too (`!hit.valid()`). Single-pass.
 using scan_range = detail::cursor_range<detail::scan_walk, scan_hit>;
 inline scan_range scan(clangoffload::bytes data, uint32_t flags = 0) {
-  return scan_range(detail::scan_walk{data, flags, 0, std::nullopt});
+  return scan_range(detail::scan_walk{data, flags, {}, std::nullopt});
 }
 
 // The extent of the container at `data`, reading its header a few bytes at

@@ -11,7 +11,7 @@ use clangoffload::elf::{AmdgpuTarget, ElfFile};
 use clangoffload::locate::wrapper_targets;
 use clangoffload::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
 use clangoffload::object::{ObjectFile, Section};
-use clangoffload::scan::{scan, Found};
+use clangoffload::scan::{scan_from, Found, ScanCursor};
 
 use crate::compressed::clangoffload_container_kind;
 #[cfg(feature = "alloc")]
@@ -299,18 +299,56 @@ pub struct clangoffload_scan_hit {
     pub data: clangoffload_bytes,
 }
 
-/// Finds the next bundle, compressed bundle or OffloadBinary at or after offset
-/// `*cursor` of the `len` bytes at `data` (an in-memory image, a core dump, any
-/// file), validated before it is reported, stores it in `*out` and moves
-/// `*cursor` on: past a compressed bundle (its compressed bytes are not
-/// searched), one byte past anything else (so containers inside payloads are
-/// found too). Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end.
+/// Where `clangoffload_scan_cursor_next` stands: zero it to scan from the
+/// start, or set `offset` (and zero the rest) to scan from there.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct clangoffload_scan_cursor {
+    /// Where the search resumes: past the last hit, `len` at the end.
+    pub offset: u64,
+    /// The scan's own state, to be kept as it is between calls: the end of
+    /// the compressed bundle whose bytes are not searched...
+    pub skip_until: u64,
+    /// ...and the end of the last container found outside every other one
+    /// (a container inside it owns no bytes past it).
+    pub outer_end: u64,
+}
+
+impl From<clangoffload_scan_cursor> for ScanCursor {
+    fn from(c: clangoffload_scan_cursor) -> Self {
+        ScanCursor {
+            offset: c.offset,
+            skip_until: c.skip_until,
+            outer_end: c.outer_end,
+        }
+    }
+}
+
+impl From<ScanCursor> for clangoffload_scan_cursor {
+    fn from(c: ScanCursor) -> Self {
+        clangoffload_scan_cursor {
+            offset: c.offset,
+            skip_until: c.skip_until,
+            outer_end: c.outer_end,
+        }
+    }
+}
+
+/// Finds the next bundle, compressed bundle or OffloadBinary at or after
+/// `cursor->offset` of the `len` bytes at `data` (an in-memory image, a core
+/// dump, any file), validated before it is reported, stores it in `*out` and
+/// moves `*cursor` on, one byte past the hit: containers inside payloads are
+/// found too, but not the bytes of a compressed bundle (which can hold a magic
+/// by chance) as far as the container holding it, if any, reaches. Scanned
+/// from the start, this finds every container that `clangoffload_containers_next`
+/// walks to. Start with a zeroed cursor; `CLANGOFFLOAD_STATUS_END` at the end.
 /// With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
 /// container are reported too (`out->status` says why); any other flag bit, or
-/// a cursor past `len`, gives `INVALID_ARGUMENT`. Runs at near memory speed.
+/// `cursor->offset` past `len`, gives `INVALID_ARGUMENT`. Runs at near memory
+/// speed.
 ///
 /// Ownership: nothing is allocated and nothing to free. Unlike most functions,
-/// `*cursor` is also written on `END` (moved to `len`).
+/// `*cursor` is also written on `END` (`offset` moved to `len`).
 ///
 /// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
 /// unchanged.
@@ -325,6 +363,48 @@ pub struct clangoffload_scan_hit {
 /// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
 /// writable; `out` is NULL or writable.
 #[no_mangle]
+pub unsafe extern "C" fn clangoffload_scan_cursor_next(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    cursor: *mut clangoffload_scan_cursor,
+    out: *mut clangoffload_scan_hit,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: writable, as the caller promises.
+        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        let (next, hit) = scan_step(data, flags, (*cursor).into());
+        *cursor = next.into();
+        *out = hit?;
+        Ok(())
+    })
+}
+
+/// Finds the next container at or after offset `*cursor`, as
+/// `clangoffload_scan_cursor_next` does, with a cursor of one number: it moves
+/// past a compressed bundle found (its compressed bytes are not searched), one
+/// byte past anything else. Keeping no more than an offset, it cannot know
+/// which container holds a compressed bundle it finds: a damaged one nested in
+/// an image, whose size runs past the image, hides what follows the image. Use
+/// `clangoffload_scan_cursor_next`, which remembers.
+/// Start with `*cursor` = 0; `CLANGOFFLOAD_STATUS_END` at the end. Flags and
+/// `INVALID_ARGUMENT` as there.
+///
+/// Ownership: nothing is allocated and nothing to free. Unlike most functions,
+/// `*cursor` is also written on `END` (moved to `len`).
+///
+/// Lifetime: `out->data` borrows `data`: valid while `data` stays alive and
+/// unchanged.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `cursor` or `out` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `cursor` is NULL or readable and
+/// writable; `out` is NULL or writable.
+#[no_mangle]
 pub unsafe extern "C" fn clangoffload_scan_next(
     data: *const u8,
     len: usize,
@@ -333,57 +413,60 @@ pub unsafe extern "C" fn clangoffload_scan_next(
     out: *mut clangoffload_scan_hit,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_SCAN_REJECTED != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: writable, as the caller promises.
         let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
-        let start = usize::try_from(*cursor)
-            .ok()
-            .filter(|&at| at <= data.len())
-            .ok_or(clangoffload_status::InvalidArgument)?;
-        let rest = data.get(start..).unwrap_or_default();
-        let base = *cursor;
-        for found in scan(rest) {
-            let hit = match found {
-                Found::Container(offset, container) => {
-                    let offset = base.saturating_add(offset);
-                    let skip = match container {
-                        Container::Compressed(c) => len_u64(c.data().len()),
-                        _ => 1,
-                    };
-                    *cursor = offset.saturating_add(skip);
-                    clangoffload_scan_hit {
-                        kind: kind_of(&container),
-                        status: clangoffload_status::Ok.code(),
-                        offset,
-                        data: clangoffload_bytes::of(container.data()),
-                    }
-                }
-                Found::Rejected(offset, error) if flags & CLANGOFFLOAD_SCAN_REJECTED != 0 => {
-                    let offset = base.saturating_add(offset);
-                    *cursor = offset.saturating_add(1);
-                    let magic = usize::try_from(offset)
-                        .ok()
-                        .and_then(|at| data.get(at..))
-                        .unwrap_or_default();
-                    clangoffload_scan_hit {
-                        kind: kind_by_magic(magic),
-                        status: clangoffload_status::from(error.kind()).code(),
-                        offset,
-                        data: clangoffload_bytes::of(&[]),
-                    }
-                }
-                Found::Rejected(..) => continue,
-            };
-            *out = hit;
-            return Ok(());
-        }
-        *cursor = len_u64(data.len());
-        Err(clangoffload_status::End)
+        let from = ScanCursor {
+            offset: *cursor,
+            ..ScanCursor::default()
+        };
+        let (next, hit) = scan_step(data, flags, from);
+        *cursor = next.offset.max(next.skip_until);
+        *out = hit?;
+        Ok(())
     })
+}
+
+/// The next hit `flags` asks for, from `from`, and where the scan then stands
+/// (the cursor is left alone on a bad argument).
+fn scan_step(
+    data: &[u8],
+    flags: u32,
+    from: ScanCursor,
+) -> (
+    ScanCursor,
+    Result<clangoffload_scan_hit, clangoffload_status>,
+) {
+    if flags & !CLANGOFFLOAD_SCAN_REJECTED != 0 || from.offset > len_u64(data.len()) {
+        return (from, Err(clangoffload_status::InvalidArgument));
+    }
+    let mut hits = scan_from(data, from);
+    while let Some(found) = hits.next() {
+        let hit = match found {
+            Found::Container(offset, container) => clangoffload_scan_hit {
+                kind: kind_of(&container),
+                status: clangoffload_status::Ok.code(),
+                offset,
+                data: clangoffload_bytes::of(container.data()),
+            },
+            Found::Rejected(offset, error) if flags & CLANGOFFLOAD_SCAN_REJECTED != 0 => {
+                let magic = usize::try_from(offset)
+                    .ok()
+                    .and_then(|at| data.get(at..))
+                    .unwrap_or_default();
+                clangoffload_scan_hit {
+                    kind: kind_by_magic(magic),
+                    status: clangoffload_status::from(error.kind()).code(),
+                    offset,
+                    data: clangoffload_bytes::of(&[]),
+                }
+            }
+            Found::Rejected(..) => continue,
+        };
+        return (hits.cursor(), Ok(hit));
+    }
+    (hits.cursor(), Err(clangoffload_status::End))
 }
 
 fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
@@ -623,7 +706,7 @@ mod tests {
         data.extend_from_slice(&binary);
         data.extend_from_slice(b"CCOB junk");
         data.extend_from_slice(&bundle);
-        let (mut cursor, mut found) = (0u64, Vec::new());
+        let (mut cursor, mut found) = (clangoffload_scan_cursor::default(), Vec::new());
         let mut hit = clangoffload_scan_hit {
             kind: clangoffload_container_kind::Bundle,
             status: 0,
@@ -633,7 +716,7 @@ mod tests {
         loop {
             // SAFETY: the buffer is readable for its length.
             let status = unsafe {
-                clangoffload_scan_next(
+                clangoffload_scan_cursor_next(
                     data.as_ptr(),
                     data.len(),
                     CLANGOFFLOAD_SCAN_REJECTED,

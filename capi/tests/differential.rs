@@ -1872,19 +1872,19 @@ fn core_containers(data: &[u8]) -> Walk<ContainerRec> {
 type Hit = (clangoffload_container_kind, u32, u64, Option<View>);
 
 fn c_scan(data: &[u8], flags: u32) -> Walk<Hit> {
-    let mut cursor = 0u64;
+    let mut cursor = clangoffload_scan_cursor::default();
     let (hits, end) = c_walk_until(data.len() + 1, || {
         c_out(|out| {
             // SAFETY: `data` is readable for its length; the cursor and
             // `out` are writable.
-            unsafe { clangoffload_scan_next(ptr(data), data.len(), flags, &mut cursor, out) }
+            unsafe { clangoffload_scan_cursor_next(ptr(data), data.len(), flags, &mut cursor, out) }
         })
         .map(|h: clangoffload_scan_hit| {
             let valid = h.status == clangoffload_status::Ok as u32;
             (h.kind, h.status, h.offset, valid.then(|| cview(h.data)))
         })
     });
-    (hits, end, cursor)
+    (hits, end, cursor.offset)
 }
 
 fn core_scan(data: &[u8], flags: u32) -> Walk<Hit> {

@@ -28,7 +28,7 @@ const HOOKS: [&str; 2] = ["clangoffload_embedded_alloc", "clangoffload_embedded_
 /// The functions the allocator-free build must have: parse, list, find the
 /// compatible entry, decompress zlib into the caller's buffer, find
 /// containers in memory.
-const ALLOCATOR_FREE: [&str; 12] = [
+const ALLOCATOR_FREE: [&str; 13] = [
     "clangoffload_bundle_next_entry",
     "clangoffload_bundle_find_compatible_entry",
     "clangoffload_bundle_select_entry_for_device",
@@ -37,6 +37,7 @@ const ALLOCATOR_FREE: [&str; 12] = [
     "clangoffload_compressed_decompress",
     "clangoffload_containers_next",
     "clangoffload_scan_next",
+    "clangoffload_scan_cursor_next",
     "clangoffload_container_extent",
     "clangoffload_elf_offload_section_next",
     "clangoffload_target_id_parse",
@@ -146,6 +147,7 @@ fn check_common(text: &str) {
         ["2 at 4096 size 2045"],
         "{text}"
     );
+    assert_eq!(lines_with(text, "scan_next hits "), ["1"], "{text}");
     assert_eq!(lines_with(text, "mallocs "), ["0"], "{text}");
 }
 

@@ -9,7 +9,11 @@
 //! magic strings also occur in programs that look for containers, such as the
 //! HIP runtime). The inside of a compressed bundle is skipped, since its
 //! compressed bytes can contain a magic by chance; payloads of bundles and
-//! OffloadBinaries are searched too, because they can hold containers.
+//! OffloadBinaries are searched too, because they can hold containers. A
+//! container found inside another owns no bytes past the end of the one
+//! holding it, so a damaged compressed bundle nested in an image cannot hide
+//! the containers that follow the image: scan finds every container that
+//! [`Containers`](crate::container::Containers) walks to.
 
 use memchr::memmem::Finder;
 
@@ -53,10 +57,36 @@ pub struct Scan<'data> {
     resume: usize,
     /// Offsets below this are inside a compressed bundle already reported.
     skip_until: usize,
+    /// End of the last container found outside every other one: the most a
+    /// container found inside it can cover.
+    outer_end: usize,
+    /// Just past the last hit reported (where a resumed scan searches from).
+    after: usize,
+}
+
+/// Where a scan stands between two hits: all it needs to go on later, from a
+/// caller that keeps no [`Scan`] (the C ABI's cursor). The default starts at
+/// offset 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanCursor {
+    /// Where the search resumes.
+    pub offset: u64,
+    /// Offsets below this are inside a compressed bundle already reported.
+    pub skip_until: u64,
+    /// End of the last container found outside every other one.
+    pub outer_end: u64,
 }
 
 /// Finds every container in `data`.
 pub fn scan(data: &[u8]) -> Scan<'_> {
+    scan_from(data, ScanCursor::default())
+}
+
+/// Goes on with a scan of `data` where `cursor` (from [`Scan::cursor`]) left
+/// it: the hits are those the whole scan reports after that point.
+pub fn scan_from(data: &[u8], cursor: ScanCursor) -> Scan<'_> {
+    let at = |offset: u64| usize::try_from(offset).unwrap_or(usize::MAX);
+    let start = at(cursor.offset).min(data.len());
     Scan {
         data,
         finders: [
@@ -64,12 +94,14 @@ pub fn scan(data: &[u8]) -> Scan<'_> {
             Finder::new(COMPRESSED_MAGIC),
             Finder::new(OFFLOAD_BINARY_MAGIC),
         ],
-        block: 0,
+        block: start,
         pending: [0; 63],
         pending_len: 0,
         pending_next: 0,
-        resume: 0,
-        skip_until: 0,
+        resume: start,
+        skip_until: at(cursor.skip_until),
+        outer_end: at(cursor.outer_end),
+        after: start,
     }
 }
 
@@ -83,6 +115,16 @@ impl core::fmt::Debug for Scan<'_> {
 }
 
 impl<'data> Scan<'data> {
+    /// Where the scan stands: past the last hit it reported, or at the end of
+    /// the buffer once it has reported all.
+    pub fn cursor(&self) -> ScanCursor {
+        ScanCursor {
+            offset: to_u64(self.after),
+            skip_until: to_u64(self.skip_until),
+            outer_end: to_u64(self.outer_end),
+        }
+    }
+
     /// Only the containers that parse.
     pub fn containers(self) -> impl Iterator<Item = (u64, Container<'data>)> {
         self.filter_map(|found| match found {
@@ -154,6 +196,7 @@ impl<'data> Iterator for Scan<'data> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if self.pending_next >= self.pending_len && !self.refill() {
+                self.after = self.data.len();
                 return None;
             }
             let at = self.pending.get(self.pending_next).copied()?;
@@ -161,12 +204,17 @@ impl<'data> Iterator for Scan<'data> {
             if at < self.skip_until {
                 continue;
             }
+            self.after = at.saturating_add(1);
             let rest = self.data.get(at..).unwrap_or_default();
             let offset = to_u64(at);
             let found = match parse_container(rest) {
                 Ok(container) => {
-                    if let Container::Compressed(c) = container {
-                        self.skip_until = at.saturating_add(c.data().len());
+                    let end = at.saturating_add(container.data().len());
+                    if at >= self.outer_end {
+                        self.outer_end = end;
+                    }
+                    if let Container::Compressed(_) = container {
+                        self.skip_until = end.min(self.outer_end);
                     }
                     Found::Container(offset, container)
                 }

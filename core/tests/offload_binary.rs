@@ -711,6 +711,62 @@ fn scan_crosses_block_boundaries_and_dense_hits() {
     assert!(rejected > 2000);
 }
 
+/// A compressed bundle (zlib, stored: its stream holds `inner` verbatim).
+fn stored_compressed(inner: &[u8]) -> Vec<u8> {
+    clangoffload::compressed::compress(
+        inner,
+        &clangoffload::compressed::CompressOptions {
+            version: 3,
+            method: clangoffload::CompressionMethod::Zlib,
+            level: Some(0),
+        },
+    )
+    .unwrap()
+}
+
+/// An OffloadBinary whose image is `image`, and where the image starts.
+fn binary_holding(image: &[u8]) -> (Vec<u8>, usize) {
+    let binary =
+        write_offload_binary(&[one_image(STRINGS, image)], &WriteOptions::default()).unwrap();
+    let at = binary
+        .windows(image.len())
+        .position(|w| w == image)
+        .unwrap();
+    (binary, at)
+}
+
+#[test]
+fn scan_skips_inside_compressed_bundles_only_within_what_holds_them() {
+    // Well-formed nesting: a compressed bundle in an image; the OffloadBinary
+    // its stored stream holds verbatim is compressed bytes, not a hit.
+    let inner = v1();
+    let compressed = stored_compressed(&inner);
+    assert!(compressed
+        .windows(inner.len())
+        .any(|w| w == inner.as_slice()));
+    let (outer, at) = binary_holding(&compressed);
+    assert_eq!(scanned(&outer), [(0, "binary"), (at as u64, "compressed")]);
+
+    // A damaged one: the image holds only a compressed bundle's header, whose
+    // total size runs past the image into the compressed bundle after it.
+    // That one is found (as the walker finds it), and its inside skipped.
+    let header = &compressed[..32];
+    let (mut data, at) = binary_holding(header);
+    let next = data.len();
+    data.extend_from_slice(&compressed);
+    assert!(at + compressed.len() > next && at + compressed.len() <= data.len());
+    let walked: Vec<u64> = Containers::new(&data).map(|f| f.unwrap().0).collect();
+    assert_eq!(walked, [0, next as u64]);
+    assert_eq!(
+        scanned(&data),
+        [
+            (0, "binary"),
+            (at as u64, "compressed"),
+            (next as u64, "compressed")
+        ]
+    );
+}
+
 /// Reads a container's extent the way a pointer-only reader does: a prefix
 /// at a time, as long as the header asks for more.
 fn extent_by_prefixes(data: &[u8]) -> (u64, usize) {

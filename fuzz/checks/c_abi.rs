@@ -8,9 +8,9 @@
 //!
 //! Invariants checked, on the input as a whole:
 //! - no call returns `CLANGOFFLOAD_STATUS_PANIC` (a panic caught at the
-//!   boundary), and every walk ends (`scan_next`, `containers_next`,
-//!   `elf_offload_section_next`) with its cursor moving forward and within
-//!   the input;
+//!   boundary), and every walk ends (`scan_next`, `scan_cursor_next`,
+//!   `containers_next`, `elf_offload_section_next`) with its cursor moving
+//!   forward and within the input;
 //! - every view a call returns lies inside the input, or inside the caller's
 //!   buffer it wrote into;
 //! - a size asked for is the size that works: `amdgpu_target_id`'s text,
@@ -69,38 +69,68 @@ fn error() -> c::clangoffload_error {
 }
 
 fn scan(data: &[u8]) {
-    let mut cursor = 0u64;
-    let mut calls = 0usize;
-    loop {
-        let mut hit = MaybeUninit::<c::clangoffload_scan_hit>::uninit();
-        let before = cursor;
-        // SAFETY: `data` is readable for its length, `cursor` and `hit` are
-        // writable locals.
+    let mut offset = 0u64;
+    walk_scan(data, "scan_next", |hit| {
+        // SAFETY: `data` is readable for its length, `offset` and `hit` are
+        // writable.
         let status = unsafe {
             c::clangoffload_scan_next(
                 data.as_ptr(),
                 data.len(),
                 c::CLANGOFFLOAD_SCAN_REJECTED,
-                &mut cursor,
-                hit.as_mut_ptr(),
+                &mut offset,
+                hit,
             )
         };
+        (status, offset)
+    });
+    let mut cursor = c::clangoffload_scan_cursor::default();
+    walk_scan(data, "scan_cursor_next", |hit| {
+        // SAFETY: as above, with the cursor record.
+        let status = unsafe {
+            c::clangoffload_scan_cursor_next(
+                data.as_ptr(),
+                data.len(),
+                c::CLANGOFFLOAD_SCAN_REJECTED,
+                &mut cursor,
+                hit,
+            )
+        };
+        (status, cursor.offset)
+    });
+}
+
+/// Calls `step` (one scan call, giving its status and the cursor's offset
+/// after it) until the end, checking that each hit lies in `data` and that
+/// the cursor moves on.
+fn walk_scan(
+    data: &[u8],
+    what: &str,
+    mut step: impl FnMut(*mut c::clangoffload_scan_hit) -> (c::clangoffload_status, u64),
+) {
+    let mut cursor = 0u64;
+    let mut calls = 0usize;
+    loop {
+        let mut hit = MaybeUninit::<c::clangoffload_scan_hit>::uninit();
+        let before = cursor;
+        let status;
+        (status, cursor) = step(hit.as_mut_ptr());
         calls += 1;
-        assert!(calls <= data.len() + 1, "scan_next does not end");
+        assert!(calls <= data.len() + 1, "{what} does not end");
         assert!(
             cursor <= data.len() as u64,
-            "the scan cursor left the input"
+            "the {what} cursor left the input"
         );
-        match no_panic(status, "scan_next") {
+        match no_panic(status, what) {
             Status::End => return,
             Status::Ok => {
                 // SAFETY: written on OK.
                 let hit = unsafe { hit.assume_init() };
-                assert!(cursor > before, "the scan cursor did not move");
+                assert!(cursor > before, "the {what} cursor did not move");
                 assert!(hit.offset >= before && hit.offset < cursor.max(hit.offset + 1));
                 inside(hit.data, data, "a scan hit");
             }
-            other => panic!("scan_next: {other:?}"),
+            other => panic!("{what}: {other:?}"),
         }
     }
 }

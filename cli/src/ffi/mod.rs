@@ -180,12 +180,12 @@ pub fn scan(data: &[u8], rejected: bool) -> Vec<ScanHit<'_>> {
     } else {
         0
     };
-    let mut cursor = 0u64;
+    let mut cursor = c::clangoffload_scan_cursor::default();
     let mut hits = Vec::new();
     // SAFETY: data is live for the call; cursor is the library's; each hit's
     // view borrows `data`.
     while let Some(hit) = record(|out| unsafe {
-        c::clangoffload_scan_next(data.as_ptr(), data.len(), flags, &mut cursor, out)
+        c::clangoffload_scan_cursor_next(data.as_ptr(), data.len(), flags, &mut cursor, out)
     }) {
         hits.push(ScanHit {
             kind: hit.kind,
