@@ -30,6 +30,7 @@ for target in "$@"; do
   mkdir -p "corpus/$target"
   log=$(mktemp)
   start=$(date -u +"%Y-%m-%d %H:%M")
+  began=$(date +%s)
   parallel=()
   [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
   cargo +nightly fuzz run --debug-assertions "$target" "corpus/$target" "seeds/$target" -- \
@@ -59,6 +60,8 @@ for target in "$@"; do
   [ -n "${NOTE:-}" ] && result="$result; $NOTE"
   duration="$seconds s"
   [ "$jobs" -gt 1 ] && duration="$jobs × $seconds s"
+  # A crash ends the run early: say how long it ran, not what it was given.
+  [ "$status" -ne 0 ] && duration="$(($(date +%s) - began)) s of $duration"
   row="| $start | \`$target\` | \`$core\` | $duration | $(commas "$execs") | $(commas "$rate") | $(commas "${cov:-0}") | $(commas "${ft:-0}") | $(commas "${corp:-0}") units | $rss MB | $result |"
   # The row goes after the runs table's last row (before "### Findings").
   at=$(awk '/^### Findings/ { exit } /^\| [0-9][0-9][0-9][0-9]-/ { n = NR } END { print n }' README.md)
