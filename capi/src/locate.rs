@@ -371,6 +371,7 @@ pub unsafe extern "C" fn clangoffload_scan_cursor_next(
     out: *mut clangoffload_scan_hit,
 ) -> clangoffload_status {
     ffi_guard!({
+        check_scan_flags(flags)?;
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: writable, as the caller promises.
@@ -413,6 +414,7 @@ pub unsafe extern "C" fn clangoffload_scan_next(
     out: *mut clangoffload_scan_hit,
 ) -> clangoffload_status {
     ffi_guard!({
+        check_scan_flags(flags)?;
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: writable, as the caller promises.
@@ -428,8 +430,17 @@ pub unsafe extern "C" fn clangoffload_scan_next(
     })
 }
 
+/// Flags the scan knows, checked before any pointer (so a bad flag is
+/// `INVALID_ARGUMENT` whatever the other arguments).
+fn check_scan_flags(flags: u32) -> Result<(), clangoffload_status> {
+    if flags & !CLANGOFFLOAD_SCAN_REJECTED != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    Ok(())
+}
+
 /// The next hit `flags` asks for, from `from`, and where the scan then stands
-/// (the cursor is left alone on a bad argument).
+/// (the cursor is left alone when it starts past the buffer).
 fn scan_step(
     data: &[u8],
     flags: u32,
@@ -438,7 +449,7 @@ fn scan_step(
     ScanCursor,
     Result<clangoffload_scan_hit, clangoffload_status>,
 ) {
-    if flags & !CLANGOFFLOAD_SCAN_REJECTED != 0 || from.offset > len_u64(data.len()) {
+    if from.offset > len_u64(data.len()) {
         return (from, Err(clangoffload_status::InvalidArgument));
     }
     let mut hits = scan_from(data, from);
@@ -754,5 +765,113 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    fn blank_hit() -> clangoffload_scan_hit {
+        clangoffload_scan_hit {
+            kind: clangoffload_container_kind::Bundle,
+            status: 0,
+            offset: 0,
+            data: clangoffload_bytes::of(&[]),
+        }
+    }
+
+    /// The offsets of the valid containers `step` walks to, and its status
+    /// at the end.
+    fn walk(
+        mut step: impl FnMut(&mut clangoffload_scan_hit) -> clangoffload_status,
+    ) -> (Vec<u64>, clangoffload_status) {
+        let (mut hit, mut found) = (blank_hit(), Vec::new());
+        loop {
+            match step(&mut hit) {
+                clangoffload_status::Ok => found.push(hit.offset),
+                end => return (found, end),
+            }
+        }
+    }
+
+    #[test]
+    fn the_cursor_record_finds_what_a_one_number_cursor_hides() {
+        // An OffloadBinary at 0 whose image holds a compressed bundle header
+        // (0x8f) sized past the binary, over the real one at 0x1e7.
+        let data = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../fuzz/artifacts-found/scan/nested-compressed-overrun"),
+        )
+        .unwrap();
+        let mut cursor = clangoffload_scan_cursor::default();
+        // SAFETY: the buffer is readable for its length; cursor and hit are
+        // writable locals.
+        let record = walk(|hit| unsafe {
+            clangoffload_scan_cursor_next(data.as_ptr(), data.len(), 0, &mut cursor, hit)
+        });
+        assert_eq!(record, (vec![0, 0x8f, 0x1e7], clangoffload_status::End));
+        assert_eq!(cursor.offset, len_u64(data.len()));
+        let core: Vec<u64> = clangoffload::scan::scan(&data)
+            .containers()
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(record.0, core);
+        // The documented limit of the one-number cursor.
+        let mut offset = 0u64;
+        // SAFETY: as above.
+        let plain = walk(|hit| unsafe {
+            clangoffload_scan_next(data.as_ptr(), data.len(), 0, &mut offset, hit)
+        });
+        assert_eq!(plain, (vec![0, 0x8f], clangoffload_status::End));
+        assert_eq!(offset, len_u64(data.len()));
+    }
+
+    #[test]
+    fn scan_cursors_from_the_caller_are_checked_not_trusted() {
+        let data = fixture("llvm22/hip-4096.bundle");
+        let len = len_u64(data.len());
+        let scan = |cursor: &mut clangoffload_scan_cursor| {
+            let mut hit = blank_hit();
+            // SAFETY: the buffer is readable for its length; cursor and hit
+            // are writable.
+            let status = unsafe {
+                clangoffload_scan_cursor_next(data.as_ptr(), data.len(), 0, cursor, &mut hit)
+            };
+            (status, *cursor)
+        };
+        // Past the end: refused, the cursor left as it was.
+        for offset in [len + 1, u64::MAX] {
+            let mut past = clangoffload_scan_cursor {
+                offset,
+                ..Default::default()
+            };
+            let (status, after) = scan(&mut past);
+            assert_eq!(status, clangoffload_status::InvalidArgument);
+            assert_eq!(after.offset, offset);
+        }
+        // Any state: no hit outside the buffer, and the walk ends.
+        for (skip_until, outer_end) in [(u64::MAX, 0), (0, u64::MAX), (u64::MAX, u64::MAX)] {
+            let mut cursor = clangoffload_scan_cursor {
+                offset: 0,
+                skip_until,
+                outer_end,
+            };
+            let mut calls = 0;
+            loop {
+                let (status, after) = scan(&mut cursor);
+                calls += 1;
+                assert!(after.offset <= len && calls <= data.len() + 1);
+                if status != clangoffload_status::Ok {
+                    assert_eq!(status, clangoffload_status::End);
+                    break;
+                }
+            }
+        }
+        // A bad flag is reported before any pointer is looked at.
+        use std::ptr::null_mut as null;
+        // SAFETY: no pointer is read: the flags are refused first.
+        let status =
+            unsafe { clangoffload_scan_cursor_next(data.as_ptr(), data.len(), 2, null(), null()) };
+        assert_eq!(status, clangoffload_status::InvalidArgument);
+        // SAFETY: as above.
+        let status =
+            unsafe { clangoffload_scan_next(data.as_ptr(), data.len(), 2, null(), null()) };
+        assert_eq!(status, clangoffload_status::InvalidArgument);
     }
 }
