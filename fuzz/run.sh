@@ -7,7 +7,8 @@
 # Environment: JOBS=N runs N libFuzzer jobs per target (default 1; the row
 # then counts SECONDS x N CPU-seconds); NOTE=text goes into the result column.
 # A crash stops that target (its artifact is under artifacts/<target>/) and
-# the script goes on with the next; the exit status is 1 if any crashed.
+# the script goes on with the next; the exit status is 1 if any crashed,
+# 2 if the targets do not build.
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -24,6 +25,13 @@ fi
 
 # A number with a comma between groups of three digits.
 commas() { printf "%s" "$1" | rev | sed 's/[0-9]\{3\}/&,/g; s/,$//' | rev; }
+
+# A missing cargo-fuzz or a failed build is not a fuzzing result: stop
+# before any row is written.
+if ! cargo +nightly fuzz build --debug-assertions >&2; then
+  echo "fuzz/run.sh: the targets do not build; no rows written" >&2
+  exit 2
+fi
 
 failed=0
 for target in "$@"; do
