@@ -16,7 +16,8 @@
 //! - each container is what parsing at its offset gives: a compressed bundle
 //!   is the one `CompressedBundle::parse` reads there (for version 1 cut at
 //!   its `stream_len`); a bundle parses strictly from its own bytes, which
-//!   end at its extent.
+//!   end at its extent; an OffloadBinary is the one `OffloadBinary::parse`
+//!   reads there, its images inside its size.
 
 use clangoffload::{Bundle, CompressedBundle, Container, Containers, ErrorKind, OffloadBinary};
 
@@ -132,8 +133,10 @@ pub fn check(data: &[u8]) {
                     e.offset() <= len as u64 + 24,
                     "error {e:?} past the input ({len} bytes)"
                 );
-                let starts = CompressedBundle::is_compressed(&data[next..])
-                    || Bundle::is_bundle(&data[next..]);
+                let rest = &data[next..];
+                let starts = CompressedBundle::is_compressed(rest)
+                    || Bundle::is_bundle(rest)
+                    || OffloadBinary::is_offload_binary(rest);
                 if !starts {
                     assert_eq!(e.kind(), ErrorKind::UnknownContainer);
                     assert_eq!(e.offset(), next as u64);

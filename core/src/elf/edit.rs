@@ -108,6 +108,7 @@ pub fn rewrite_sections(
         )
         .in_entry(bad.index().into()));
     }
+    check_string_tables(file, &sections)?;
     let mut new_index: Vec<Option<u32>> = Vec::new();
     let mut next = 0u32;
     for section in &sections {
@@ -203,6 +204,43 @@ fn overflow() -> Error {
 
 fn usize_of(n: u32) -> Result<usize> {
     usize::try_from(n).map_err(|_| overflow())
+}
+
+/// llvm-objcopy rebuilds the section-name table and every symbol table's
+/// string table (removed symbol tables too: it reads the whole file first),
+/// so it refuses either when it is not a non-allocated `SHT_STRTAB`. A link
+/// to section 0 is no table; one past the sections is reported where the
+/// table is read.
+fn check_string_tables(file: &ElfFile, sections: &[Section]) -> Result<()> {
+    let unusable = |index: u32| {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| sections.get(i))
+            .is_some_and(|s| s.header().kind != SHT_STRTAB || s.header().flags & SHF_ALLOC != 0)
+    };
+    let not_a_table = |index| ErrorKind::UnsupportedElf {
+        what: ElfUnsupported::NotAStringTable(index),
+    };
+    let shstrndx = file.header().shstrndx;
+    if shstrndx != 0 && unusable(shstrndx) {
+        return Err(Error::new(
+            not_a_table(shstrndx),
+            offset_of_shstrndx(file.header().class),
+        ));
+    }
+    let linked = |s: &&Section| s.header().kind == SHT_SYMTAB && s.header().link != 0;
+    match sections
+        .iter()
+        .filter(linked)
+        .find(|s| unusable(s.header().link))
+    {
+        Some(symtab) => Err(Error::new(
+            not_a_table(symtab.header().link),
+            file.section_header_offset(symtab.index()),
+        )
+        .in_entry(symtab.index().into())),
+        None => Ok(()),
+    }
 }
 
 /// Old section index → new one, for the sections that stay.
@@ -938,6 +976,59 @@ mod tests {
             err.kind(),
             ErrorKind::UnsupportedElf {
                 what: ElfUnsupported::MultipleSymbolTables
+            }
+        );
+    }
+
+    #[test]
+    fn string_tables_llvm_objcopy_would_refuse_are_errors() {
+        // Found by the elf_object_bundle fuzz target (symtab-link-not-strtab):
+        // a symbol table linked to itself had its contents replaced by the
+        // string table rebuilt from its names. llvm-objcopy 22 refuses each
+        // of these inputs ("Symbol table has link index of N which is not a
+        // string table", "e_shstrndx field value N ... does not reference a
+        // string table").
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let file = ElfFile::parse(data).unwrap();
+        let shoff = usize::try_from(file.header().shoff).unwrap();
+        let header = |i: u32| shoff + 64 * usize::try_from(i).unwrap();
+        let symtab = (1..file.section_count())
+            .find(|&i| file.section(i).unwrap().header().kind == SHT_SYMTAB)
+            .unwrap();
+        let text = (1..file.section_count())
+            .find(|&i| file.section(i).unwrap().name() == b".text")
+            .unwrap();
+        let shstrndx = file.header().shstrndx;
+        let refused = |bytes: &[u8], index: u32, at: usize| {
+            let err = rewrite_sections(&ElfFile::parse(bytes).unwrap(), |_| true, &[]).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::UnsupportedElf {
+                    what: ElfUnsupported::NotAStringTable(index)
+                }
+            );
+            assert_eq!(err.offset(), u64::try_from(at).unwrap());
+        };
+        for link in [symtab, text] {
+            let mut bad = data.to_vec();
+            let at = header(symtab) + 40;
+            bad[at..at + 4].copy_from_slice(&link.to_le_bytes());
+            refused(&bad, link, header(symtab));
+        }
+        let mut allocated = data.to_vec();
+        let at = header(shstrndx) + 8;
+        allocated[at..at + 8].copy_from_slice(&SHF_ALLOC.to_le_bytes());
+        refused(&allocated, shstrndx, 62);
+        // Removing the symbol table does not help: llvm-objcopy reads it.
+        let mut bad = data.to_vec();
+        let at = header(symtab) + 40;
+        bad[at..at + 4].copy_from_slice(&text.to_le_bytes());
+        let file = ElfFile::parse(&bad).unwrap();
+        let err = rewrite_sections(&file, |s| s.index() != symtab, &[]).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::NotAStringTable(text)
             }
         );
     }

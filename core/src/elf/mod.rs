@@ -258,6 +258,11 @@ pub enum ElfUnsupported {
     /// A relocation section's `sh_entsize` is not its type's entry size,
     /// which llvm-objcopy refuses.
     RelocationSize(u64),
+    /// The section-name table or a symbol table's string table (this
+    /// section) is not a non-allocated `SHT_STRTAB`, which llvm-objcopy
+    /// refuses to rewrite: it rebuilds both tables, and an allocated one is
+    /// part of the memory image.
+    NotAStringTable(u32),
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -276,6 +281,11 @@ impl core::fmt::Display for ElfUnsupported {
             ElfUnsupported::RelocationSize(n) => {
                 write!(f, "relocation entry size {n} (llvm-objcopy refuses it too)")
             }
+            ElfUnsupported::NotAStringTable(n) => write!(
+                f,
+                "section {n} serves as a string table but is not a non-allocated SHT_STRTAB \
+                 (llvm-objcopy refuses it too)"
+            ),
         }
     }
 }
