@@ -453,6 +453,9 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_COMPRESSED_OFFLOAD_BINARY = 152,
   // An OffloadBinary without a device image (no entry, or metadata only).
   CLANGOFFLOAD_STATUS_NO_DEVICE_IMAGE = 153,
+  // A symbol table's string table is not a non-empty, NUL-terminated
+  // `SHT_STRTAB`.
+  CLANGOFFLOAD_STATUS_BAD_STRING_TABLE = 154,
   // Not LLVM bitcode (no magic `BC C0 DE`).
   CLANGOFFLOAD_STATUS_NOT_BITCODE = 160,
   // An LLVM bitcode file's bitstream or symbol table is damaged.

@@ -226,6 +226,9 @@ pub enum clangoffload_status {
     CompressedOffloadBinary = 152,
     /// An OffloadBinary without a device image (no entry, or metadata only).
     NoDeviceImage = 153,
+    /// A symbol table's string table is not a non-empty, NUL-terminated
+    /// `SHT_STRTAB`.
+    BadStringTable = 154,
     /// Not LLVM bitcode (no magic `BC C0 DE`).
     NotBitcode = 160,
     /// An LLVM bitcode file's bitstream or symbol table is damaged.
@@ -377,6 +380,7 @@ status_table! {
     UnsupportedOffloadKind => "no runtime registration for the offload kind",
     CompressedOffloadBinary => "OffloadBinary is compressed: its image exists only once decompressed",
     NoDeviceImage => "OffloadBinary has no device image",
+    BadStringTable => "symbol table's string table is not a NUL-terminated string table",
     NotBitcode => "not LLVM bitcode: missing magic",
     MalformedBitcode => "malformed LLVM bitcode",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
@@ -450,6 +454,7 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::SectionTableOutOfBounds { .. } => S::SectionTableOutOfBounds,
             ErrorKind::BadNameTableIndex { .. } => S::BadNameTableIndex,
             ErrorKind::BadNameTable { .. } => S::BadNameTable,
+            ErrorKind::BadStringTable { .. } => S::BadStringTable,
             ErrorKind::BadSectionIndex { .. } => S::BadSectionIndex,
             ErrorKind::BadSectionName { .. } => S::BadSectionName,
             ErrorKind::SectionOutOfBounds { .. } => S::SectionOutOfBounds,

@@ -393,6 +393,16 @@ pub enum ErrorKind {
         /// Its `sh_type`.
         kind: u32,
     },
+    /// A symbol table's string table is not what LLVM's object reader reads
+    /// names from: a non-empty `SHT_STRTAB` that ends in a NUL.
+    BadStringTable {
+        /// Its section index.
+        index: u32,
+        /// Its `sh_type`.
+        kind: u32,
+        /// Its `sh_size`.
+        size: u64,
+    },
     /// A section index (in a header, a symbol or a group) names no section.
     BadSectionIndex {
         /// The index.
@@ -729,6 +739,16 @@ impl fmt::Display for ErrorKind {
                 f,
                 "section name table [index {index}] has type {kind:#x}, not SHT_STRTAB"
             ),
+            ErrorKind::BadStringTable { index, kind, .. } if kind != 3 => write!(
+                f,
+                "string table [index {index}] has type {kind:#x}, not SHT_STRTAB"
+            ),
+            ErrorKind::BadStringTable { index, size: 0, .. } => {
+                write!(f, "string table [index {index}] is empty")
+            }
+            ErrorKind::BadStringTable { index, .. } => {
+                write!(f, "string table [index {index}] is not NUL-terminated")
+            }
             ErrorKind::BadSectionIndex { index, count } => {
                 write!(f, "section index {index} out of range ({count} sections)")
             }

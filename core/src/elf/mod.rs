@@ -672,8 +672,9 @@ impl<'data> Section<'data> {
 /// read), then the first symbol table's defined globals, in order, named
 /// from that table's string table. An error where LLVM's writer fails: the
 /// file does not open, the symbol table or (when it defines a symbol to
-/// index) its string table lies outside the file, the symbol size is not
-/// the class's, or a name offset lies outside the strings.
+/// index) its string table lies outside the file or is not a non-empty
+/// `SHT_STRTAB` ending in a NUL, the symbol size is not the class's, or a
+/// name offset lies outside the strings.
 #[cfg(feature = "alloc")]
 pub fn index_symbols(data: &[u8]) -> Result<alloc::vec::Vec<&[u8]>> {
     let file = ElfFile::parse_table(data)?;
@@ -711,8 +712,26 @@ pub fn index_symbols(data: &[u8]) -> Result<alloc::vec::Vec<&[u8]>> {
             count: file.header.shnum,
         })
     })?;
-    let table = range(data, strings.offset, strings.file_size())
+    // In the order LLVM's getStringTable checks them.
+    let bad_table = || {
+        Error::new(
+            ErrorKind::BadStringTable {
+                index: symtab.link,
+                kind: strings.kind,
+                size: strings.size,
+            },
+            file.section_header_offset(symtab.link),
+        )
+        .in_entry(symtab.link.into())
+    };
+    if strings.kind != SHT_STRTAB {
+        return Err(bad_table());
+    }
+    let table = range(data, strings.offset, strings.size)
         .ok_or_else(|| section_out_of_bounds(&file, symtab.link, &strings))?;
+    if table.last() != Some(&0) {
+        return Err(bad_table());
+    }
     exported
         .into_iter()
         .map(|name| {
@@ -927,5 +946,48 @@ mod tests {
         let file = ElfFile::parse(&be).unwrap();
         assert_eq!(file.section_count(), 0);
         assert_eq!(file.sections().count(), 0);
+    }
+
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn index_symbols_takes_only_string_tables_llvm_reads_names_from() {
+        // llvm-ar 22 fails an archive of such an object: "invalid sh_type for
+        // string table section [index N]: expected SHT_STRTAB, but got
+        // SHT_PROGBITS", "... is empty", "... is non-null terminated".
+        let data = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        assert!(!index_symbols(data).unwrap().is_empty());
+        let file = ElfFile::parse(data).unwrap();
+        let symtab = file
+            .sections()
+            .map(Result::unwrap)
+            .find(|s| s.header().kind == SHT_SYMTAB)
+            .unwrap();
+        let link = symtab.header().link;
+        let at = file.section_header_offset(link);
+        let header = usize::try_from(at).unwrap();
+        let strings = *file.section(link).unwrap().header();
+        let refused = |bytes: &[u8], kind: u32, size: u64| {
+            let err = index_symbols(bytes).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::BadStringTable {
+                    index: link,
+                    kind,
+                    size
+                }
+            );
+            assert_eq!((err.offset(), err.entry()), (at, Some(link.into())));
+            let _ = alloc::format!("{err}");
+        };
+        let mut progbits = data.to_vec();
+        progbits[header + 4..header + 8].copy_from_slice(&SHT_PROGBITS.to_le_bytes());
+        refused(&progbits, SHT_PROGBITS, strings.size);
+        let mut empty = data.to_vec();
+        empty[header + 32..header + 40].fill(0);
+        refused(&empty, SHT_STRTAB, 0);
+        let mut unterminated = data.to_vec();
+        let last = usize::try_from(strings.offset + strings.size - 1).unwrap();
+        unterminated[last] = b'x';
+        refused(&unterminated, SHT_STRTAB, strings.size);
     }
 }
