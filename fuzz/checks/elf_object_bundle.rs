@@ -21,7 +21,7 @@
 
 use clangoffload::bundle::BUNDLE_MAGIC;
 use clangoffload::elf::{
-    rewrite_sections, ElfFile, NewSection, SectionHeader, SHT_NOBITS, SHT_PROGBITS,
+    rewrite_sections, Class, ElfFile, NewSection, SectionHeader, SHT_NOBITS, SHT_PROGBITS,
 };
 use clangoffload::object_bundle::ObjectBundle;
 
@@ -183,14 +183,20 @@ pub fn check(data: &[u8]) {
 /// rebuilds the tables from the names in use, where the identity rewrite
 /// may keep them as they are: `artifacts-found/elf_object_bundle/
 /// strtab-rebuilt`, whose symbol table, cut to one byte, uses none of its
-/// names).
+/// names), and a section's bytes that are the file header's `e_shoff`.
 fn sections_but_offsets(data: &[u8]) -> Vec<(Vec<u8>, SectionHeader, Vec<u8>)> {
     const SHT_STRTAB: u32 = 3;
     let elf = ElfFile::parse(data).expect("a rewrite parses");
+    // `e_shoff`, the one file header field that says where things lie.
+    let shoff = match elf.header().class {
+        Class::Elf32 => 0x20..0x24,
+        Class::Elf64 => 0x28..0x30,
+    };
     (0..elf.section_count())
         .map(|i| {
             let s = elf.section(i).expect("a rewrite's sections read");
             let mut header = *s.header();
+            let at = header.offset;
             header.offset = 0;
             header.name = 0;
             let contents = match header.kind {
@@ -199,7 +205,13 @@ fn sections_but_offsets(data: &[u8]) -> Vec<(Vec<u8>, SectionHeader, Vec<u8>)> {
                     header.size = 0;
                     Vec::new()
                 }
-                _ => s.data().to_vec(),
+                // A section kept in place over the file header holds the
+                // header written there (`section-over-file-header`), with
+                // its `e_shoff` (`section-holds-shoff`).
+                _ => (at..)
+                    .zip(s.data())
+                    .map(|(o, &b)| if shoff.contains(&o) { 0 } else { b })
+                    .collect(),
             };
             (s.name().to_vec(), header, contents)
         })
