@@ -109,6 +109,7 @@ pub fn rewrite_sections(
         .in_entry(bad.index().into()));
     }
     check_string_tables(file, &sections)?;
+    check_symbol_table_links(file, &sections)?;
     let mut new_index: Vec<Option<u32>> = Vec::new();
     let mut next = 0u32;
     for section in &sections {
@@ -239,6 +240,38 @@ fn check_string_tables(file: &ElfFile, sections: &[Section]) -> Result<()> {
             file.section_header_offset(symtab.index()),
         )
         .in_entry(symtab.index().into())),
+        None => Ok(()),
+    }
+}
+
+/// llvm-objcopy reads a group's signature from the `SHT_SYMTAB` its
+/// `sh_link` names, a relocation section's symbols from the `SHT_SYMTAB`
+/// (the `SHT_DYNSYM` when the section is allocated) its link names, if any
+/// (0: none), and refuses a link to another section. One past the sections
+/// is reported where it is renumbered.
+fn check_symbol_table_links(file: &ElfFile, sections: &[Section]) -> Result<()> {
+    let wrong_link = |s: &&Section| {
+        let h = s.header();
+        let wanted = match h.kind {
+            SHT_GROUP => SHT_SYMTAB,
+            SHT_REL | SHT_RELA if h.link == 0 => return false,
+            SHT_REL | SHT_RELA if h.flags & SHF_ALLOC != 0 => SHT_DYNSYM,
+            SHT_REL | SHT_RELA => SHT_SYMTAB,
+            _ => return false,
+        };
+        usize::try_from(h.link)
+            .ok()
+            .and_then(|i| sections.get(i))
+            .is_some_and(|t| t.header().kind != wanted)
+    };
+    match sections.iter().find(wrong_link) {
+        Some(section) => Err(Error::new(
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::NotASymbolTable(section.header().link),
+            },
+            file.section_header_offset(section.index()),
+        )
+        .in_entry(section.index().into())),
         None => Ok(()),
     }
 }
@@ -1031,6 +1064,56 @@ mod tests {
                 what: ElfUnsupported::NotAStringTable(text)
             }
         );
+    }
+
+    #[test]
+    fn links_to_symbol_tables_llvm_objcopy_would_refuse_are_errors() {
+        // llvm-objcopy 22: "Link field value N in section .rela.text is not a
+        // symbol table", "link field value 'N' in section '.group' is not a
+        // symbol table".
+        let header_of = |data: &[u8], kind: u32| {
+            let file = ElfFile::parse(data).unwrap();
+            let section = (1..file.section_count())
+                .map(|i| file.section(i).unwrap())
+                .find(|s| s.header().kind == kind)
+                .unwrap();
+            let at = file.section_header_offset(section.index());
+            (usize::try_from(at).unwrap(), section.index())
+        };
+        let check = |data: &[u8], kind: u32, flags: u64, link: u32, refused: bool| {
+            let (at, index) = header_of(data, kind);
+            let mut bad = data.to_vec();
+            let old = u64::from_le_bytes(bad[at + 8..at + 16].try_into().unwrap());
+            bad[at + 8..at + 16].copy_from_slice(&(old | flags).to_le_bytes());
+            bad[at + 40..at + 44].copy_from_slice(&link.to_le_bytes());
+            let result = rewrite_sections(&ElfFile::parse(&bad).unwrap(), |_| true, &[]);
+            if refused {
+                let err = result.unwrap_err();
+                assert_eq!(
+                    err.kind(),
+                    ErrorKind::UnsupportedElf {
+                        what: ElfUnsupported::NotASymbolTable(link)
+                    }
+                );
+                assert_eq!(
+                    (err.offset(), err.entry()),
+                    (to_u64(at), Some(index.into()))
+                );
+            } else {
+                result.unwrap();
+            }
+        };
+        let object = include_bytes!("../../../tests/fixtures/object/x86_64.o");
+        let symtab = header_of(object, SHT_SYMTAB).1;
+        // A relocation section linked to .text, or allocated and linked to
+        // the SHT_SYMTAB (it needs the SHT_DYNSYM); none (0) is fine.
+        check(object, SHT_RELA, 0, 2, true);
+        check(object, SHT_RELA, SHF_ALLOC, symtab, true);
+        check(object, SHT_RELA, 0, 0, false);
+        let groups = include_bytes!("../../../tests/fixtures/object/groups.o");
+        check(groups, SHT_GROUP, 0, 1, true);
+        // (LLVM 22 crashes on a group linked to section 0; we refuse it.)
+        check(groups, SHT_GROUP, 0, 0, true);
     }
 
     #[test]

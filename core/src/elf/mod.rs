@@ -263,6 +263,10 @@ pub enum ElfUnsupported {
     /// refuses to rewrite: it rebuilds both tables, and an allocated one is
     /// part of the memory image.
     NotAStringTable(u32),
+    /// The symbol table a group or a relocation section names (this
+    /// section) is not the kind it must be (`SHT_SYMTAB`; `SHT_DYNSYM` for
+    /// an allocated relocation section), which llvm-objcopy refuses.
+    NotASymbolTable(u32),
 }
 
 impl core::fmt::Display for ElfUnsupported {
@@ -285,6 +289,11 @@ impl core::fmt::Display for ElfUnsupported {
                 f,
                 "section {n} serves as a string table but is not a non-allocated SHT_STRTAB \
                  (llvm-objcopy refuses it too)"
+            ),
+            ElfUnsupported::NotASymbolTable(n) => write!(
+                f,
+                "section {n} serves as a symbol table but is not of the kind the \
+                 section naming it needs (llvm-objcopy refuses it too)"
             ),
         }
     }
