@@ -259,10 +259,13 @@ fn check_symbol_table_links(file: &ElfFile, sections: &[Section]) -> Result<()> 
             SHT_REL | SHT_RELA => SHT_SYMTAB,
             _ => return false,
         };
-        usize::try_from(h.link)
-            .ok()
-            .and_then(|i| sections.get(i))
-            .is_some_and(|t| t.header().kind != wanted)
+        // Section 0 is written as the null section whatever it holds, so a
+        // group's link to it names no symbol table (link-zero-after-add).
+        h.link == 0
+            || usize::try_from(h.link)
+                .ok()
+                .and_then(|i| sections.get(i))
+                .is_some_and(|t| t.header().kind != wanted)
     };
     match sections.iter().find(wrong_link) {
         Some(section) => Err(Error::new(
