@@ -739,7 +739,7 @@ impl fmt::Display for ErrorKind {
                 f,
                 "section name table [index {index}] has type {kind:#x}, not SHT_STRTAB"
             ),
-            ErrorKind::BadStringTable { index, kind, .. } if kind != 3 => write!(
+            ErrorKind::BadStringTable { index, kind, .. } if kind != crate::elf::SHT_STRTAB => write!(
                 f,
                 "string table [index {index}] has type {kind:#x}, not SHT_STRTAB"
             ),

@@ -102,11 +102,7 @@ pub fn rewrite_sections(
         } else {
             ElfUnsupported::RelocationSize(h.entsize)
         };
-        return Err(Error::new(
-            ErrorKind::UnsupportedElf { what },
-            file.section_header_offset(bad.index()),
-        )
-        .in_entry(bad.index().into()));
+        return Err(unsupported_at(file, bad, what));
     }
     check_string_tables(file, &sections)?;
     check_symbol_table_links(file, &sections)?;
@@ -207,6 +203,20 @@ fn usize_of(n: u32) -> Result<usize> {
     usize::try_from(n).map_err(|_| overflow())
 }
 
+/// An `UnsupportedElf` error located at `section`'s header.
+fn unsupported_at(file: &ElfFile, section: &Section, what: ElfUnsupported) -> Error {
+    Error::new(
+        ErrorKind::UnsupportedElf { what },
+        file.section_header_offset(section.index()),
+    )
+    .in_entry(section.index().into())
+}
+
+/// The section `index` names; `None` past the sections.
+fn section_at<'s, 'data>(sections: &'s [Section<'data>], index: u32) -> Option<&'s Section<'data>> {
+    sections.get(usize::try_from(index).ok()?)
+}
+
 /// llvm-objcopy rebuilds the section-name table and every symbol table's
 /// string table (removed symbol tables too: it reads the whole file first),
 /// so it refuses either when it is not a non-allocated `SHT_STRTAB`. A link
@@ -214,32 +224,28 @@ fn usize_of(n: u32) -> Result<usize> {
 /// table is read.
 fn check_string_tables(file: &ElfFile, sections: &[Section]) -> Result<()> {
     let unusable = |index: u32| {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| sections.get(i))
+        section_at(sections, index)
             .is_some_and(|s| s.header().kind != SHT_STRTAB || s.header().flags & SHF_ALLOC != 0)
-    };
-    let not_a_table = |index| ErrorKind::UnsupportedElf {
-        what: ElfUnsupported::NotAStringTable(index),
     };
     let shstrndx = file.header().shstrndx;
     if shstrndx != 0 && unusable(shstrndx) {
         return Err(Error::new(
-            not_a_table(shstrndx),
+            ErrorKind::UnsupportedElf {
+                what: ElfUnsupported::NotAStringTable(shstrndx),
+            },
             offset_of_shstrndx(file.header().class),
         ));
     }
-    let linked = |s: &&Section| s.header().kind == SHT_SYMTAB && s.header().link != 0;
-    match sections
-        .iter()
-        .filter(linked)
-        .find(|s| unusable(s.header().link))
-    {
-        Some(symtab) => Err(Error::new(
-            not_a_table(symtab.header().link),
-            file.section_header_offset(symtab.index()),
-        )
-        .in_entry(symtab.index().into())),
+    let bad_link = |s: &&Section| {
+        let h = s.header();
+        h.kind == SHT_SYMTAB && h.link != 0 && unusable(h.link)
+    };
+    match sections.iter().find(bad_link) {
+        Some(symtab) => Err(unsupported_at(
+            file,
+            symtab,
+            ElfUnsupported::NotAStringTable(symtab.header().link),
+        )),
         None => Ok(()),
     }
 }
@@ -250,31 +256,24 @@ fn check_string_tables(file: &ElfFile, sections: &[Section]) -> Result<()> {
 /// (0: none), and refuses a link to another section. One past the sections
 /// is reported where it is renumbered.
 fn check_symbol_table_links(file: &ElfFile, sections: &[Section]) -> Result<()> {
-    let wrong_link = |s: &&Section| {
+    let bad_link = |s: &&Section| {
         let h = s.header();
         let wanted = match h.kind {
             SHT_GROUP => SHT_SYMTAB,
-            SHT_REL | SHT_RELA if h.link == 0 => return false,
-            SHT_REL | SHT_RELA if h.flags & SHF_ALLOC != 0 => SHT_DYNSYM,
-            SHT_REL | SHT_RELA => SHT_SYMTAB,
+            SHT_REL | SHT_RELA if h.link != 0 && h.flags & SHF_ALLOC != 0 => SHT_DYNSYM,
+            SHT_REL | SHT_RELA if h.link != 0 => SHT_SYMTAB,
             _ => return false,
         };
         // Section 0 is written as the null section whatever it holds, so a
         // group's link to it names no symbol table (link-zero-after-add).
-        h.link == 0
-            || usize::try_from(h.link)
-                .ok()
-                .and_then(|i| sections.get(i))
-                .is_some_and(|t| t.header().kind != wanted)
+        h.link == 0 || section_at(sections, h.link).is_some_and(|t| t.header().kind != wanted)
     };
-    match sections.iter().find(wrong_link) {
-        Some(section) => Err(Error::new(
-            ErrorKind::UnsupportedElf {
-                what: ElfUnsupported::NotASymbolTable(section.header().link),
-            },
-            file.section_header_offset(section.index()),
-        )
-        .in_entry(section.index().into())),
+    match sections.iter().find(bad_link) {
+        Some(section) => Err(unsupported_at(
+            file,
+            section,
+            ElfUnsupported::NotASymbolTable(section.header().link),
+        )),
         None => Ok(()),
     }
 }
@@ -1117,6 +1116,17 @@ mod tests {
         check(groups, SHT_GROUP, 0, 1, true);
         // (LLVM 22 crashes on a group linked to section 0; we refuse it.)
         check(groups, SHT_GROUP, 0, 0, true);
+        // A link past the sections: "... is invalid" in llvm-objcopy 22.
+        for (data, kind) in [(&object[..], SHT_RELA), (&groups[..], SHT_GROUP)] {
+            let (at, _) = header_of(data, kind);
+            let mut far = data.to_vec();
+            far[at + 40..at + 44].copy_from_slice(&1000u32.to_le_bytes());
+            let err = rewrite_sections(&ElfFile::parse(&far).unwrap(), |_| true, &[]).unwrap_err();
+            assert!(
+                matches!(err.kind(), ErrorKind::BadSectionIndex { index: 1000, .. }),
+                "{err}"
+            );
+        }
     }
 
     #[test]
