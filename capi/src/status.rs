@@ -380,7 +380,7 @@ status_table! {
     UnsupportedOffloadKind => "no runtime registration for the offload kind",
     CompressedOffloadBinary => "OffloadBinary is compressed: its image exists only once decompressed",
     NoDeviceImage => "OffloadBinary has no device image",
-    BadStringTable => "symbol table's string table is not a NUL-terminated string table",
+    BadStringTable => "symbol table's string table is not a non-empty, NUL-terminated SHT_STRTAB",
     NotBitcode => "not LLVM bitcode: missing magic",
     MalformedBitcode => "malformed LLVM bitcode",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
