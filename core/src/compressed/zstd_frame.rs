@@ -130,6 +130,10 @@ pub(crate) fn frame_len(frame: &[u8]) -> Result<u64, FrameError> {
         let size = bits >> 3;
         let carried = match (bits >> 1) & 3 {
             1 => 1, // RLE: one byte repeated `size` times
+            // A compressed block needs at least its literals header. libzstd's
+            // one-shot decoder (LLVM's) refuses an empty one, its streaming
+            // decoder skips it: refusing here keeps every decoder with LLVM.
+            2 if size == 0 => return Err((StreamFault::Malformed, pos)),
             3 => return Err((StreamFault::Malformed, pos)),
             _ => size,
         };
@@ -217,6 +221,16 @@ mod tests {
         // Window 1 KiB (descriptor 0), an RLE block regenerating 2 KiB.
         let frame = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x03, 0x40, 0x00, 0];
         assert_eq!(frame_len(&frame), Err((StreamFault::Malformed, 6)));
+    }
+
+    #[test]
+    fn empty_compressed_blocks_are_malformed_empty_raw_ones_are_not() {
+        // Single segment, content size 0: an empty compressed block (not
+        // last), as llvm's one-shot libzstd refuses; then an empty raw one.
+        let compressed = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0, 0b100, 0, 0, 0b001, 0, 0];
+        assert_eq!(frame_len(&compressed), Err((StreamFault::Malformed, 6)));
+        let raw = [0x28, 0xb5, 0x2f, 0xfd, 0x20, 0, 0b000, 0, 0, 0b001, 0, 0];
+        assert_eq!(frame_len(&raw), Ok(12));
     }
 
     #[test]
