@@ -8,9 +8,18 @@
 # then counts SECONDS x N CPU-seconds); NOTE=text goes into the result column.
 # A crash stops that target (its artifact is under artifacts/<target>/) and
 # the script goes on with the next; the exit status is 1 if any crashed,
-# 2 if the targets do not build.
+# 2 if the targets do not build, 3 if another run.sh is running.
 set -uo pipefail
 cd "$(dirname "$0")"
+
+# libFuzzer's -jobs write fuzz-<n>.log here, and each run reads and deletes
+# them: two runs at once would take each other's statistics.
+mkdir -p target
+exec 9>target/run.lock
+if ! flock -n 9; then
+  echo "fuzz/run.sh: another run.sh is running in $(pwd); no rows written" >&2
+  exit 3
+fi
 
 seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
