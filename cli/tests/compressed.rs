@@ -460,6 +460,46 @@ fn damaged_compressed_bundles_fail_with_located_errors() {
     );
 }
 
+/// The fuzz finding `empty-compressed-block`: a zstd frame holding an empty
+/// compressed block, which LLVM's one-shot libzstd refuses and libzstd's
+/// streaming decoder (ours while hashing) would skip. Refused at the block,
+/// with the hash check and without, as LLVM 22 refuses it.
+#[test]
+fn an_empty_zstd_compressed_block_is_refused_as_llvm_22_refuses_it() {
+    let sb = Sandbox::new();
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/artifacts-found/compressed_decompress/empty-compressed-block");
+    let data = std::fs::read(&input).unwrap();
+    // The frame starts at 0x14 (a version 1 header); the block header at
+    // 0x55 is type 2 (compressed), size 0.
+    assert_eq!(&data[0x14..0x18], b"\x28\xb5\x2f\xfd");
+    assert_eq!(&data[0x55..0x58], [0b100, 0, 0]);
+    for skip_hash in ["0", "1"] {
+        let r = Command::new(sb.ours())
+            .args(["-type=o", "-list", &format!("-input={}", input.display())])
+            .env("CLANGOFFLOAD_SKIP_HASH_CHECK", skip_hash)
+            .output()
+            .unwrap();
+        assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+        assert!(
+            stderr(&r).contains("corrupt zstd stream: malformed data (at offset 0x55)"),
+            "skip hash {skip_hash}: {}",
+            stderr(&r)
+        );
+    }
+    let Some(llvm) = llvm22() else { return };
+    let r = run(
+        &llvm,
+        &["-type=o", "-list", &format!("-input={}", input.display())],
+    );
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("Data corruption detected"),
+        "{}",
+        stderr(&r)
+    );
+}
+
 fn clangoffload(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clangoffload"))
         .args(args)
