@@ -624,6 +624,19 @@ fn target_ids_come_from_e_flags() {
         header.flags = flags;
         assert_eq!(AmdgpuTarget::from_header(&header).unwrap().to_string(), id);
     }
+    // LLVM 22's llvm-mc writes "any" for both features of gfx1250, whose
+    // target IDs take neither: still a target, with no features.
+    header.flags = 0x549;
+    assert_eq!(
+        AmdgpuTarget::from_header(&header).unwrap().to_string(),
+        "gfx1250"
+    );
+    // A feature set on or off that the processor lacks names no target ID
+    // (fuzz/artifacts-found/elf_locate/feature-the-processor-lacks).
+    for flags in [0x025 | 0x800, 0x025 | 0x300, 0x049 | 0xc00] {
+        header.flags = flags;
+        assert!(AmdgpuTarget::from_header(&header).is_none(), "{flags:#x}");
+    }
     header.flags = 0x040;
     assert!(AmdgpuTarget::from_header(&header).is_none());
     header.flags = 0x03f;

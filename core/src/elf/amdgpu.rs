@@ -118,7 +118,8 @@ pub struct AmdgpuTarget {
 impl AmdgpuTarget {
     /// The target of an AMDGPU HSA code object (v4, v5 or v6: `EI_ABIVERSION`
     /// 2 to 4, the only ones whose features have an "any" setting), or `None`
-    /// for any other file or an unknown processor.
+    /// for any other file, an unknown processor, or a feature set on or off
+    /// that the processor does not have.
     pub fn from_header(header: &FileHeader) -> Option<Self> {
         if header.machine != EM_AMDGPU
             || header.os_abi != ELFOSABI_AMDGPU_HSA
@@ -131,12 +132,26 @@ impl AmdgpuTarget {
             .iter()
             .find(|(value, _)| *value == mach)
             .map(|(_, name)| *name)?;
-        Some(AmdgpuTarget {
+        let target = AmdgpuTarget {
             processor,
             sramecc: FeatureSetting::from_v4((header.flags & SRAMECC_MASK) >> 10),
             xnack: FeatureSetting::from_v4((header.flags & XNACK_MASK) >> 8),
             generic_version: header.flags.to_le_bytes()[3],
-        })
+        };
+        target.names_valid_target_id().then_some(target)
+    }
+
+    /// Whether every feature set on or off is one the processor has: a header
+    /// that sets `sramecc` off on `gfx703` names no target ID clang accepts
+    /// (LLVM never writes one). "Any" is not checked: LLVM 22 writes it for
+    /// `gfx1250`, which clang's target IDs give no features, and it stays out
+    /// of the target ID.
+    fn names_valid_target_id(&self) -> bool {
+        let Some(known) = crate::id::processor::lookup(self.processor) else {
+            return false;
+        };
+        (known.sramecc || self.sramecc.sign().is_none())
+            && (known.xnack || self.xnack.sign().is_none())
     }
 }
 
@@ -151,5 +166,18 @@ impl fmt::Display for AmdgpuTarget {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PROCESSORS;
+
+    /// A processor the target ID table lacks would never name a target.
+    #[test]
+    fn every_processor_has_target_id_features() {
+        for (_, name) in PROCESSORS {
+            assert!(crate::id::processor::lookup(name).is_some(), "{name}");
+        }
     }
 }
