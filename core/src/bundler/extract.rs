@@ -41,7 +41,7 @@ pub fn extract<'data>(
         let loaded = input::load(data, &mut budget, true, &mut buffers, observer)?;
         let mut part = Plan::new(0, buffers)?;
         for container in &loaded {
-            add_bundle(&mut part, container, &stem, observer)?;
+            add_bundle(&mut part, container, &stem, 0, observer)?;
         }
         plan.append(part, 0);
         return Ok(plan);
@@ -72,7 +72,7 @@ pub fn extract<'data>(
                     bytes: LoadedBytes::Input(bundle.data()),
                 };
                 let mut part = Plan::new(0, Buffers::new())?;
-                add_bundle(&mut part, &loaded, &prefix, observer).map(|()| (part, 0))
+                add_bundle(&mut part, &loaded, &prefix, first, observer).map(|()| (part, 0))
             }
             Container::Compressed(compressed) => {
                 input::decode(at, compressed, &mut budget, true, observer).and_then(|bytes| {
@@ -81,7 +81,7 @@ pub fn extract<'data>(
                         bytes: LoadedBytes::Decompressed(0),
                     };
                     let mut part = Plan::new(0, alloc::vec![bytes])?;
-                    add_bundle(&mut part, &loaded, &prefix, observer).map(|()| (part, 0))
+                    add_bundle(&mut part, &loaded, &prefix, first, observer).map(|()| (part, 0))
                 })
             }
             Container::OffloadBinary(binary) => {
@@ -119,11 +119,13 @@ pub fn extract<'data>(
 
 /// Adds one output per entry of the bundle `container` holds to `part`
 /// (which holds its buffer), each named `<prefix>.<i>.<entry ID>` with `i`
-/// counting `part`'s outputs.
+/// counting from `first` plus `part`'s outputs, so that names stay unique
+/// across every container of a file.
 fn add_bundle<'data>(
     part: &mut Plan<'data>,
     container: &Loaded<'data>,
     prefix: &str,
+    first: usize,
     observer: &mut dyn Observer,
 ) -> Result<(), BundlerError> {
     let mut entries = Vec::new();
@@ -151,7 +153,7 @@ fn add_bundle<'data>(
         part.push_source(index, container.source(range));
         part.name(
             index,
-            alloc::format!("{prefix}.{}.{id}", index).into_bytes(),
+            alloc::format!("{prefix}.{}.{id}", first.saturating_add(index)).into_bytes(),
         );
     }
     Ok(())
@@ -287,6 +289,26 @@ mod tests {
             alloc::format!("{}", err.message("d.o")).contains("hash"),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn names_are_unique_across_the_containers_of_a_section() {
+        // Three bundles back to back in `.hip_fatbin` (ELF) and `.hip_fat`
+        // (PE), compressed and not: the index counts across them.
+        for (file, data) in [
+            ("so", fixture!("multi/libhip-compressed3.so")),
+            ("so", fixture!("multi/libhip-mixed3.so")),
+            ("dll", fixture!("multi/hip-compressed3.dll")),
+            ("dll", fixture!("multi/hip-mixed3.dll")),
+        ] {
+            let plan = extract(data, file.as_bytes(), Decoding::default(), &mut ()).unwrap();
+            let names = names(&plan);
+            assert_eq!(names.len(), 9, "{file}");
+            for (i, name) in names.iter().enumerate() {
+                assert!(name.starts_with(&alloc::format!("{file}.{i}.")), "{name}");
+            }
+            assert!(plan.failure().is_none());
+        }
     }
 
     #[test]
