@@ -11,6 +11,7 @@ mod contents;
 mod ffi;
 mod flags;
 pub mod io;
+mod stdio;
 
 pub use commands::inspect::{render as render_inspection, Mode as InspectMode};
 pub use commands::Failure;
@@ -22,7 +23,8 @@ clangoffload: read and write LLVM/Clang offloading containers
 
 USAGE:
   clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
-  clangoffload extract FILE [-o DIR]      every entry to DIR/<file>.<index>.<entry ID>
+  clangoffload extract FILE [-o DIR] [--force]
+                                          every entry to DIR/<file>.<index>.<entry ID>
   clangoffload inspect FILE [--json|--objdump]
                                           every container in a file, ELF/COFF host file or archive:
                                           header fields, ratio, hash, entries, images, wrappers
@@ -59,7 +61,7 @@ pub fn main() -> i32 {
         Some(name) if is_packager(name) => commands::packager::main(&argv0, &args),
         _ => dispatch(&argv0, &args),
     };
-    status
+    stdio::finish(status)
 }
 
 /// Whether the tool was invoked as LLVM's packager: `llvm-offload-binary`,
@@ -77,7 +79,7 @@ pub(crate) fn is_legacy_packager(name: &str) -> bool {
 
 fn dispatch(argv0: &str, args: &[String]) -> i32 {
     let Some((command, rest)) = args.split_first() else {
-        eprint!("{USAGE}");
+        stdio::err!("{USAGE}");
         return 1;
     };
     let run = match command.as_str() {
@@ -89,11 +91,11 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "scan" => commands::scan::run(argv0, rest),
         "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {
-            print!("{USAGE}");
+            let _ = stdio::out!("{USAGE}");
             return 0;
         }
         "--version" | "-V" => {
-            println!("clangoffload {}", env!("CARGO_PKG_VERSION"));
+            let _ = stdio::outln!("clangoffload {}", env!("CARGO_PKG_VERSION"));
             return 0;
         }
         other => Err(commands::Failure(format!(
@@ -103,7 +105,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
     match run {
         Ok(()) => 0,
         Err(commands::Failure(message)) => {
-            eprintln!("{argv0}: error: {message}");
+            stdio::errln!("{argv0}: error: {message}");
             1
         }
     }

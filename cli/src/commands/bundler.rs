@@ -1,6 +1,7 @@
 //! The clang-offload-bundler personality: `-list`, `-unbundle` and bundling of
 //! binary bundles with LLVM 22's flags, checks and messages.
 
+use crate::stdio::{errln, out, outln};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -54,7 +55,7 @@ impl Config {
         if let Some(text) = env("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
             match text.parse::<i32>() {
                 Ok(n) if !text.starts_with('+') => level = Some(n),
-                _ => eprintln!(
+                _ => errln!(
                     "Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {text}. Ignoring it."
                 ),
             }
@@ -63,10 +64,10 @@ impl Config {
         if let Some(text) = env("COMPRESSED_BUNDLE_FORMAT_VERSION") {
             match text.parse::<u16>() {
                 Ok(v @ (2 | 3)) if !text.starts_with('+') => version = v,
-                Ok(_) if !text.starts_with('+') => eprintln!(
+                Ok(_) if !text.starts_with('+') => errln!(
                     "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {text}. Valid values are 2 or 3. Using default version 3."
                 ),
-                _ => eprintln!(
+                _ => errln!(
                     "Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {text}. Using default version 3."
                 ),
             }
@@ -102,7 +103,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         Ok(args) => args,
         Err(message) => {
             // LLVM prints why and goes on as if no option had been given.
-            eprintln!("{message}");
+            errln!("{message}");
             let none = Parsed::default();
             return finish(argv0, run(&none, argv0, Config::read(&none)));
         }
@@ -111,7 +112,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     // Help and version act while the command line is read, before any check.
     match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
-            println!(
+            let _ = outln!(
                 "clang-offload-bundler version 22.1.8 (clangoffload {})",
                 env!("CARGO_PKG_VERSION")
             );
@@ -119,25 +120,25 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
         }
         Some(help) => {
             if let Some((_, text)) = HELP.iter().find(|(h, _)| *h == help) {
-                print!("{text}");
+                let _ = out!("{text}");
             }
             return 0;
         }
         None => {}
     }
     for e in &errors {
-        eprintln!("{program}: {e}");
+        errln!("{program}: {e}");
     }
     let missing_type = parsed.last("type").is_none();
     if missing_type {
-        eprintln!("{program}: for the --type option: must be specified at least once!");
+        errln!("{program}: for the --type option: must be specified at least once!");
     }
     if !errors.is_empty() || missing_type {
         return 1;
     }
     // `-h` only acts once the command line is valid.
     if let Some((_, text)) = HELP.iter().find(|(h, _)| *h == "h" && parsed.flag(h)) {
-        print!("{text}");
+        let _ = out!("{text}");
         return 0;
     }
     let config = Config::read(&parsed);
@@ -149,7 +150,7 @@ fn finish(argv0: &str, result: Result<(), Failure>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure(message)) => {
-            eprintln!("{argv0}: error: {message}");
+            errln!("{argv0}: error: {message}");
             1
         }
     }
@@ -240,7 +241,7 @@ fn run(parsed: &Parsed, argv0: &str, config: Config) -> Result<(), Failure> {
 }
 
 fn warn(argv0: &str, message: &str) {
-    eprintln!("{argv0}: warning: {message}");
+    errln!("{argv0}: warning: {message}");
 }
 
 fn fail<T>(message: &str) -> Result<T, Failure> {
@@ -294,7 +295,7 @@ fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), 
         input_name: path,
     };
     let listed = Job::list(argv0, input.data(), &options).map_err(Failure)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::BufWriter::new(crate::stdio::Stdout);
     for (_, id) in listed.listed() {
         out.write_all(id)?;
         out.write_all(b"\n")?;
@@ -327,7 +328,7 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
 }
 
 /// Creates `path` and writes output `i` of `job` to it.
-pub fn write_output(job: &Job, i: usize, path: &str, inputs: &[&Input]) -> Result<(), Failure> {
+fn write_output(job: &Job, i: usize, path: &str, inputs: &[&Input]) -> Result<(), Failure> {
     let out = create_output(path)?;
     job.write(i, &out, inputs)
         .map_err(|e| Failure(format!("'{path}': {e}")))
@@ -409,7 +410,7 @@ fn print_objcopy_command(args: &Args, host: usize) -> Result<(), Failure> {
         args.inputs.get(host).map_or("", String::as_str),
         output
     ));
-    eprintln!("{line}");
+    errln!("{line}");
     Ok(())
 }
 

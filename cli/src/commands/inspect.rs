@@ -103,7 +103,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
     let (text, damage) = render(file, input.data(), max_size, mode)?;
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?;
+    crate::stdio::out_bytes(&text)?;
     if !damage.is_empty() {
         if mode == Mode::Objdump {
             // Stdout is llvm-objdump's, which has no place for them.

@@ -8,6 +8,7 @@
 //! The library's packager jobs (`clangoffload_packager_*`) hold every rule;
 //! this file parses flags, reads and writes files, and prints.
 
+use crate::stdio::{errln, out, outln};
 use std::fs::File;
 use std::io::Read as _;
 use std::os::unix::ffi::OsStrExt as _;
@@ -29,40 +30,40 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     let args = match flags::response::expand(args) {
         Ok(args) => args,
         Err(message) => {
-            eprintln!("{message}");
+            errln!("{message}");
             return 1;
         }
     };
     let (parsed, errors) = flags::parse_with_positionals(OPTIONS, &args, argv0, 1);
     match parsed.first_flag(flags::IMMEDIATE) {
         Some("version") => {
-            println!(
+            let _ = outln!(
                 "llvm-offload-binary version 22.1.8 (clangoffload {})",
                 env!("CARGO_PKG_VERSION")
             );
             return 0;
         }
         Some(help) => {
-            print!("{}", flags::packager::help(help, &program));
+            let _ = out!("{}", flags::packager::help(help, &program));
             return 0;
         }
         None => {}
     }
     if !errors.is_empty() {
         for e in &errors {
-            eprintln!("{program}: {e}");
+            errln!("{program}: {e}");
         }
         return 1;
     }
     if crate::is_legacy_packager(&program) {
-        eprintln!(
+        errln!(
             "warning: 'clang-offload-packager' is deprecated. Use 'llvm-offload-binary' instead."
         );
     }
     let output = parsed.last("o").filter(|o| !o.is_empty());
     let input = parsed.positionals.first().filter(|i| !i.is_empty());
     if parsed.flag("h") || (output.is_none() && input.is_none()) {
-        print!("{}", flags::packager::help("h", &program));
+        let _ = out!("{}", flags::packager::help("h", &program));
         return 0;
     }
     let result = match (output, input) {
@@ -78,7 +79,7 @@ pub fn main(argv0: &str, args: &[String]) -> i32 {
     match result {
         Ok(()) => 0,
         Err(Failure(message)) => {
-            eprintln!("{argv0}: error: {message}");
+            errln!("{argv0}: error: {message}");
             1
         }
     }
@@ -140,7 +141,7 @@ fn extract(program: &str, parsed: &flags::Parsed, input: &str) -> Result<(), Fai
                 .map_err(|e| Failure(os_message(&e)))?;
             extraction.write(i, &out, &[&file]).map_err(Failure)?;
             if filter.is_empty() {
-                println!("Extracted: {}", String::from_utf8_lossy(output.name));
+                outln!("Extracted: {}", String::from_utf8_lossy(output.name))?;
             }
         }
     }
@@ -175,6 +176,6 @@ fn list(program: &str, input: &str) -> Result<(), Failure> {
         }
         out.push('\n');
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! dump), one line each: offset, kind, size. With `--rejected`, also the
 //! places where a magic starts no valid container, and why.
 
+use crate::stdio::out;
 use std::fmt::Write as _;
 
 use super::Failure;
@@ -40,6 +41,6 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
             );
         }
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! the library's (`clangoffload_wrap_c_source`, core's `registration`); this
 //! command parses the flags, reads INPUT and writes the unit.
 
+use crate::stdio::out;
 use std::io::Write;
 
 use super::Failure;
@@ -40,7 +41,7 @@ struct Args {
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let Some(args) = parse_args(program, args)? else {
-        print!("{USAGE}");
+        out!("{USAGE}")?;
         return Ok(());
     };
     let input = super::open(&args.input)?;
@@ -53,7 +54,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         out.flush()
     };
     let result = if args.output == "-" {
-        write(&mut std::io::stdout().lock())
+        write(&mut crate::stdio::Stdout)
     } else {
         std::fs::File::create(&args.output).and_then(|mut file| write(&mut file))
     };

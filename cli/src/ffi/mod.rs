@@ -8,6 +8,7 @@ pub mod job;
 pub mod packaging;
 pub mod wrapping;
 
+use crate::stdio::{err, errln};
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -76,8 +77,8 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
     };
     let text = String::from_utf8_lossy(text);
     match kind {
-        c::CLANGOFFLOAD_NOTE_WARNING => eprintln!("{}: warning: {text}", sink.program),
-        c::CLANGOFFLOAD_NOTE_VERBOSE => eprint!("{text}"),
+        c::CLANGOFFLOAD_NOTE_WARNING => errln!("{}: warning: {text}", sink.program),
+        c::CLANGOFFLOAD_NOTE_VERBOSE => err!("{text}"),
         c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
         _ => sink.error = Some(text.into_owned()),
     }
