@@ -834,8 +834,8 @@ typedef struct clangoffload_bundler_options {
   // `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
   // `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
   uint32_t flags;
-  // The most all compressed bundles of the input may decompress to
-  // together; 0 for the default (1 GiB).
+  // The most each compressed bundle of the input may decompress to; 0
+  // for the default (1 GiB).
   uint64_t max_decompressed_size;
   // The input's name, for messages (may be empty).
   struct clangoffload_bytes input_name;

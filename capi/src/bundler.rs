@@ -168,8 +168,8 @@ pub struct clangoffload_bundler_options {
     /// `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
     /// `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
     pub flags: u32,
-    /// The most all compressed bundles of the input may decompress to
-    /// together; 0 for the default (1 GiB).
+    /// The most each compressed bundle of the input may decompress to; 0
+    /// for the default (1 GiB).
     pub max_decompressed_size: u64,
     /// The input's name, for messages (may be empty).
     pub input_name: clangoffload_bytes,

@@ -649,7 +649,7 @@ pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
         | E::Input(e)
         | E::Writer(e) => S::from(e.kind()),
         E::Compressed { problem, .. } => match problem {
-            P::Decode(e) | P::Budget { error: e, .. } => S::from(e.kind()),
+            P::Decode(e) => S::from(e.kind()),
             P::HashMismatch { .. } => S::HashMismatch,
             P::NotBinaryBundle => S::NotBinaryBundle,
         },
@@ -874,17 +874,6 @@ mod tests {
                     E::Compressed {
                         offset: 0,
                         problem: CompressedProblem::Decode(core),
-                    },
-                    S::ZeroOffset,
-                ),
-                (
-                    E::Compressed {
-                        offset: 0,
-                        problem: CompressedProblem::Budget {
-                            error: core,
-                            used: 1,
-                            limit: 2,
-                        },
                     },
                     S::ZeroOffset,
                 ),

@@ -37,7 +37,7 @@ USAGE:
 Invoked under the name clang-offload-bundler, clang-offload-packager or
 llvm-offload-binary, it acts as that tool.
 Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
-limit (for all of one input's compressed bundles together);
+limit (for each compressed bundle);
 CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
 CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
 ";

@@ -436,9 +436,27 @@ fn damaged_compressed_bundles_fail_with_located_errors() {
         *b = 0x55;
     }
     cases.push(("garbage", garbage, "corrupt zstd stream"));
+    let unbundle = |path: &Path| {
+        let mut cmd = Command::new(sb.ours());
+        cmd.args([
+            "-type=o",
+            "-unbundle",
+            &format!("-input={}", path.display()),
+            "-targets=hipv4-amdgcn-amd-amdhsa--gfx906",
+            &format!("-output={}", sb.path("out").display()),
+        ]);
+        cmd.output().unwrap()
+    };
     for (name, bytes, message) in &cases {
         let path = write(&sb, name, bytes);
-        let r = list(&path, &[]);
+        // -list reads only the entry table, so it cannot check the hash of
+        // the whole bundle (LLVM's -list checks none); -unbundle does.
+        let r = if *name == "hash" {
+            assert!(list(&path, &[]).status.success());
+            unbundle(&path)
+        } else {
+            list(&path, &[])
+        };
         assert_eq!(r.status.code(), Some(1), "{name}: {}", stderr(&r));
         let err = stderr(&r);
         assert!(err.contains(message), "{name}: {err}");
@@ -446,7 +464,18 @@ fn damaged_compressed_bundles_fail_with_located_errors() {
     }
     // LLVM's behaviour on request: a wrong hash accepted; a higher limit.
     let path = write(&sb, "hash", &bad_hash);
-    let r = list(&path, &[("CLANGOFFLOAD_SKIP_HASH_CHECK", "1")]);
+    let mut cmd = Command::new(sb.ours());
+    cmd.args([
+        "-type=o",
+        "-unbundle",
+        &format!("-input={}", path.display()),
+        "-targets=hipv4-amdgcn-amd-amdhsa--gfx906",
+        &format!("-output={}", sb.path("out").display()),
+    ]);
+    let r = cmd
+        .env("CLANGOFFLOAD_SKIP_HASH_CHECK", "1")
+        .output()
+        .unwrap();
     assert!(r.status.success(), "{}", stderr(&r));
     let good_path = write(&sb, "good", &good);
     let r = list(
@@ -739,46 +768,53 @@ fn ids_that_are_not_utf8_inside_a_compressed_bundle_are_listed_as_bytes() {
     );
 }
 
-/// Every decompressed bundle of an input is held at once, so the limit is for
-/// the input: three containers that each fit alone do not fit together, in a
-/// file or across an archive's members.
+/// The decompression limit is for each compressed bundle: three containers
+/// that each fit are read together, in a file and across an archive's
+/// members, however much they add up to; one that does not fit is refused
+/// before it is decoded.
 #[test]
-fn the_decompression_limit_is_for_the_whole_input() {
+fn the_decompression_limit_is_for_each_container() {
     let sb = Sandbox::new();
     let payload = vec![7u8; 400 << 10];
     let id = b"hipv4-amdgcn-amd-amdhsa--gfx906";
     let bundle = clangoffload::bundle::write_bundle(&[(id, &payload)], 4096).unwrap();
     let (one, size) = (wrap(&bundle), bundle.len());
     let three = write(&sb, "three", &one.repeat(3));
-    let limit = ("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "1000000");
-    let list = |path: &Path, file_type: &str, env: &[(&str, &str)]| {
+    let fits = ("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "1000000");
+    let too_small = ("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE", "400000");
+    let bundler = |args: &[String], env: &[(&str, &str)]| {
         let mut cmd = Command::new(sb.ours());
-        cmd.args([
-            &format!("-type={file_type}"),
-            "-list",
-            &format!("-input={}", path.display()),
-        ]);
+        cmd.args(args);
         cmd.envs(env.iter().copied());
         cmd.output().unwrap()
     };
-    assert!(list(&three, "o", &[]).status.success());
-    let r = list(&three, "o", &[limit]);
-    assert_eq!(r.status.code(), Some(1));
-    assert!(
-        stderr(&r).contains(&format!(
-            "compressed bundle at offset {:#x}: size {size} exceeds the limit of {} bytes \
-             (at offset 0x10): earlier compressed bundles of this input took {} of its \
-             1000000 bytes",
-            2 * one.len(),
-            1_000_000 - 2 * size,
-            2 * size
-        )),
-        "{}",
-        stderr(&r)
-    );
-    // Two fit.
-    let two = write(&sb, "two", &one.repeat(2));
-    assert!(list(&two, "o", &[limit]).status.success());
+    let list = [
+        "-type=o".into(),
+        "-list".into(),
+        format!("-input={}", three.display()),
+    ];
+    let unbundle = [
+        "-type=o".into(),
+        "-unbundle".into(),
+        format!("-input={}", three.display()),
+        format!("-targets={}", std::str::from_utf8(id).unwrap()),
+        format!("-output={}", sb.path("out").display()),
+    ];
+    for args in [&list[..], &unbundle[..]] {
+        // 3 × 413696 bytes, above the limit together, each below it.
+        assert!(3 * size > 1_000_000);
+        let r = bundler(args, &[fits]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        let r = bundler(args, &[too_small]);
+        assert_eq!(r.status.code(), Some(1));
+        assert!(
+            stderr(&r).contains(&format!(
+                "compressed bundle at offset 0x0: size {size} exceeds the limit of 400000 bytes"
+            )),
+            "{}",
+            stderr(&r)
+        );
+    }
 
     // An archive whose three members each hold one.
     let members: Vec<_> = ["a.o", "b.o", "c.o"]
@@ -794,23 +830,19 @@ fn the_decompression_limit_is_for_the_whole_input() {
         "lib.a",
         &clangoffload::archive::write_archive(&members).unwrap(),
     );
-    let unbundle = |env: &[(&str, &str)]| {
-        let mut cmd = Command::new(sb.ours());
-        cmd.args([
-            "-type=a",
-            "-unbundle",
-            &format!("-input={}", archive.display()),
-            &format!("-targets={}", std::str::from_utf8(id).unwrap()),
-            &format!("-output={}", sb.path("out.a").display()),
-        ]);
-        cmd.envs(env.iter().copied());
-        cmd.output().unwrap()
-    };
-    assert!(unbundle(&[]).status.success(), "{}", stderr(&unbundle(&[])));
-    let r = unbundle(&[limit]);
+    let unbundle = [
+        "-type=a".into(),
+        "-unbundle".into(),
+        format!("-input={}", archive.display()),
+        format!("-targets={}", std::str::from_utf8(id).unwrap()),
+        format!("-output={}", sb.path("out.a").display()),
+    ];
+    let r = bundler(&unbundle, &[fits]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let r = bundler(&unbundle, &[too_small]);
     assert_eq!(r.status.code(), Some(1));
     assert!(
-        stderr(&r).contains("member 'c.o'") && stderr(&r).contains("earlier compressed bundles"),
+        stderr(&r).contains("member 'a.o'") && stderr(&r).contains("exceeds the limit"),
         "{}",
         stderr(&r)
     );

@@ -108,6 +108,15 @@ pub(crate) fn zeroed(len: u64) -> crate::Result<alloc::vec::Vec<u8>> {
     Ok(alloc::vec![0; to_usize(len)?])
 }
 
+/// Appends `bytes` to `out`, or fails without aborting.
+#[cfg(feature = "alloc")]
+pub(crate) fn extend(out: &mut alloc::vec::Vec<u8>, bytes: &[u8]) -> crate::Result<()> {
+    out.try_reserve(bytes.len())
+        .map_err(|_| out_of_memory(to_u64(bytes.len())))?;
+    out.extend_from_slice(bytes);
+    Ok(())
+}
+
 /// Makes `out` `more` bytes longer (zero-filled), or fails without aborting.
 #[cfg(feature = "alloc")]
 pub(crate) fn grow(out: &mut alloc::vec::Vec<u8>, more: usize) -> crate::Result<()> {

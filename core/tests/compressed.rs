@@ -747,3 +747,155 @@ fn verified_decoding_of_a_large_bundle_gives_the_bytes_and_errors_of_unverified_
         }
     }
 }
+
+/// A bundle of many entries with code-like, distinct payloads, large enough
+/// that its table and its payloads arrive in different stretches of every
+/// decoder (zlib's 32 KiB ring, 256 KiB otherwise).
+fn wide_bundle() -> Vec<u8> {
+    let ids: Vec<Vec<u8>> = (0..40)
+        .map(|i| format!("hipv4-amdgcn-amd-amdhsa--gfx90{}-{i}", i % 10).into_bytes())
+        .collect();
+    let payloads: Vec<Vec<u8>> = (0..40u32)
+        .map(|i| {
+            (0..20_000u32)
+                .flat_map(|j| ((j / 7) ^ (i * 31)).to_le_bytes())
+                .collect()
+        })
+        .collect();
+    let entries: Vec<(&[u8], &[u8])> = ids
+        .iter()
+        .zip(&payloads)
+        .map(|(id, p)| (id.as_slice(), p.as_slice()))
+        .collect();
+    write_bundle(&entries, 4096).unwrap()
+}
+
+#[test]
+fn the_table_alone_is_decoded_and_reads_every_entry() {
+    let bundle = wide_bundle();
+    let full = Bundle::parse(&bundle).unwrap();
+    for method in methods() {
+        let data = ccob(&bundle, 3, method);
+        let compressed = CompressedBundle::parse(&data).unwrap();
+        for decoder in decoders() {
+            let table = compressed.decompress_table(&options(decoder)).unwrap();
+            assert!(bundle.starts_with(&table), "{method:?} {decoder:?}");
+            // Not the payloads: at most the table and one stretch.
+            assert!(table.len() < bundle.len() / 4, "{} bytes", table.len());
+            let from_table = Bundle::parse_table(&table, bundle.len() as u64).unwrap();
+            assert_eq!(from_table.size(), bundle.len() as u64);
+            let ours: Vec<_> = from_table
+                .entries()
+                .map(|e| e.unwrap())
+                .map(|e| (e.id().to_vec(), e.offset(), e.size()))
+                .collect();
+            let theirs: Vec<_> = full
+                .entries()
+                .map(|e| e.unwrap())
+                .map(|e| (e.id().to_vec(), e.offset(), e.size()))
+                .collect();
+            assert_eq!(ours, theirs);
+            assert!(from_table.validate().is_empty());
+        }
+    }
+}
+
+#[test]
+fn the_hash_is_checked_streaming_and_a_range_decodes_only_so_far() {
+    let bundle = wide_bundle();
+    let full = Bundle::parse(&bundle).unwrap();
+    let entry = full.entries().nth(20).unwrap().unwrap();
+    for method in methods() {
+        let data = ccob(&bundle, 3, method);
+        let compressed = CompressedBundle::parse(&data).unwrap();
+        for decoder in decoders() {
+            let o = options(decoder);
+            assert_eq!(
+                compressed.hash_streamed(&o).unwrap(),
+                truncated_md5(&bundle)
+            );
+            let mut out = vec![0u8; entry.size() as usize];
+            for hash in [false, true] {
+                out.fill(0);
+                let got = compressed
+                    .decompress_range(entry.offset(), &mut out, &o, hash)
+                    .unwrap();
+                assert_eq!(out, entry.payload(), "{method:?} {decoder:?}");
+                assert_eq!(got, hash.then(|| truncated_md5(&bundle)));
+            }
+            // Past the declared size: refused before decoding.
+            let err = compressed
+                .decompress_range(bundle.len() as u64 - 1, &mut [0u8; 2], &o, false)
+                .unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::OutputTooSmall { .. }));
+        }
+        // A wrong hash is found by streaming, and is refused unless the
+        // check is off.
+        let mut bad = data.clone();
+        bad[24] ^= 1;
+        let compressed = CompressedBundle::parse(&bad).unwrap();
+        let o = DecompressOptions::default();
+        assert!(matches!(
+            compressed.hash_streamed(&o).unwrap_err().kind(),
+            ErrorKind::HashMismatch { .. }
+        ));
+        let mut out = vec![0u8; 8];
+        assert!(compressed.decompress_range(0, &mut out, &o, false).is_ok());
+        assert!(compressed.decompress_range(0, &mut out, &o, true).is_err());
+        let lax = DecompressOptions {
+            verify_hash: false,
+            ..o
+        };
+        assert_eq!(
+            compressed.hash_streamed(&lax).unwrap(),
+            truncated_md5(&bundle)
+        );
+    }
+}
+
+#[test]
+fn streams_that_decode_short_or_long_are_refused_when_read_through() {
+    let bundle = wide_bundle();
+    for method in methods() {
+        let data = ccob(&bundle, 3, method);
+        let header = CompressedBundle::parse(&data).unwrap().header_len() as usize;
+        for (declared, short) in [
+            (bundle.len() as u64 + 1, true),
+            (bundle.len() as u64 - 1, false),
+        ] {
+            let mut wrong = data.clone();
+            set_u64(&mut wrong, 16, declared);
+            let compressed = CompressedBundle::parse(&wrong).unwrap();
+            for decoder in decoders() {
+                let lax = DecompressOptions {
+                    verify_hash: false,
+                    ..options(decoder)
+                };
+                let err = compressed.hash_streamed(&lax).unwrap_err();
+                let kind = err.kind();
+                assert!(
+                    matches!(kind, ErrorKind::DecompressedTooSmall { .. }) && short
+                        || matches!(kind, ErrorKind::DecompressedTooLarge { .. }) && !short
+                        || matches!(kind, ErrorKind::ContentSizeMismatch { .. }),
+                    "{method:?} {decoder:?} {declared}: {kind:?}"
+                );
+                // The table is still what it was (a zstd frame records its
+                // content size, which the header check compares first).
+                if method == CompressionMethod::Zlib {
+                    assert!(compressed.decompress_table(&lax).is_ok());
+                }
+            }
+        }
+        // A stream cut short fails when read through, at a located offset.
+        let cut = {
+            let mut cut = data[..header + (data.len() - header) / 2].to_vec();
+            let len = cut.len() as u64;
+            set_u64(&mut cut, 8, len);
+            cut
+        };
+        let compressed = CompressedBundle::parse(&cut).unwrap();
+        for decoder in decoders() {
+            assert!(compressed.hash_streamed(&options(decoder)).is_err());
+        }
+    }
+}

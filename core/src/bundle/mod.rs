@@ -60,6 +60,9 @@ const DESCRIPTOR_SIZE: u64 = 24;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bundle<'data> {
     data: &'data [u8],
+    /// The bundle's length: `data`'s, or more for a bundle of which only the
+    /// first bytes are at hand ([`Bundle::parse_table`]).
+    len: u64,
     entry_count: u64,
     /// End of the descriptor table, known once every descriptor has been read.
     header_end: Option<u64>,
@@ -72,6 +75,7 @@ pub struct BundleEntry<'data> {
     descriptor_offset: u64,
     id: &'data [u8],
     offset: u64,
+    size: u64,
     payload: &'data [u8],
 }
 
@@ -84,7 +88,18 @@ impl<'data> Bundle<'data> {
     /// Parses a bundle and checks every descriptor: the count must fit in the
     /// input, every ID and payload must lie inside it. Payload bytes are not read.
     pub fn parse(data: &'data [u8]) -> Result<Self> {
-        let mut bundle = Self::parse_lenient(data)?;
+        Self::parse_table(data, to_u64(data.len()))
+    }
+
+    /// Parses a bundle of `len` bytes of which `table` holds the first ones,
+    /// at least its header and entry table (what a compressed bundle's
+    /// [`decompress_table`](crate::CompressedBundle::decompress_table)
+    /// gives): every descriptor is checked as [`Bundle::parse`] checks it,
+    /// against `len`. An entry's [`payload`](BundleEntry::payload) is empty
+    /// unless `table` holds it whole; its offset and size are always known.
+    pub fn parse_table(table: &'data [u8], len: u64) -> Result<Self> {
+        let mut bundle = Self::parse_lenient(table)?;
+        bundle.len = len.max(to_u64(table.len()));
         bundle.check_entry_count()?;
         let mut entries = bundle.entries();
         for entry in &mut entries {
@@ -116,6 +131,7 @@ impl<'data> Bundle<'data> {
         }
         Ok(Bundle {
             data,
+            len: to_u64(data.len()),
             entry_count: header.entry_count.get(),
             header_end: None,
         })
@@ -124,7 +140,7 @@ impl<'data> Bundle<'data> {
     /// Checks that the entry count can fit in the input: each descriptor
     /// takes at least 24 bytes. [`Bundle::parse`] starts with this check.
     pub fn check_entry_count(&self) -> Result<()> {
-        let max = to_u64(self.data.len()).saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE;
+        let max = self.len.saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE;
         if self.entry_count > max {
             return Err(Error::new(
                 ErrorKind::CountTooLarge {
@@ -140,6 +156,12 @@ impl<'data> Bundle<'data> {
     /// The whole input buffer the bundle was parsed from.
     pub fn data(&self) -> &'data [u8] {
         self.data
+    }
+
+    /// The bundle's size: [`data`](Self::data)'s length, or the length
+    /// [`Bundle::parse_table`] was given.
+    pub fn size(&self) -> u64 {
+        self.len
     }
 
     /// The entry count stored in the header (checked only by [`Bundle::parse`]).
@@ -179,11 +201,85 @@ impl<'data> Bundle<'data> {
         let offset = position.descriptor_offset.max(HEADER_SIZE);
         BundleEntryIter {
             data: self.data,
+            len: self.len,
             cursor: Cursor::at(self.data, usize::try_from(offset).unwrap_or(usize::MAX)),
             next_index: position.index,
             entry_count: self.entry_count,
         }
     }
+}
+
+/// Follows a bundle's header and entry table as its first bytes arrive, to
+/// tell when there are enough of them for [`Bundle::parse_table`]: the
+/// header and every descriptor with its ID, or the place where the parser
+/// will stop with an error (a bad magic, a count or an ID that cannot fit
+/// in the bundle's `len` bytes). Each call goes on from where the last one
+/// stopped, so a table arriving in many pieces is read once.
+#[derive(Debug, Default)]
+pub(crate) struct TableScan {
+    /// Where the next descriptor starts, once the header was read.
+    at: u64,
+    /// Descriptors still to come, once the header was read.
+    left: Option<u64>,
+}
+
+impl TableScan {
+    /// Whether `prefix`, the first bytes of a bundle of `len` bytes, is
+    /// enough.
+    pub(crate) fn done(&mut self, prefix: &[u8], len: u64) -> bool {
+        let have = to_u64(prefix.len());
+        let left = match self.left {
+            Some(left) => left,
+            None => {
+                let Some(header) = prefix.get(..32) else {
+                    return have >= len;
+                };
+                let count = le_u64(header, 24);
+                if !Bundle::is_bundle(header)
+                    || count > len.saturating_sub(HEADER_SIZE) / DESCRIPTOR_SIZE
+                {
+                    return true;
+                }
+                self.at = HEADER_SIZE;
+                count
+            }
+        };
+        let mut left = left;
+        while left > 0 {
+            let id_len_at = self.at.saturating_add(16);
+            let Some(id_len) = usize::try_from(id_len_at)
+                .ok()
+                .and_then(|at| prefix.get(at..at.checked_add(8)?))
+                .map(|bytes| le_u64(bytes, 0))
+            else {
+                self.left = Some(left);
+                return have >= len;
+            };
+            let end = self
+                .at
+                .saturating_add(DESCRIPTOR_SIZE)
+                .saturating_add(id_len);
+            if end > len {
+                return true;
+            }
+            if end > have {
+                self.left = Some(left);
+                return false;
+            }
+            self.at = end;
+            left = left.saturating_sub(1);
+        }
+        self.left = Some(0);
+        true
+    }
+}
+
+/// The little-endian u64 at `at` in `bytes` (0 past the end).
+fn le_u64(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..)
+        .and_then(|b| b.first_chunk::<8>())
+        .map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 fn truncated(field: Field, needed: u64, available: usize) -> ErrorKind {
@@ -217,10 +313,11 @@ impl<'data> BundleEntry<'data> {
 
     /// Payload size in bytes.
     pub fn size(&self) -> u64 {
-        to_u64(self.payload.len())
+        self.size
     }
 
-    /// The payload, borrowed from the input.
+    /// The payload, borrowed from the input (empty when the entry lies past
+    /// the first bytes of a bundle parsed with [`Bundle::parse_table`]).
     pub fn payload(&self) -> &'data [u8] {
         self.payload
     }
@@ -253,6 +350,7 @@ impl EntryPosition {
 #[derive(Debug, Clone)]
 pub struct BundleEntryIter<'data> {
     data: &'data [u8],
+    len: u64,
     cursor: Cursor<'data>,
     next_index: u64,
     entry_count: u64,
@@ -310,18 +408,21 @@ impl<'data> BundleEntryIter<'data> {
                 descriptor_offset,
             ));
         }
-        let Some(payload) = range(self.data, offset, size) else {
-            let len = to_u64(self.data.len());
+        let len = self.len;
+        if offset.saturating_add(size) > len {
             return Err(at(
                 ErrorKind::PayloadOutOfBounds { offset, size, len },
                 descriptor_offset,
             ));
-        };
+        }
+        // Beyond the bytes at hand only for a bundle parsed from its table.
+        let payload = range(self.data, offset, size).unwrap_or_default();
         Ok(BundleEntry {
             index,
             descriptor_offset,
             id,
             offset,
+            size,
             payload,
         })
     }

@@ -101,7 +101,7 @@ impl<'data> Bundle<'data> {
             }
         }
 
-        let len = to_u64(self.data().len());
+        let len = self.size();
         if len > extent {
             found.push(BundleDiagnostic::TrailingBytes {
                 offset: extent,

@@ -147,15 +147,6 @@ pub enum BundlerError {
 pub enum CompressedProblem {
     /// The decoder's error.
     Decode(Error),
-    /// The input's decompression budget was spent by earlier containers.
-    Budget {
-        /// The decoder's error.
-        error: Error,
-        /// What the earlier containers took.
-        used: u64,
-        /// The budget.
-        limit: u64,
-    },
     /// The stored hash is not the decoded bytes'.
     HashMismatch {
         /// The stored hash.
@@ -202,7 +193,7 @@ impl BundlerError {
             | E::Input(e)
             | E::Writer(e) => Some(e),
             E::Compressed {
-                problem: CompressedProblem::Decode(e) | CompressedProblem::Budget { error: e, .. },
+                problem: CompressedProblem::Decode(e),
                 ..
             } => Some(e),
             E::Member { error, .. } => error.core_error(),
@@ -300,11 +291,6 @@ impl BundlerError {
                 write!(f, "compressed bundle at offset {offset:#x}: ")?;
                 match problem {
                     CompressedProblem::Decode(e) => write!(f, "{e}"),
-                    CompressedProblem::Budget { error, used, limit } => write!(
-                        f,
-                        "{error}: earlier compressed bundles of this input took {used} of its \
-                         {limit} bytes (CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE)"
-                    ),
                     CompressedProblem::HashMismatch { stored, computed } => write!(
                         f,
                         "hash mismatch: stored {stored:#016x}, computed {computed:#016x} \

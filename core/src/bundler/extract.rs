@@ -55,7 +55,7 @@ pub fn extract<'data>(
         verbose: false,
     };
     let found = inspect(data, walk);
-    let mut budget = Budget::new(decoding);
+    let budget = Budget::new(decoding);
     let mut failure = None;
     for c in &found.containers {
         let member = found.files.get(c.place.file).and_then(|f| f.name);
@@ -75,7 +75,7 @@ pub fn extract<'data>(
                 add_bundle(&mut part, &loaded, &prefix, first, observer).map(|()| (part, 0))
             }
             Container::Compressed(compressed) => {
-                input::decode(at, compressed, &mut budget, true, observer).and_then(|bytes| {
+                input::decode(at, compressed, &budget, true, observer).and_then(|bytes| {
                     let loaded = Loaded {
                         offset: at,
                         bytes: LoadedBytes::Decompressed(0),

@@ -1,7 +1,9 @@
 //! How the bundler reads an input: its containers in order (one, or several
 //! back to back as in a linked `.hip_fatbin`), compressed ones decompressed
-//! once, under one size budget for the whole input, their hash checked as
-//! the policy says.
+//! once, each under the size limit, their hash checked as the policy says.
+//! A job that needs only entry tables (listing, choosing what to unbundle)
+//! decodes each compressed bundle only as far as its table reaches, and
+//! then whole only the containers it writes from ([`fill`]).
 
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -51,6 +53,12 @@ pub(crate) enum LoadedBytes<'data> {
     Input(&'data [u8]),
     /// A compressed bundle's decompressed bytes: a buffer of the plan.
     Decompressed(usize),
+    /// A compressed bundle's header and entry table only: a buffer of the
+    /// plan, until [`fill`] decodes it whole into the same buffer.
+    Table {
+        buffer: usize,
+        compressed: crate::CompressedBundle<'data>,
+    },
 }
 
 /// Decompressed buffers, kept until the job ends.
@@ -61,12 +69,25 @@ impl<'data> Loaded<'data> {
     pub(crate) fn bytes<'a>(&'a self, buffers: &'a Buffers) -> &'a [u8] {
         match self.bytes {
             LoadedBytes::Input(data) => data,
-            LoadedBytes::Decompressed(i) => buffers.get(i).map_or(&[][..], Vec::as_slice),
+            LoadedBytes::Decompressed(i) | LoadedBytes::Table { buffer: i, .. } => {
+                buffers.get(i).map_or(&[][..], Vec::as_slice)
+            }
+        }
+    }
+
+    /// The uncompressed bundle's length (a table's bundle is longer than
+    /// the table).
+    pub(crate) fn len(&self, buffers: &Buffers) -> usize {
+        match self.bytes {
+            LoadedBytes::Table { compressed, .. } => {
+                usize::try_from(compressed.uncompressed_size()).unwrap_or(usize::MAX)
+            }
+            _ => self.bytes(buffers).len(),
         }
     }
 
     pub(crate) fn compressed(&self) -> bool {
-        matches!(self.bytes, LoadedBytes::Decompressed(_))
+        !matches!(self.bytes, LoadedBytes::Input(_))
     }
 
     /// Where a damaged bundle of this container is, for the message.
@@ -80,7 +101,9 @@ impl<'data> Loaded<'data> {
 
     /// Parses the container as a bundle.
     pub(crate) fn bundle<'a>(&'a self, buffers: &'a Buffers) -> Result<Bundle<'a>, BundlerError> {
-        Bundle::parse(self.bytes(buffers)).map_err(|error| BundlerError::MalformedBundle {
+        let bytes = self.bytes(buffers);
+        let len = crate::bytes::to_u64(self.len(buffers));
+        Bundle::parse_table(bytes, len).map_err(|error| BundlerError::MalformedBundle {
             error,
             place: self.place(),
         })
@@ -97,7 +120,9 @@ impl<'data> Loaded<'data> {
                     .saturating_add(u64::try_from(range.start).unwrap_or(u64::MAX)),
                 bytes: data.get(range).unwrap_or_default(),
             },
-            LoadedBytes::Decompressed(buffer) => Source::Made { buffer, range },
+            LoadedBytes::Decompressed(buffer) | LoadedBytes::Table { buffer, .. } => {
+                Source::Made { buffer, range }
+            }
         }
     }
 }
@@ -109,16 +134,29 @@ pub(crate) enum Source<'data> {
     Made { buffer: usize, range: Range<usize> },
 }
 
-/// The decoding budget of one input, shared by all its containers (and an
-/// archive's members).
+/// How a job decodes an input's compressed bundles: each under
+/// `decoding.max_size`, and whole or only as far as their entry tables.
 pub(crate) struct Budget {
     pub(crate) decoding: Decoding,
-    pub(crate) used: u64,
+    /// Decode only entry tables (the job calls [`fill`] for what it writes).
+    pub(crate) tables: bool,
 }
 
 impl Budget {
     pub(crate) fn new(decoding: Decoding) -> Self {
-        Budget { decoding, used: 0 }
+        Budget {
+            decoding,
+            tables: false,
+        }
+    }
+
+    /// A budget for a job that needs only entry tables. With `-verbose`
+    /// every container is decoded whole, as LLVM reports each one's hash.
+    pub(crate) fn tables(decoding: Decoding) -> Self {
+        Budget {
+            decoding,
+            tables: !decoding.verbose,
+        }
     }
 }
 
@@ -196,6 +234,17 @@ pub(crate) fn load<'data>(
                     bytes: LoadedBytes::Input(bundle.data()),
                 });
             }
+            Container::Compressed(compressed) if budget.tables => {
+                let table = decode_table(offset, &compressed, budget, binary_only)?;
+                buffers.push(table);
+                loaded.push(Loaded {
+                    offset,
+                    bytes: LoadedBytes::Table {
+                        buffer: buffers.len().saturating_sub(1),
+                        compressed,
+                    },
+                });
+            }
             Container::Compressed(compressed) => {
                 let bytes = decode(offset, &compressed, budget, binary_only, observer)?;
                 buffers.push(bytes);
@@ -209,38 +258,71 @@ pub(crate) fn load<'data>(
     Ok(loaded)
 }
 
-/// Decodes one compressed bundle under what is left of the budget, hashing
-/// it once if the policy asks, and checks what it holds.
+/// What decoding one compressed bundle may produce: `max_size` for each.
+fn options(budget: &Budget) -> DecompressOptions {
+    DecompressOptions {
+        limits: Limits {
+            max_uncompressed_size: budget.decoding.max_size,
+        },
+        verify_hash: false,
+        ..DecompressOptions::default()
+    }
+}
+
+/// Decodes one compressed bundle's header and entry table only (no hash:
+/// it covers the whole bundle), and checks what it holds.
+fn decode_table(
+    offset: u64,
+    compressed: &crate::CompressedBundle<'_>,
+    budget: &Budget,
+    binary_only: bool,
+) -> Result<Vec<u8>, BundlerError> {
+    let fail = |problem| BundlerError::Compressed { offset, problem };
+    let table = compressed
+        .decompress_table(&options(budget))
+        .map_err(|error| fail(CompressedProblem::Decode(error)))?;
+    if binary_only && !Bundle::is_bundle(&table) {
+        return Err(fail(CompressedProblem::NotBinaryBundle));
+    }
+    Ok(table)
+}
+
+/// Decodes whole the compressed bundles among `loaded` that only their
+/// tables were decoded of and whose bytes `plan` writes, each into the
+/// buffer its table was in, hashed as the policy says: a job decodes only
+/// the containers it writes from.
+pub(crate) fn fill(
+    loaded: &[Loaded<'_>],
+    plan: &mut super::Plan<'_>,
+    budget: &Budget,
+    observer: &mut dyn Observer,
+) -> Result<(), BundlerError> {
+    for container in loaded {
+        if let LoadedBytes::Table { buffer, compressed } = container.bytes {
+            if plan.uses_buffer(buffer) {
+                let bytes = decode(container.offset, &compressed, budget, true, observer)?;
+                plan.set_buffer(buffer, bytes);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes one compressed bundle under the limit, hashing it once if the
+/// policy asks, and checks what it holds.
 pub(crate) fn decode(
     offset: u64,
     compressed: &crate::CompressedBundle<'_>,
-    budget: &mut Budget,
+    budget: &Budget,
     binary_only: bool,
     observer: &mut dyn Observer,
 ) -> Result<Vec<u8>, BundlerError> {
     let fail = |problem| BundlerError::Compressed { offset, problem };
-    let limit = budget.decoding.max_size;
-    let used = budget.used;
-    let options = DecompressOptions {
-        limits: Limits {
-            max_uncompressed_size: limit.saturating_sub(used),
-        },
-        verify_hash: false,
-        ..DecompressOptions::default()
-    };
     observer.note(Note::Decoding { offset });
     let hash = budget.decoding.verify_hash || budget.decoding.verbose;
     let (bytes, computed) = compressed
-        .decompress_hashed(&options, hash)
-        .map_err(|error| {
-            fail(match error.kind() {
-                ErrorKind::SizeLimitExceeded { .. } if used > 0 => {
-                    CompressedProblem::Budget { error, used, limit }
-                }
-                _ => CompressedProblem::Decode(error),
-            })
-        })?;
-    budget.used = used.saturating_add(u64::try_from(bytes.len()).unwrap_or(u64::MAX));
+        .decompress_hashed(&options(budget), hash)
+        .map_err(|error| fail(CompressedProblem::Decode(error)))?;
     observer.note(Note::Decoded(DecodedContainer {
         offset,
         version: compressed.version(),
@@ -311,6 +393,8 @@ pub(crate) fn read<'data>(
             None => Contents::Containers(Vec::new()),
         });
     }
+    // A text bundle has no table to stop at: it is decoded whole.
+    budget.tables &= comment.is_none();
     let mut loaded = load(data, budget, comment.is_none(), buffers, observer)?;
     match comment {
         // A compressed text bundle: LLVM reads the first container only.

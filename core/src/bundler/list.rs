@@ -61,7 +61,7 @@ pub fn list<'data>(
     observer: &mut dyn Observer,
 ) -> Result<Listed<'data>, BundlerError> {
     let mut listed = Listed::default();
-    let mut budget = Budget::new(decoding);
+    let mut budget = Budget::tables(decoding);
     let file_type = match file_type {
         // LLVM lists an archive as a binary bundle.
         FileType::Archive => FileType::Binary,
@@ -116,7 +116,7 @@ pub fn list_all<'data>(
     observer: &mut dyn Observer,
 ) -> Result<Listed<'data>, BundlerError> {
     let mut listed = Listed::default();
-    let mut budget = Budget::new(decoding);
+    let mut budget = Budget::tables(decoding);
     if FileKind::detect(data).is_bundle_container() {
         containers(data, None, &mut budget, &mut listed, observer)?;
     } else if other_ids(data, None, &mut budget, &mut listed, observer)? {
@@ -153,12 +153,15 @@ fn containers<'data>(
 ) -> Result<(), BundlerError> {
     let loaded = input::load(data, budget, true, &mut listed.buffers, observer)?;
     for container in &loaded {
-        let bundle = crate::Bundle::parse(container.bytes(&listed.buffers)).map_err(|error| {
-            BundlerError::MalformedBundle {
-                error,
-                place: super::Place::Start,
-            }
-        })?;
+        let bundle = container
+            .bundle(&listed.buffers)
+            .map_err(|error| match error {
+                BundlerError::MalformedBundle { error, .. } => BundlerError::MalformedBundle {
+                    error,
+                    place: super::Place::Start,
+                },
+                other => other,
+            })?;
         let ids: Vec<Source> = bundle
             .entries()
             .map_while(Result::ok)

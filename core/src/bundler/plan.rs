@@ -217,6 +217,22 @@ impl<'data> Plan<'data> {
         }
     }
 
+    /// Whether some output has a piece of buffer `buffer`.
+    pub(crate) fn uses_buffer(&self, buffer: usize) -> bool {
+        self.outputs
+            .iter()
+            .flatten()
+            .any(|piece| matches!(piece, Piece::Made { buffer: b, .. } if *b == buffer))
+    }
+
+    /// Puts `bytes` in place of buffer `buffer` (a compressed bundle decoded
+    /// whole where only its table was).
+    pub(crate) fn set_buffer(&mut self, buffer: usize, bytes: Vec<u8>) {
+        if let Some(slot) = self.buffers.get_mut(buffer) {
+            *slot = bytes;
+        }
+    }
+
     /// The buffers, for readers of loaded containers.
     pub(crate) fn buffers(&self) -> &Buffers {
         &self.buffers

@@ -58,10 +58,12 @@ pub fn unbundle<'data>(
     observer: &mut dyn Observer,
 ) -> Result<Plan<'data>, BundlerError> {
     let targets = check_targets(request.targets, Mode::Unbundle)?;
-    let mut budget = Budget::new(request.decoding);
     if request.file_type == FileType::Archive {
+        let mut budget = Budget::new(request.decoding);
         return archive(data, request, &targets.normalized, &mut budget);
     }
+    // Only the containers the outputs come from are decoded whole (fill).
+    let mut budget = Budget::tables(request.decoding);
     let mut buffers = Buffers::new();
     let contents = input::read(data, request.file_type, &mut budget, &mut buffers, observer)?;
     let (assigned, found_host) = {
@@ -92,7 +94,7 @@ pub fn unbundle<'data>(
         // reads one container only).
         let host_file = match &contents {
             Contents::Containers(loaded) => match loaded.as_slice() {
-                [only] if only.compressed() => only.source(0..only.bytes(plan.buffers()).len()),
+                [only] if only.compressed() => only.source(0..only.len(plan.buffers())),
                 _ => Source::Input {
                     offset: 0,
                     bytes: data,
@@ -108,6 +110,7 @@ pub fn unbundle<'data>(
                 plan.push_source(t, host_file.clone());
             }
         }
+        fill(&contents, &mut plan, &budget, observer)?;
         return Ok(plan);
     } else if !(found_host || targets.host.is_none() || request.allow_missing) {
         plan.fail(BundlerError::MissingHostBundle);
@@ -126,7 +129,24 @@ pub fn unbundle<'data>(
             None => {}
         }
     }
+    fill(&contents, &mut plan, &budget, observer)?;
     Ok(plan)
+}
+
+/// Decodes whole the compressed containers the outputs come from.
+fn fill(
+    contents: &Contents<'_>,
+    plan: &mut Plan<'_>,
+    budget: &Budget,
+    observer: &mut dyn Observer,
+) -> Result<(), BundlerError> {
+    match contents {
+        Contents::Containers(loaded) => input::fill(loaded, plan, budget, observer),
+        Contents::Text(loaded, _) => {
+            input::fill(core::slice::from_ref(loaded), plan, budget, observer)
+        }
+        Contents::Object(_) => Ok(()),
+    }
 }
 
 /// An entry unbundling may write: its ID and where its payload is.

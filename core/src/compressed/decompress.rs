@@ -270,6 +270,76 @@ impl Stream<'_> {
         }
     }
 
+    /// Checks, then decodes the stream front to back, handing `sink` each
+    /// stretch of output in order, until `sink` breaks: memory for one
+    /// stretch and the decoder's window (at most the limit), whatever the
+    /// stream inflates to. Returns how many bytes were decoded. Decoded to
+    /// its end, the stream must give exactly the declared size; more is an
+    /// error as soon as it shows.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn walk(
+        &self,
+        options: &DecompressOptions,
+        sink: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+    ) -> Result<u64> {
+        use core::ops::ControlFlow;
+        self.check(&options.limits)?;
+        let declared = self.declared;
+        let mut produced = 0u64;
+        let mut too_long = false;
+        let ended = {
+            let mut emit = |stretch: &[u8]| {
+                let len = to_u64(stretch.len());
+                if len > declared.saturating_sub(produced) {
+                    too_long = true;
+                    return ControlFlow::Break(());
+                }
+                produced = produced.saturating_add(len);
+                sink(stretch)
+            };
+            match self.method {
+                CompressionMethod::Zlib => zlib::walk(self.bytes, &mut emit),
+                CompressionMethod::Zstd => zstd::walk(
+                    options.zstd_decoder,
+                    self.bytes,
+                    max_window(&options.limits),
+                    &mut emit,
+                )
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::MethodUnavailable {
+                            method: self.method,
+                        },
+                        self.method_at,
+                    )
+                })?,
+                CompressionMethod::Unknown(method) => {
+                    return Err(Error::new(
+                        ErrorKind::UnknownMethod { method },
+                        self.method_at,
+                    ))
+                }
+            }
+            .map_err(|(fault, at)| self.error(fault, at))?
+        };
+        if too_long {
+            return Err(Error::new(
+                ErrorKind::DecompressedTooLarge { declared },
+                self.declared_at,
+            ));
+        }
+        if ended && produced != declared {
+            return Err(Error::new(
+                ErrorKind::DecompressedTooSmall {
+                    declared,
+                    actual: produced,
+                },
+                self.declared_at,
+            ));
+        }
+        Ok(produced)
+    }
+
     /// An error in the stream, at `at` bytes into it.
     pub(crate) fn error(&self, fault: StreamFault, at: u64) -> Error {
         Error::new(
@@ -345,6 +415,139 @@ impl CompressedBundle<'_> {
             .decode_to_vec(options, options.verify_hash || hash)?;
         self.verify(&out, options, computed)?;
         Ok((out, computed))
+    }
+
+    /// The first bytes of the decompressed bundle, as far as its header and
+    /// entry table reach, decoding no further: all that listing, inspecting
+    /// and choosing an entry need ([`Bundle::parse_table`](crate::Bundle::parse_table)
+    /// reads them, with [`uncompressed_size`](Self::uncompressed_size) as
+    /// the bundle's length). What is held is the table, never the payloads
+    /// behind it. The hash covers the whole bundle, so it is not checked:
+    /// [`hash_streamed`](Self::hash_streamed) checks it without keeping the
+    /// bytes. Holds the whole bundle only when it is not a binary bundle or
+    /// its table reaches its end.
+    #[cfg(feature = "alloc")]
+    pub fn decompress_table(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
+        use core::ops::ControlFlow;
+        let declared = self.uncompressed_size;
+        let mut table = alloc::vec::Vec::new();
+        let mut scan = crate::bundle::TableScan::default();
+        let mut failed = None;
+        self.stream().walk(options, &mut |stretch| {
+            if let Err(error) = crate::bytes::extend(&mut table, stretch) {
+                failed = Some(error);
+                return ControlFlow::Break(());
+            }
+            if scan.done(&table, declared) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        self.verify(
+            &table,
+            &DecompressOptions {
+                verify_hash: false,
+                ..*options
+            },
+            None,
+        )?;
+        Ok(table)
+    }
+
+    /// Decodes the whole stream through MD5 without keeping it (memory for
+    /// one stretch and the decoder's window), checking that it gives exactly
+    /// the declared size; returns the truncated MD5, and refuses one other
+    /// than the stored hash when `options.verify_hash` asks.
+    #[cfg(feature = "alloc")]
+    pub fn hash_streamed(&self, options: &DecompressOptions) -> Result<u64> {
+        let mut hasher = super::md5::Hasher::new();
+        let mut first = [0u8; 4];
+        let mut seen = 0usize;
+        self.stream().walk(options, &mut |stretch| {
+            for (slot, byte) in first.iter_mut().skip(seen).zip(stretch) {
+                *slot = *byte;
+                seen = seen.saturating_add(1);
+            }
+            hasher.consume(stretch);
+            core::ops::ControlFlow::Continue(())
+        })?;
+        let computed = hasher.truncated();
+        self.verify(
+            first.get(..seen).unwrap_or_default(),
+            options,
+            Some(computed),
+        )?;
+        Ok(computed)
+    }
+
+    /// Decodes the bytes of the decompressed bundle from `start` into `out`
+    /// (its length is how many), decoding only as far as they reach unless
+    /// `hash` asks for the truncated MD5 of the whole bundle: then the rest
+    /// goes through MD5 without being kept, the hash is returned and, if
+    /// `options.verify_hash` asks, checked. A range past the declared size
+    /// is an error before anything is decoded.
+    #[cfg(feature = "alloc")]
+    pub fn decompress_range(
+        &self,
+        start: u64,
+        out: &mut [u8],
+        options: &DecompressOptions,
+        hash: bool,
+    ) -> Result<Option<u64>> {
+        use core::ops::ControlFlow;
+        let end = start.saturating_add(to_u64(out.len()));
+        if end > self.uncompressed_size {
+            return Err(Error::new(
+                ErrorKind::OutputTooSmall {
+                    needed: end,
+                    available: self.uncompressed_size,
+                },
+                self.stream().declared_at,
+            ));
+        }
+        let mut hasher = hash.then(super::md5::Hasher::new);
+        let mut at = 0u64;
+        let mut first = [0u8; 4];
+        self.stream().walk(options, &mut |stretch| {
+            let stretch_end = at.saturating_add(to_u64(stretch.len()));
+            for (i, byte) in first.iter_mut().enumerate() {
+                if let Some(b) = usize::try_from(to_u64(i).wrapping_sub(at))
+                    .ok()
+                    .and_then(|j| stretch.get(j))
+                {
+                    *byte = *b;
+                }
+            }
+            // The part of this stretch inside [start, end).
+            let from = start.max(at);
+            let to = end.min(stretch_end);
+            if from < to {
+                let src = usize::try_from(from.saturating_sub(at)).unwrap_or(usize::MAX)
+                    ..usize::try_from(to.saturating_sub(at)).unwrap_or(usize::MAX);
+                let dst = usize::try_from(from.saturating_sub(start)).unwrap_or(usize::MAX)
+                    ..usize::try_from(to.saturating_sub(start)).unwrap_or(usize::MAX);
+                if let (Some(d), Some(s)) = (out.get_mut(dst), stretch.get(src)) {
+                    d.copy_from_slice(s);
+                }
+            }
+            at = stretch_end;
+            match &mut hasher {
+                Some(hasher) => {
+                    hasher.consume(stretch);
+                    ControlFlow::Continue(())
+                }
+                None if at >= end => ControlFlow::Break(()),
+                None => ControlFlow::Continue(()),
+            }
+        })?;
+        let computed = hasher.map(super::md5::Hasher::truncated);
+        let seen = usize::try_from(at.min(4)).unwrap_or(0);
+        self.verify(first.get(..seen).unwrap_or_default(), options, computed)?;
+        Ok(computed)
     }
 
     /// Refuses a nested compressed bundle and, if `options` asks, a

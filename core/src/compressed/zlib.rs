@@ -63,6 +63,52 @@ pub(crate) fn stream_len(input: &[u8]) -> Result<u64, FrameError> {
     }
 }
 
+/// Inflates the zlib stream `input` through a 32 KiB ring on the stack,
+/// handing `emit` each stretch of output in order until it breaks. `true`
+/// when the stream ended, exactly at the end of `input`; `false` when `emit`
+/// stopped it.
+#[cfg(feature = "alloc")]
+pub(crate) fn walk(
+    input: &[u8],
+    emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+) -> Result<bool, FrameError> {
+    const RING: usize = 32 * 1024;
+    let mut ring = [0u8; RING];
+    let mut state = DecompressorOxide::new();
+    let (mut in_pos, mut out_pos) = (0usize, 0usize);
+    loop {
+        let rest = input.get(in_pos..).unwrap_or_default();
+        let (status, consumed, written) = decompress(
+            &mut state,
+            rest,
+            &mut ring,
+            out_pos,
+            TINFL_FLAG_PARSE_ZLIB_HEADER,
+        );
+        in_pos = in_pos.saturating_add(consumed);
+        // The decoder writes up to the ring's end at most, so what it wrote
+        // is one stretch.
+        let stretch = ring
+            .get(out_pos..out_pos.saturating_add(written))
+            .unwrap_or_default();
+        if !stretch.is_empty() && emit(stretch).is_break() {
+            return Ok(false);
+        }
+        out_pos = out_pos.wrapping_add(written) & (RING - 1);
+        match status {
+            TINFLStatus::Done => {
+                let trailing = to_u64(input.len().saturating_sub(in_pos));
+                if trailing != 0 {
+                    return Err((StreamFault::TrailingBytes { len: trailing }, to_u64(in_pos)));
+                }
+                return Ok(true);
+            }
+            TINFLStatus::HasMoreOutput if consumed != 0 || written != 0 => {}
+            status => return Err((fault(status), to_u64(in_pos))),
+        }
+    }
+}
+
 fn fault(status: TINFLStatus) -> StreamFault {
     match status {
         TINFLStatus::NeedsMoreInput | TINFLStatus::FailedCannotMakeProgress => {

@@ -75,6 +75,31 @@ pub(crate) fn decode_chunked<'o>(
     }
 }
 
+/// Decodes `frame` front to back through a buffer of one stretch, handing
+/// `emit` each stretch of output in order until it breaks; `None` if this
+/// build lacks `decoder`. `true` when the frame ended, `false` when `emit`
+/// stopped it.
+#[cfg(feature = "alloc")]
+pub(crate) fn walk(
+    decoder: ZstdDecoder,
+    frame: &[u8],
+    max_window: u64,
+    emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+) -> Option<Result<bool, FrameError>> {
+    let _ = (&frame, max_window, &emit);
+    match decoder {
+        #[cfg(feature = "zstd")]
+        ZstdDecoder::Libzstd => Some(libzstd::walk(frame, max_window, emit)),
+        ZstdDecoder::Ruzstd => Some(ruzstd_decoder::walk(frame, max_window, emit)),
+        #[allow(unreachable_patterns)]
+        _ => None,
+    }
+}
+
+/// How much output a walk hands over at a time.
+#[cfg(feature = "alloc")]
+const STRETCH: usize = 256 << 10;
+
 /// Splits the first `n` bytes off `rest`, which a decoder has just written,
 /// and hands them to `emit`.
 #[cfg(feature = "alloc")]
@@ -118,6 +143,43 @@ pub(crate) mod libzstd {
             (StreamFault::ChecksumMismatch, 0)
         } else {
             (StreamFault::Malformed, 0)
+        }
+    }
+
+    /// [`super::walk`] with libzstd's buffered streaming decoder: it keeps
+    /// the window (at most `max_window`) itself and copies each stretch of
+    /// output into one buffer of `STRETCH` bytes.
+    pub(crate) fn walk(
+        frame: &[u8],
+        max_window: u64,
+        emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+    ) -> Result<bool, FrameError> {
+        use zstd_safe::{DParameter, InBuffer, OutBuffer};
+        let malformed = (StreamFault::Malformed, 0);
+        let mut context = DCtx::try_create().ok_or(malformed)?;
+        let window_log = max_window.max(2).ilog2().min(31);
+        context
+            .set_parameter(DParameter::WindowLogMax(window_log))
+            .map_err(|_| malformed)?;
+        let mut stretch = alloc::vec![0u8; super::STRETCH];
+        let mut input = InBuffer::around(frame);
+        loop {
+            let mut output = OutBuffer::around(&mut stretch[..]);
+            let hint = context
+                .decompress_stream(&mut output, &mut input)
+                .map_err(fault)?;
+            let written = output.pos();
+            let done = stretch.get(..written).unwrap_or_default();
+            if !done.is_empty() && emit(done).is_break() {
+                return Ok(false);
+            }
+            if hint == 0 {
+                return Ok(true);
+            }
+            if written == 0 && input.pos() == frame.len() {
+                // The frame stops before its end.
+                return Err((StreamFault::Malformed, to_u64(frame.len())));
+            }
         }
     }
 
@@ -334,6 +396,48 @@ pub(crate) mod ruzstd_decoder {
         max_window: u64,
     ) -> Result<Decoded, FrameError> {
         decode_chunked(frame, out, max_window, &mut |_| {})
+    }
+
+    /// [`super::walk`] with ruzstd, which keeps its window itself.
+    pub(crate) fn walk(
+        frame: &[u8],
+        max_window: u64,
+        emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+    ) -> Result<bool, FrameError> {
+        let mut decoder = FrameDecoder::new();
+        decoder.set_max_window_size(max_window);
+        let mut source = frame;
+        let at = |source: &[u8]| to_u64(frame.len().saturating_sub(source.len()));
+        decoder
+            .init(&mut source)
+            .map_err(|_| (StreamFault::Malformed, at(source)))?;
+        let mut stretch = alloc::vec![0u8; super::STRETCH];
+        loop {
+            let finished = decoder
+                .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(STEP))
+                .map_err(|_| (StreamFault::Malformed, at(source)))?;
+            loop {
+                let n = decoder
+                    .read(&mut stretch)
+                    .map_err(|_| (StreamFault::Malformed, at(source)))?;
+                let done = stretch.get(..n).unwrap_or_default();
+                if done.is_empty() {
+                    break;
+                }
+                if emit(done).is_break() {
+                    return Ok(false);
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        if let Some(stored) = decoder.get_checksum_from_data() {
+            if decoder.get_calculated_checksum() != Some(stored) {
+                return Err((StreamFault::ChecksumMismatch, to_u64(frame.len())));
+            }
+        }
+        Ok(true)
     }
 
     /// [`decode`], handing `emit` each stretch of output once it is final.
