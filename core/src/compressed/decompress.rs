@@ -114,6 +114,17 @@ impl Stream<'_> {
     /// with the declared size, its window is within the limit and the frame
     /// ends exactly at the end of the stream. Returns the declared size.
     pub(crate) fn check(&self, limits: &Limits) -> Result<usize> {
+        let size = self.check_header(limits)?;
+        if self.method == CompressionMethod::Zstd {
+            self.check_zstd_extent()?;
+        }
+        Ok(size)
+    }
+
+    /// [`Stream::check`] but for the zstd frame's extent, which takes
+    /// reading every block header of the frame: a walk that stops early
+    /// (an entry table) touches only the stream's first pages.
+    fn check_header(&self, limits: &Limits) -> Result<usize> {
         let declared = self.declared;
         let too_large = |limit| {
             Error::new(
@@ -131,7 +142,7 @@ impl Stream<'_> {
         match self.method {
             CompressionMethod::Zlib => Ok(size),
             CompressionMethod::Zstd => {
-                self.check_zstd_frame(limits)?;
+                self.check_zstd_header(limits)?;
                 Ok(size)
             }
             CompressionMethod::Unknown(method) => Err(Error::new(
@@ -141,7 +152,7 @@ impl Stream<'_> {
         }
     }
 
-    fn check_zstd_frame(&self, limits: &Limits) -> Result<()> {
+    fn check_zstd_header(&self, limits: &Limits) -> Result<()> {
         let frame = self.bytes;
         let header = ZstdFrameHeader::parse(frame).map_err(|(fault, at)| self.error(fault, at))?;
         if let Some(content) = header.content_size() {
@@ -163,6 +174,13 @@ impl Stream<'_> {
             };
             return Err(self.error(fault, 4));
         }
+        Ok(())
+    }
+
+    /// The zstd frame ends exactly at the end of the stream (its blocks
+    /// checked as LLVM's one-shot libzstd checks them).
+    fn check_zstd_extent(&self) -> Result<()> {
+        let frame = self.bytes;
         let len = zstd_frame::frame_len(frame).map_err(|(fault, at)| self.error(fault, at))?;
         let trailing = to_u64(frame.len()).saturating_sub(len);
         if trailing != 0 {
@@ -283,7 +301,7 @@ impl Stream<'_> {
         sink: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
     ) -> Result<u64> {
         use core::ops::ControlFlow;
-        self.check(&options.limits)?;
+        self.check_header(&options.limits)?;
         let declared = self.declared;
         let mut produced = 0u64;
         let mut too_long = false;
@@ -320,13 +338,26 @@ impl Stream<'_> {
                     ))
                 }
             }
-            .map_err(|(fault, at)| self.error(fault, at))?
+            .map_err(|(fault, at)| {
+                // A damaged frame: where its blocks go wrong, if they do,
+                // says more than the decoder (libzstd locates nothing).
+                match self.method {
+                    CompressionMethod::Zstd => self.check_zstd_extent().err(),
+                    _ => None,
+                }
+                .unwrap_or_else(|| self.error(fault, at))
+            })?
         };
         if too_long {
             return Err(Error::new(
                 ErrorKind::DecompressedTooLarge { declared },
                 self.declared_at,
             ));
+        }
+        if ended && self.method == CompressionMethod::Zstd {
+            // Read through: the frame's extent and blocks as `check` has
+            // them, so a walk to the end refuses what one-shot decoding does.
+            self.check_zstd_extent()?;
         }
         if ended && produced != declared {
             return Err(Error::new(
