@@ -128,6 +128,12 @@
 // clang-offload-bundler uses.
 #define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
 
+// `clangoffload_inspect`'s flags: decode each compressed bundle only as far
+// as its header and entry table (a few KiB of its stream): entries' IDs,
+// offsets and sizes, but no hash (`has_computed_hash` false) and no
+// code-object check of payloads past the table.
+#define CLANGOFFLOAD_INSPECT_TABLES_ONLY 2
+
 // Report magics that start no valid container too
 // (`clangoffload_scan_next`).
 #define CLANGOFFLOAD_SCAN_REJECTED 1
@@ -686,6 +692,11 @@ typedef struct clangoffload_archive clangoffload_archive;
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
+// Every container of one input, found and named, each decoded and planned
+// on demand by `clangoffload_extraction_plan`: extraction that holds one
+// container at a time (or one per thread).
+typedef struct clangoffload_extraction clangoffload_extraction;
+
 // The key-value pairs of one `--image=` argument, in the order LLVM 22's
 // packager stores them (a repeated key's values joined with `,`).
 typedef struct clangoffload_image_arguments clangoffload_image_arguments;
@@ -845,6 +856,17 @@ typedef struct clangoffload_bundler_options {
   // Passed to `notify`.
   void *context;
 } clangoffload_bundler_options;
+
+// A container of an extraction: where it is and which outputs it gives.
+typedef struct clangoffload_extraction_container {
+  // Its offset in the input.
+  uint64_t offset;
+  // The index of its first output (outputs are numbered across the whole
+  // input).
+  size_t first_output;
+  // How many outputs it gives.
+  size_t output_count;
+} clangoffload_extraction_container;
 
 // What to bundle (`clangoffload_bundler_bundle`).
 typedef struct clangoffload_bundle_request {
@@ -2044,6 +2066,130 @@ clangoffload_status clangoffload_bundler_extract(const uint8_t *data,
                                                  struct clangoffload_job **out,
                                                  struct clangoffload_error *err);
 
+// Finds every container `clangoffload_bundler_extract` extracts from the
+// `len` bytes at `data` and names every output the same way, decoding a
+// compressed bundle only as far as its entry table; nothing is decoded
+// whole. Then `clangoffload_extraction_plan` decodes one container and
+// plans its outputs: a caller holds one container at a time, or one per
+// thread. Damage that leaves other containers readable is reported as the
+// failure (`CLANGOFFLOAD_NOTE_FAILURE` to `options->notify` now): write
+// what can be read, then report it. Only `options->flags`'
+// `_SKIP_HASH_CHECK` and `_VERBOSE` apply (to the plans).
+//
+// Ownership: on success `*out` is a new extraction owned by the caller,
+// released with `clangoffload_extraction_free`. On failure `*out` is
+// untouched, `*err` (if not NULL) says what is wrong and where, and
+// `options->notify` gets the whole message.
+//
+// Lifetime: the extraction, and every job planned from it, borrows the
+// `len` bytes at `data`: keep them alive and unchanged until those are
+// freed. `options` is read during the call only.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`.
+clangoffload_status clangoffload_bundler_extraction(const uint8_t *data,
+                                                    size_t len,
+                                                    const struct clangoffload_bundler_options *options,
+                                                    struct clangoffload_extraction **out,
+                                                    struct clangoffload_error *err);
+
+// How many containers an extraction found (0 for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` may be NULL.
+//
+// # Safety
+// `extraction` must be NULL or a live extraction.
+size_t clangoffload_extraction_container_count(const struct clangoffload_extraction *extraction);
+
+// How many outputs all of an extraction's containers give (0 for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` may be NULL.
+//
+// # Safety
+// `extraction` must be NULL or a live extraction.
+size_t clangoffload_extraction_output_count(const struct clangoffload_extraction *extraction);
+
+// Stores in `*out` where container `index` is and which outputs it gives.
+//
+// Ownership: the record is copied into `*out`; nothing to free.
+//
+// NULL: `extraction` and `out` must not be NULL.
+//
+// # Safety
+// `extraction` must be a live extraction; `out` writable.
+clangoffload_status clangoffload_extraction_get_container(const struct clangoffload_extraction *extraction,
+                                                          size_t index,
+                                                          struct clangoffload_extraction_container *out);
+
+// Stores in `*out` the name of output `output` (numbered across the whole
+// input): the name `clangoffload_bundler_extract` gives it, and the job
+// `clangoffload_extraction_plan` makes gives it again.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the extraction, until
+// `clangoffload_extraction_free`.
+//
+// NULL: `extraction` and `out` must not be NULL.
+//
+// # Safety
+// `extraction` must be a live extraction; `out` writable.
+clangoffload_status clangoffload_extraction_output_name(const struct clangoffload_extraction *extraction,
+                                                        size_t output,
+                                                        struct clangoffload_bytes *out);
+
+// Decodes container `index` of an extraction (a compressed bundle whole,
+// its hash checked unless the extraction's options had
+// `_SKIP_HASH_CHECK`) and plans its outputs as a job: output `i` of the job
+// is output `first_output + i` of the input, with the same name. The job
+// holds that container's decoded bytes and nothing else; free it once its
+// outputs are written, and a caller holds one container at a time.
+// Warnings and `-verbose` reports for this container go to `notify`.
+//
+// Threads: calls for one extraction may run at once on several threads
+// (the extraction is only read), each with its own `notify` and `context`:
+// decode containers in parallel, write them in order.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `notify` gets the whole
+// message: none of this container's outputs can be written, and the others
+// are not affected.
+//
+// Lifetime: the job borrows the extraction's input (not the extraction).
+//
+// NULL: `extraction` and `out` must not be NULL; `notify` and `err` may be
+// NULL.
+//
+// # Safety
+// `extraction` must be a live extraction; `out` writable; `err` NULL or
+// writable; `notify`, if set, callable with `context` during the call.
+clangoffload_status clangoffload_extraction_plan(const struct clangoffload_extraction *extraction,
+                                                 size_t index,
+                                                 clangoffload_notify_fn notify,
+                                                 void *context,
+                                                 struct clangoffload_job **out,
+                                                 struct clangoffload_error *err);
+
+// Releases an extraction. NULL is accepted and ignored. Jobs planned from
+// it stay valid.
+//
+// Ownership: takes the extraction back; it must not be used again.
+//
+// NULL: `extraction` may be NULL.
+//
+// # Safety
+// `extraction` must be NULL or a live extraction not yet freed, with no
+// call on it running.
+void clangoffload_extraction_free(struct clangoffload_extraction *extraction);
+
 // Plans the file `clang-offload-bundler -type=<file_type> -targets=...
 // -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
 // that is an object file, the object with one section per target; else a
@@ -2572,9 +2718,10 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
 // Inspects the `len` bytes at `data` (any file: an archive, an ELF file, or
 // containers back to back) and stores what it found in `*out`. Compressed
 // bundles and OffloadBinaries are decoded under `max_decompressed_size`
-// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) and a compressed bundle's hash
-// always computed; a wrong hash is a container error unless `flags` has
-// `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
+// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB), one at a time, and a
+// compressed bundle's hash computed (unless `flags` has
+// `CLANGOFFLOAD_INSPECT_TABLES_ONLY`); a wrong hash is a container error
+// unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
 // in the inspection (containers' errors, `clangoffload_inspection_get_error`).
 // Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 //

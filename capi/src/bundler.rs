@@ -10,8 +10,8 @@ use alloc::vec::Vec;
 use core::ffi::{c_char, c_void};
 
 use clangoffload::bundler::{
-    self, BundleRequest, BundlerError, Compression, Decoding, FileType, Listed, Note, Piece, Plan,
-    UnbundleRequest, Warning,
+    self, BundleRequest, BundlerError, Compression, Decoding, Extraction, FileType, Listed, Note,
+    Piece, Plan, UnbundleRequest, Warning,
 };
 use clangoffload::{CompressionMethod, FileKind};
 
@@ -221,6 +221,24 @@ pub struct clangoffload_job {
     listed: Listed<'static>,
     /// For the failure's message.
     input_name: String,
+}
+
+/// What a job that reads one input makes: a job, or an extraction.
+trait ReadHandle {
+    /// The error to report once what could be read is written.
+    fn failure(&self) -> Option<&BundlerError>;
+    /// The input's name, for that error's message.
+    fn set_input_name(&mut self, name: String);
+}
+
+impl ReadHandle for clangoffload_job {
+    fn failure(&self) -> Option<&BundlerError> {
+        self.plan.failure()
+    }
+
+    fn set_input_name(&mut self, name: String) {
+        self.input_name = name;
+    }
 }
 
 impl clangoffload_job {
@@ -451,17 +469,13 @@ unsafe fn read_options(
 /// As the exported job functions: `data` readable for `len` bytes for the
 /// job's life, `options` and its views readable, `out` writable, `err` NULL
 /// or writable.
-unsafe fn read_job(
+unsafe fn read_job<T: ReadHandle>(
     data: *const u8,
     len: usize,
     options: *const clangoffload_bundler_options,
-    out: *mut *mut clangoffload_job,
+    out: *mut *mut T,
     err: *mut clangoffload_error,
-    job: impl FnOnce(
-        &'static [u8],
-        &ReadOptions<'_>,
-        &mut Notifier,
-    ) -> Result<clangoffload_job, BundlerError>,
+    job: impl FnOnce(&'static [u8], &ReadOptions<'_>, &mut Notifier) -> Result<T, BundlerError>,
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: readable for the job's life, as the caller promises.
@@ -477,11 +491,11 @@ unsafe fn read_job(
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let mut made =
             job(data, &read, &mut notifier).map_err(|e| unsafe { fail(&e, &notifier, err) })?;
-        if let Some(failure) = made.plan.failure() {
+        if let Some(failure) = made.failure() {
             let message = failure.message(&notifier.input_name);
             notifier.send(CLANGOFFLOAD_NOTE_FAILURE, &alloc::format!("{message}"));
         }
-        made.input_name = notifier.input_name;
+        made.set_input_name(notifier.input_name);
         *out = into_handle(made);
         Ok(())
     })
@@ -706,16 +720,266 @@ pub unsafe extern "C" fn clangoffload_bundler_extract(
         read_job(data, len, options, out, err, |data, read, notifier| {
             // Outputs are named after the input's file name, without its
             // directory.
-            let stem = read
-                .name
-                .rsplit(['/', '\\'])
-                .next()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("bundle");
-            let plan = bundler::extract(data, stem.as_bytes(), read.decoding, notifier)?;
+            let plan = bundler::extract(data, stem(read.name), read.decoding, notifier)?;
             Ok(clangoffload_job::from_plan(plan, String::new()))
         })
     }
+}
+
+/// Outputs are named after the input's file name, without its directory
+/// (`bundle` if it has none).
+fn stem(name: &str) -> &[u8] {
+    name.rsplit(['/', '\\'])
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("bundle")
+        .as_bytes()
+}
+
+/// Every container of one input, found and named, each decoded and planned
+/// on demand by `clangoffload_extraction_plan`: extraction that holds one
+/// container at a time (or one per thread).
+pub struct clangoffload_extraction {
+    extraction: Extraction<'static>,
+    /// For the failure's message and the jobs' notes.
+    input_name: String,
+    /// The options' flags (`_VERBOSE`), for the jobs' notes.
+    flags: u32,
+}
+
+impl ReadHandle for clangoffload_extraction {
+    fn failure(&self) -> Option<&BundlerError> {
+        self.extraction.failure()
+    }
+
+    fn set_input_name(&mut self, name: String) {
+        self.input_name = name;
+    }
+}
+
+/// A container of an extraction: where it is and which outputs it gives.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct clangoffload_extraction_container {
+    /// Its offset in the input.
+    pub offset: u64,
+    /// The index of its first output (outputs are numbered across the whole
+    /// input).
+    pub first_output: usize,
+    /// How many outputs it gives.
+    pub output_count: usize,
+}
+
+/// Finds every container `clangoffload_bundler_extract` extracts from the
+/// `len` bytes at `data` and names every output the same way, decoding a
+/// compressed bundle only as far as its entry table; nothing is decoded
+/// whole. Then `clangoffload_extraction_plan` decodes one container and
+/// plans its outputs: a caller holds one container at a time, or one per
+/// thread. Damage that leaves other containers readable is reported as the
+/// failure (`CLANGOFFLOAD_NOTE_FAILURE` to `options->notify` now): write
+/// what can be read, then report it. Only `options->flags`'
+/// `_SKIP_HASH_CHECK` and `_VERBOSE` apply (to the plans).
+///
+/// Ownership: on success `*out` is a new extraction owned by the caller,
+/// released with `clangoffload_extraction_free`. On failure `*out` is
+/// untouched, `*err` (if not NULL) says what is wrong and where, and
+/// `options->notify` gets the whole message.
+///
+/// Lifetime: the extraction, and every job planned from it, borrows the
+/// `len` bytes at `data`: keep them alive and unchanged until those are
+/// freed. `options` is read during the call only.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+/// not be NULL; `err` may be NULL.
+///
+/// # Safety
+/// As `clangoffload_bundler_list`.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_bundler_extraction(
+    data: *const u8,
+    len: usize,
+    options: *const clangoffload_bundler_options,
+    out: *mut *mut clangoffload_extraction,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        read_job(data, len, options, out, err, |data, read, notifier| {
+            let extraction = Extraction::new(data, stem(read.name), read.decoding, notifier)?;
+            Ok(clangoffload_extraction {
+                extraction,
+                input_name: String::new(),
+                flags: read.flags,
+            })
+        })
+    }
+}
+
+/// How many containers an extraction found (0 for NULL).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `extraction` may be NULL.
+///
+/// # Safety
+/// `extraction` must be NULL or a live extraction.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_container_count(
+    extraction: *const clangoffload_extraction,
+) -> usize {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { extraction.as_ref() }.map_or(0, |e| e.extraction.container_count())
+}
+
+/// How many outputs all of an extraction's containers give (0 for NULL).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `extraction` may be NULL.
+///
+/// # Safety
+/// `extraction` must be NULL or a live extraction.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_output_count(
+    extraction: *const clangoffload_extraction,
+) -> usize {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { extraction.as_ref() }.map_or(0, |e| e.extraction.output_count())
+}
+
+/// Stores in `*out` where container `index` is and which outputs it gives.
+///
+/// Ownership: the record is copied into `*out`; nothing to free.
+///
+/// NULL: `extraction` and `out` must not be NULL.
+///
+/// # Safety
+/// `extraction` must be a live extraction; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_get_container(
+    extraction: *const clangoffload_extraction,
+    index: usize,
+    out: *mut clangoffload_extraction_container,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let extraction = unsafe { handle_arg(extraction) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let (offset, outputs) = extraction
+            .extraction
+            .container(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        *out = clangoffload_extraction_container {
+            offset,
+            first_output: outputs.start,
+            output_count: outputs.len(),
+        };
+        Ok(())
+    })
+}
+
+/// Stores in `*out` the name of output `output` (numbered across the whole
+/// input): the name `clangoffload_bundler_extract` gives it, and the job
+/// `clangoffload_extraction_plan` makes gives it again.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the view borrows the extraction, until
+/// `clangoffload_extraction_free`.
+///
+/// NULL: `extraction` and `out` must not be NULL.
+///
+/// # Safety
+/// `extraction` must be a live extraction; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_output_name(
+    extraction: *const clangoffload_extraction,
+    output: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let extraction = unsafe { handle_arg(extraction) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        if output >= extraction.extraction.output_count() {
+            return Err(clangoffload_status::IndexOutOfRange);
+        }
+        *out = clangoffload_bytes::of(extraction.extraction.output_name(output));
+        Ok(())
+    })
+}
+
+/// Decodes container `index` of an extraction (a compressed bundle whole,
+/// its hash checked unless the extraction's options had
+/// `_SKIP_HASH_CHECK`) and plans its outputs as a job: output `i` of the job
+/// is output `first_output + i` of the input, with the same name. The job
+/// holds that container's decoded bytes and nothing else; free it once its
+/// outputs are written, and a caller holds one container at a time.
+/// Warnings and `-verbose` reports for this container go to `notify`.
+///
+/// Threads: calls for one extraction may run at once on several threads
+/// (the extraction is only read), each with its own `notify` and `context`:
+/// decode containers in parallel, write them in order.
+///
+/// Ownership: on success `*out` is a new job owned by the caller, released
+/// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+/// not NULL) says what is wrong and where, and `notify` gets the whole
+/// message: none of this container's outputs can be written, and the others
+/// are not affected.
+///
+/// Lifetime: the job borrows the extraction's input (not the extraction).
+///
+/// NULL: `extraction` and `out` must not be NULL; `notify` and `err` may be
+/// NULL.
+///
+/// # Safety
+/// `extraction` must be a live extraction; `out` writable; `err` NULL or
+/// writable; `notify`, if set, callable with `context` during the call.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_plan(
+    extraction: *const clangoffload_extraction,
+    index: usize,
+    notify: clangoffload_notify_fn,
+    context: *mut c_void,
+    out: *mut *mut clangoffload_job,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let extraction = unsafe { handle_arg(extraction) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        if index >= extraction.extraction.container_count() {
+            return Err(clangoffload_status::IndexOutOfRange);
+        }
+        let name = extraction.input_name.clone();
+        let mut notifier = Notifier::new(notify, context, name, extraction.flags);
+        let plan = extraction
+            .extraction
+            .plan(index, &mut notifier)
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            .map_err(|e| unsafe { fail(&e, &notifier, err) })?;
+        *out = into_handle(clangoffload_job::from_plan(plan, notifier.input_name));
+        Ok(())
+    })
+}
+
+/// Releases an extraction. NULL is accepted and ignored. Jobs planned from
+/// it stay valid.
+///
+/// Ownership: takes the extraction back; it must not be used again.
+///
+/// NULL: `extraction` may be NULL.
+///
+/// # Safety
+/// `extraction` must be NULL or a live extraction not yet freed, with no
+/// call on it running.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_free(extraction: *mut clangoffload_extraction) {
+    // SAFETY: NULL or a live extraction, as the caller promises.
+    unsafe { free_handle(extraction) }
 }
 
 /// Plans the file `clang-offload-bundler -type=<file_type> -targets=...

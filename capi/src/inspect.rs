@@ -10,7 +10,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use clangoffload::bundler::Decoding;
-use clangoffload::inspect::{inspect, InspectedContainer, Inspection, NoteKind, Place};
+use clangoffload::inspect::{inspect_to, Depth, InspectedContainer, Inspection, NoteKind, Place};
 use clangoffload::Container;
 
 use crate::compressed::{
@@ -192,12 +192,19 @@ pub struct clangoffload_inspection_error {
     pub message: clangoffload_bytes,
 }
 
+/// `clangoffload_inspect`'s flags: decode each compressed bundle only as far
+/// as its header and entry table (a few KiB of its stream): entries' IDs,
+/// offsets and sizes, but no hash (`has_computed_hash` false) and no
+/// code-object check of payloads past the table.
+pub const CLANGOFFLOAD_INSPECT_TABLES_ONLY: u32 = 2;
+
 /// Inspects the `len` bytes at `data` (any file: an archive, an ELF file, or
 /// containers back to back) and stores what it found in `*out`. Compressed
 /// bundles and OffloadBinaries are decoded under `max_decompressed_size`
-/// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB) and a compressed bundle's hash
-/// always computed; a wrong hash is a container error unless `flags` has
-/// `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
+/// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB), one at a time, and a
+/// compressed bundle's hash computed (unless `flags` has
+/// `CLANGOFFLOAD_INSPECT_TABLES_ONLY`); a wrong hash is a container error
+/// unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
 /// in the inspection (containers' errors, `clangoffload_inspection_get_error`).
 /// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 ///
@@ -223,7 +230,7 @@ pub unsafe extern "C" fn clangoffload_inspect(
     out: *mut *mut clangoffload_inspection,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_SKIP_HASH_CHECK != 0 {
+        if flags & !(CLANGOFFLOAD_SKIP_HASH_CHECK | CLANGOFFLOAD_INSPECT_TABLES_ONLY) != 0 {
             return Err(clangoffload_status::InvalidArgument);
         }
         // SAFETY: the caller promises `len` readable bytes that outlive the handle.
@@ -235,7 +242,14 @@ pub unsafe extern "C" fn clangoffload_inspect(
             verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
             verbose: false,
         };
-        *out = into_handle(clangoffload_inspection::new(inspect(data, decoding)));
+        let depth = if flags & CLANGOFFLOAD_INSPECT_TABLES_ONLY != 0 {
+            Depth::Tables
+        } else {
+            Depth::Whole
+        };
+        *out = into_handle(clangoffload_inspection::new(inspect_to(
+            data, decoding, depth,
+        )));
         Ok(())
     })
 }
@@ -908,7 +922,7 @@ mod tests {
     fn null_and_unknown_flags_are_refused() {
         let mut handle = core::ptr::null_mut();
         // SAFETY: NULL with length 0 is allowed; `handle` is writable.
-        let status = unsafe { clangoffload_inspect(core::ptr::null(), 0, 2, 0, &mut handle) };
+        let status = unsafe { clangoffload_inspect(core::ptr::null(), 0, 4, 0, &mut handle) };
         assert_eq!(status, clangoffload_status::InvalidArgument);
         // SAFETY: as above.
         let status = unsafe { clangoffload_inspect(core::ptr::null(), 1, 0, 0, &mut handle) };

@@ -25,7 +25,7 @@ USAGE:
   clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
   clangoffload extract FILE [-o DIR] [--force]
                                           every entry to DIR/<file>.<index>.<entry ID>
-  clangoffload inspect FILE [--json|--objdump]
+  clangoffload inspect FILE [--json|--objdump] [--verify]
                                           every container in a file, ELF/COFF host file or archive:
                                           header fields, ratio, hash, entries, images, wrappers
   clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)

@@ -539,9 +539,28 @@ fn clangoffload(args: &[&str]) -> Output {
 #[test]
 fn inspect_reports_every_container_as_json() {
     let fatbin = compressed().join("concat/hip.hip_fatbin");
+    // Without --verify only the entry tables are decoded: no hash.
     let r = clangoffload(&["inspect", "--json", fatbin.to_str().unwrap()]);
     assert!(r.status.success(), "{}", stderr(&r));
+    let tables: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let r = clangoffload(&["inspect", "--json", "--verify", fatbin.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    for (c, t) in v["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(tables["containers"].as_array().unwrap())
+    {
+        let ids = |c: &serde_json::Value| -> Vec<(serde_json::Value, serde_json::Value, serde_json::Value)> {
+            c["entries"].as_array().unwrap().iter().map(|e| (e["id"].clone(), e["offset"].clone(), e["size"].clone())).collect()
+        };
+        assert_eq!(ids(c), ids(t));
+        if c["kind"] == "compressed" {
+            assert!(t["compressed"]["computed_hash"].is_null());
+            assert!(t["compressed"]["hash_matches"].is_null());
+        }
+    }
     assert_eq!(v["schema"], 1);
     let containers = v["containers"].as_array().unwrap();
     let offsets: Vec<u64> = containers
@@ -570,10 +589,13 @@ fn inspect_reports_every_container_as_json() {
     assert_eq!(ids, [4, 3, 3, 3]);
     assert!(v["error"].is_null());
     // The text form says the same.
-    let r = clangoffload(&["inspect", fatbin.to_str().unwrap()]);
+    let r = clangoffload(&["inspect", "--verify", fatbin.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.contains("container 2 at offset 0x4000: compressed bundle, 5,298 bytes"));
     assert_eq!(text.matches("(matches)").count(), 3);
+    let r = clangoffload(&["inspect", fatbin.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(text.matches("(not checked: --verify").count(), 3);
 }
 
 #[test]
@@ -582,7 +604,10 @@ fn inspect_reports_a_damaged_container_and_goes_on() {
     let mut fatbin = std::fs::read(compressed().join("concat/hip.hip_fatbin")).unwrap();
     fatbin[8192 + 16] ^= 0xff; // the second container's hash (v2: at 16)
     let path = write(&sb, "damaged", &fatbin);
+    // Only --verify decodes far enough to see it.
     let r = clangoffload(&["inspect", "--json", path.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let r = clangoffload(&["inspect", "--json", "--verify", path.to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
     let containers = v["containers"].as_array().unwrap();

@@ -6,7 +6,12 @@
 //! files are not overwritten unless asked; a missing output directory is
 //! made; a reader that goes away early costs no file and no panic.
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
 
 mod common;
 
@@ -167,5 +172,142 @@ fn a_reader_that_goes_away_costs_no_file_and_no_panic() {
             out.status
         );
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 9, "{name}");
+    }
+}
+
+#[test]
+fn one_thread_or_several_write_the_same_files_and_print_the_same_lines() {
+    for name in HOSTS {
+        let mut runs = Vec::new();
+        for threads in ["1", "2", "3"] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = run(
+                &ours(),
+                &[
+                    "extract".into(),
+                    host(name),
+                    "-o".into(),
+                    dir.path().to_path_buf(),
+                    "-j".into(),
+                    threads.into(),
+                ],
+            );
+            assert!(out.status.success(), "{name} -j {threads}: {out:?}");
+            let stdout =
+                String::from_utf8_lossy(&out.stdout).replace(&*dir.path().to_string_lossy(), "D");
+            let files: Vec<(String, Vec<u8>)> = lines(&out.stdout)
+                .iter()
+                .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+                .map(|(p, bytes)| (p.replace(&*dir.path().to_string_lossy(), "D"), bytes))
+                .collect();
+            runs.push((stdout, out.stderr, files));
+        }
+        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{name}");
+    }
+}
+
+/// Three zlib compressed bundles back to back, each of three entries with
+/// 200 KiB payloads, so that each one's entry table decodes from the first
+/// stretch of its stream and its payloads from later ones.
+fn three_compressed() -> (Vec<u8>, Vec<usize>) {
+    use clangoffload::compressed::{compress, CompressOptions};
+    let options = CompressOptions {
+        version: 3,
+        method: clangoffload::CompressionMethod::Zlib,
+        level: None,
+    };
+    let mut file = Vec::new();
+    let mut starts = Vec::new();
+    for c in 0..3u32 {
+        let payloads: Vec<Vec<u8>> = (0..3u32)
+            .map(|e| {
+                (0..50_000u32)
+                    .flat_map(|i| (i * 7 + e * 131 + c).to_le_bytes())
+                    .collect()
+            })
+            .collect();
+        let ids = [
+            &b"host-x86_64-unknown-linux-gnu-"[..],
+            b"hipv4-amdgcn-amd-amdhsa--gfx906",
+            b"hipv4-amdgcn-amd-amdhsa--gfx90a",
+        ];
+        let entries: Vec<(&[u8], &[u8])> = ids
+            .iter()
+            .copied()
+            .zip(payloads.iter().map(Vec::as_slice))
+            .collect();
+        let bundle = clangoffload::bundle::write_bundle(&entries, 4096).unwrap();
+        file.resize(file.len().next_multiple_of(4096), 0);
+        starts.push(file.len());
+        file.extend_from_slice(&compress(&bundle, &options).unwrap());
+    }
+    (file, starts)
+}
+
+#[test]
+fn a_damaged_container_costs_its_own_outputs_only_and_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut bytes, starts) = three_compressed();
+    let good = dir.path().join("good.bin");
+    std::fs::write(&good, &bytes).unwrap();
+    // The middle container's stream, damaged near its end: the table still
+    // reads, the whole does not.
+    let end = starts[2] - 4096;
+    bytes[end - 2] ^= 0x5a;
+    let damaged = dir.path().join("damaged.bin");
+    std::fs::write(&damaged, &bytes).unwrap();
+    for threads in ["1", "2"] {
+        let out_dir = dir.path().join(format!("out{threads}"));
+        let args = [
+            "extract".into(),
+            damaged.clone(),
+            "-o".into(),
+            out_dir.clone(),
+            "-j".into(),
+            threads.into(),
+        ];
+        let out = run(&ours(), &args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let written: Vec<String> = lines(&out.stdout)
+            .iter()
+            .map(|p| {
+                Path::new(p)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        // Containers 0 and 2 whole, container 1 not at all, named as ever.
+        let indices: Vec<&str> = written
+            .iter()
+            .map(|n| n["damaged.bin.".len()..].split('.').next().unwrap())
+            .collect();
+        assert_eq!(indices, ["0", "1", "2", "6", "7", "8"], "{written:?}");
+        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 6);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "outputs 3..6 of the container at offset {:#x} not written",
+                starts[1]
+            )),
+            "{stderr}"
+        );
+        // What was written is what the undamaged file gives.
+        let good_dir = dir.path().join(format!("good{threads}"));
+        let args = [
+            "extract".into(),
+            good.clone(),
+            "-o".into(),
+            good_dir.clone(),
+        ];
+        assert!(run(&ours(), &args).status.success());
+        for name in &written {
+            let theirs = good_dir.join(name.replace("damaged.bin", "good.bin"));
+            assert_eq!(
+                std::fs::read(out_dir.join(name)).unwrap(),
+                std::fs::read(theirs).unwrap()
+            );
+        }
     }
 }

@@ -292,11 +292,29 @@ pub struct InspectionError<'data> {
 
 /// Inspects `data`: an archive's members, an ELF file's offload sections, or
 /// containers back to back. Compressed bundles and compressed OffloadBinaries
-/// are decoded under `decoding.max_size` each, and a compressed bundle's hash
-/// always computed; a wrong one is a [`ContainerError`] only with
-/// `decoding.verify_hash`.
+/// are decoded under `decoding.max_size` each, one at a time, and a
+/// compressed bundle's hash always computed; a wrong one is a
+/// [`ContainerError`] only with `decoding.verify_hash`.
 pub fn inspect(data: &[u8], decoding: Decoding) -> Inspection<'_> {
+    inspect_to(data, decoding, Depth::Whole)
+}
+
+/// How far [`inspect_to`] decodes a compressed bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Only its header and entry table (a few KiB of the stream): the
+    /// entries' IDs, offsets and sizes, no hash
+    /// ([`InspectedContainer::computed_hash`] is `None`) and no code-object
+    /// check for payloads past the table.
+    Tables,
+    /// Whole: its hash computed and every code object checked.
+    Whole,
+}
+
+/// [`inspect`], decoding compressed bundles as far as `depth` says.
+pub fn inspect_to(data: &[u8], decoding: Decoding, depth: Depth) -> Inspection<'_> {
     let mut walk = Walk {
+        depth,
         found: Inspection::default(),
         options: DecompressOptions {
             limits: Limits {
@@ -311,6 +329,7 @@ pub fn inspect(data: &[u8], decoding: Decoding) -> Inspection<'_> {
 }
 
 struct Walk<'data> {
+    depth: Depth,
     found: Inspection<'data>,
     options: DecompressOptions,
     verify_hash: bool,
@@ -483,6 +502,15 @@ impl<'data> Walk<'data> {
             verify_hash: false,
             ..self.options
         };
+        if self.depth == Depth::Tables {
+            let table = compressed
+                .decompress_table(&options)
+                .map_err(ContainerError::Unreadable)?;
+            let parsed = Bundle::parse_table(&table, compressed.uncompressed_size())
+                .map_err(ContainerError::MalformedBundle)?;
+            inspected.entries = entries(&parsed, |id: &[u8]| Cow::Owned(id.to_vec()))?;
+            return Ok(());
+        }
         let (bundle, computed) = compressed
             .decompress_hashed(&options, true)
             .map_err(ContainerError::Unreadable)?;

@@ -90,19 +90,22 @@ pub enum Mode {
 }
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
-    let (file, mode) = match args {
-        [file] => (file, Mode::Text),
-        [flag, file] | [file, flag] if flag == "--json" => (file, Mode::Json),
-        [flag, file] | [file, flag] if flag == "--objdump" => (file, Mode::Objdump),
-        _ => {
-            return Err(Failure(
-                "usage: clangoffload inspect FILE [--json | --objdump]".into(),
-            ))
+    let usage =
+        || Failure("usage: clangoffload inspect FILE [--json | --objdump] [--verify]".into());
+    let (mut file, mut mode, mut verify) = (None, Mode::Text, false);
+    for arg in args {
+        match arg.as_str() {
+            "--json" if mode == Mode::Text => mode = Mode::Json,
+            "--objdump" if mode == Mode::Text => mode = Mode::Objdump,
+            "--verify" => verify = true,
+            _ if file.is_none() => file = Some(arg),
+            _ => return Err(usage()),
         }
-    };
+    }
+    let file = file.ok_or_else(usage)?;
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
-    let (text, damage) = render(file, input.data(), max_size, mode)?;
+    let (text, damage) = render(file, input.data(), max_size, verify, mode)?;
     crate::stdio::out_bytes(&text)?;
     if !damage.is_empty() {
         if mode == Mode::Objdump {
@@ -118,16 +121,18 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
 }
 
 /// What `clangoffload inspect` prints for `data`, read from a file named
-/// `file`, decoding each compressed container to at most `max_size` bytes;
-/// and the damage found, one message per damaged container or file (the
-/// tool then fails after printing).
+/// `file`, decoding each compressed container to at most `max_size` bytes,
+/// whole (its hash checked, its code objects too) when `verify` asks, else
+/// only its header and entry table; and the damage found, one message per
+/// damaged container or file (the tool then fails after printing).
 pub fn render(
     file: &str,
     data: &[u8],
     max_size: u64,
+    verify: bool,
     mode: Mode,
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
-    let inspection = Inspection::new(data, max_size)?;
+    let inspection = Inspection::new(data, max_size, verify)?;
     let files = inspection.files();
     let report = report(file, data.len(), &inspection, &files);
     let text = match mode {
@@ -353,7 +358,7 @@ fn to_text(report: &Report) -> String {
             let verdict = match (&h.computed_hash, h.hash_matches) {
                 (_, Some(true)) => "matches".to_owned(),
                 (Some(computed), _) => format!("MISMATCH, computed {computed}"),
-                (None, _) => "not checked".to_owned(),
+                (None, _) => "not checked: --verify decodes the bundle whole".to_owned(),
             };
             let _ = writeln!(out, "  hash:              {} ({verdict})", h.hash);
         }

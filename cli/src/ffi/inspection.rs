@@ -20,12 +20,20 @@ pub struct Inspection<'data>(super::Handle<'data, Handle>);
 
 impl<'data> Inspection<'data> {
     /// Inspects `data`, decoding each compressed container to at most
-    /// `max_size` bytes. A wrong hash is an error of its container.
-    pub fn new(data: &'data [u8], max_size: u64) -> Result<Self, String> {
+    /// `max_size` bytes: whole when `verify` asks (a wrong hash is then an
+    /// error of its container), else only as far as its entry table.
+    pub fn new(data: &'data [u8], max_size: u64, verify: bool) -> Result<Self, String> {
+        let flags = if verify {
+            0
+        } else {
+            c::CLANGOFFLOAD_INSPECT_TABLES_ONLY
+        };
         super::Handle::make(c::clangoffload_inspection_free, |out| {
             // SAFETY: `data` is readable and outlives the handle (which
             // borrows it for 'data); `out` is writable.
-            match unsafe { c::clangoffload_inspect(data.as_ptr(), data.len(), 0, max_size, out) } {
+            match unsafe {
+                c::clangoffload_inspect(data.as_ptr(), data.len(), flags, max_size, out)
+            } {
                 Status::Ok => Ok(()),
                 status => Err(format!("cannot inspect: {status:?}")),
             }

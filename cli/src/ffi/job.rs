@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use super::{blank_error, c, check, record, view, with_notes, Handle, Status};
+use super::{blank_error, c, check, record, view, with_held_notes, with_notes, Handle, Status};
 use crate::io::Input;
 
 /// A C job function that reads one input.
@@ -65,11 +65,6 @@ impl<'data> Job<'data> {
         Self::read(program, data, o, c::clangoffload_bundler_unbundle)
     }
 
-    /// Every entry of every bundle in `data`, named after `o.input_name`.
-    pub fn extract(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        Self::read(program, data, o, c::clangoffload_bundler_extract)
-    }
-
     /// `-list` of `data` (an empty file type: every ID of any file).
     pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
         Self::read(program, data, o, c::clangoffload_bundler_list)
@@ -77,29 +72,20 @@ impl<'data> Job<'data> {
 
     /// Runs a job that reads one input with `o`.
     fn read(program: &str, data: &'data [u8], o: &Options, job: ReadJob) -> Result<Self, String> {
-        let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
         Self::make(program, |notify, context, out| {
-            let options = c::clangoffload_bundler_options {
-                file_type: view(o.file_type.as_bytes()),
-                targets: targets.as_ptr(),
-                target_count: targets.len(),
-                flags: o.flags,
-                max_decompressed_size: o.max_size,
-                input_name: view(o.input_name.as_bytes()),
-                notify,
-                context,
-            };
-            // SAFETY: data, the options and their views are live for the
-            // call, and data for the job ('data).
-            unsafe {
-                job(
-                    data.as_ptr(),
-                    data.len(),
-                    &options,
-                    out,
-                    std::ptr::null_mut(),
-                )
-            }
+            read_input(o, notify, context, |options| {
+                // SAFETY: data, the options and their views are live for
+                // the call, and data for the job ('data).
+                unsafe {
+                    job(
+                        data.as_ptr(),
+                        data.len(),
+                        options,
+                        out,
+                        std::ptr::null_mut(),
+                    )
+                }
+            })
         })
     }
 
@@ -157,6 +143,14 @@ impl<'data> Job<'data> {
     /// are files (the job's inputs, in order).
     pub fn write(&self, output: usize, out: &File, inputs: &[&Input]) -> Result<(), String> {
         let fds: Vec<c_int> = inputs.iter().map(|i| i.fd().unwrap_or(-1)).collect();
+        self.write_from(output, out, &fds)
+    }
+
+    /// Writes output `output` to `out`, copying input bytes file to file
+    /// from `fds` (the job's inputs' descriptors, in order; -1 for one that
+    /// is not a file). Each thread writing at once needs descriptors of its
+    /// own: copying moves a descriptor's file offset.
+    pub fn write_from(&self, output: usize, out: &File, fds: &[c_int]) -> Result<(), String> {
         let mut err = blank_error();
         // SAFETY: the job is live; the descriptors are open for the call.
         let status = unsafe {
@@ -195,6 +189,128 @@ impl<'data> Job<'data> {
             .into_iter()
             .map(|(member, id)| (job.bytes(member), job.bytes(id)))
             .collect()
+    }
+}
+
+/// Calls `call` with the C options for reading an input as `o` says.
+fn read_input(
+    o: &Options,
+    notify: c::clangoffload_notify_fn,
+    context: *mut std::ffi::c_void,
+    call: impl FnOnce(&c::clangoffload_bundler_options) -> Status,
+) -> Status {
+    let targets: Vec<_> = o.targets.iter().map(|t| view(t.as_bytes())).collect();
+    let options = c::clangoffload_bundler_options {
+        file_type: view(o.file_type.as_bytes()),
+        targets: targets.as_ptr(),
+        target_count: targets.len(),
+        flags: o.flags,
+        max_decompressed_size: o.max_size,
+        input_name: view(o.input_name.as_bytes()),
+        notify,
+        context,
+    };
+    call(&options)
+}
+
+/// Every container of an input found and every output named
+/// (`clangoffload_bundler_extraction`); each container decoded and planned
+/// on demand, on any thread.
+pub struct Extraction<'data> {
+    handle: Handle<'data, c::clangoffload_extraction>,
+    failure: Option<String>,
+}
+
+// SAFETY: the library only reads an extraction in
+// `clangoffload_extraction_plan` and the getters, and documents that plans
+// of one extraction may be made on several threads at once; it is freed
+// once, when this is dropped, which the borrow checker keeps after every
+// thread that shares it has ended.
+unsafe impl Sync for Extraction<'_> {}
+
+impl<'data> Extraction<'data> {
+    /// Finds and names what `extract` writes from `data`.
+    pub fn new(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+        let mut failure = None;
+        let handle = Handle::make(c::clangoffload_extraction_free, |out| {
+            failure = with_notes(program, |notify, context| {
+                read_input(o, notify, context, |options| {
+                    // SAFETY: data, the options and their views are live
+                    // for the call, and data for the extraction ('data).
+                    unsafe {
+                        c::clangoffload_bundler_extraction(
+                            data.as_ptr(),
+                            data.len(),
+                            options,
+                            out,
+                            std::ptr::null_mut(),
+                        )
+                    }
+                })
+            })?;
+            Ok(())
+        })?;
+        Ok(Extraction { handle, failure })
+    }
+
+    /// Every output's name, numbered across the input.
+    pub fn output_names(&self) -> Vec<&[u8]> {
+        let e = self.handle.ptr();
+        // SAFETY: the extraction is live.
+        let count = unsafe { c::clangoffload_extraction_output_count(e) };
+        (0..count)
+            .map(|i| {
+                let mut name = view(&[]);
+                // SAFETY: live; `name` writable; on OK it views the
+                // extraction, which outlives the returned slices.
+                let status = unsafe { c::clangoffload_extraction_output_name(e, i, &mut name) };
+                if status == Status::Ok {
+                    self.handle.bytes(name)
+                } else {
+                    &[]
+                }
+            })
+            .collect()
+    }
+
+    /// Every container: where it is and which outputs it gives.
+    pub fn containers(&self) -> Vec<c::clangoffload_extraction_container> {
+        self.handle.list(
+            c::clangoffload_extraction_container_count,
+            c::clangoffload_extraction_get_container,
+        )
+    }
+
+    /// Container `index` decoded and planned, with its warnings held to be
+    /// printed in order.
+    pub fn plan(&self, program: &str, index: usize) -> (Result<Job<'data>, String>, String) {
+        let mut held = String::new();
+        let mut failure = None;
+        let handle = Handle::make(c::clangoffload_job_free, |out| {
+            let (result, notes) = with_held_notes(program, |notify, context| {
+                // SAFETY: the extraction is live; `out` writable.
+                unsafe {
+                    c::clangoffload_extraction_plan(
+                        self.handle.ptr(),
+                        index,
+                        notify,
+                        context,
+                        out,
+                        std::ptr::null_mut(),
+                    )
+                }
+            });
+            held = notes;
+            failure = result?;
+            Ok(())
+        });
+        (handle.map(|handle| Job { handle, failure }), held)
+    }
+
+    /// Damage found while finding the containers, to report once the others
+    /// are written.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 }
 

@@ -8,7 +8,7 @@ pub mod job;
 pub mod packaging;
 pub mod wrapping;
 
-use crate::stdio::{err, errln};
+use crate::stdio::err;
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -59,11 +59,26 @@ pub fn offload_kind_name(kind: u16) -> &'static str {
 }
 
 /// Where a call's notes go: warnings and verbose reports to stderr as they
-/// come, the error's whole message kept for the caller.
+/// come (or held, for a call on another thread whose notes are printed in
+/// order later), the error's whole message kept for the caller.
 struct Sink<'a> {
     program: &'a str,
     error: Option<String>,
     failure: Option<String>,
+    held: Option<String>,
+}
+
+impl Sink<'_> {
+    /// Prints `text` to stderr, or holds it.
+    fn say(&mut self, text: std::fmt::Arguments<'_>) {
+        match &mut self.held {
+            Some(held) => {
+                use std::fmt::Write;
+                let _ = held.write_fmt(text);
+            }
+            None => err!("{text}"),
+        }
+    }
 }
 
 unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
@@ -77,8 +92,11 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
     };
     let text = String::from_utf8_lossy(text);
     match kind {
-        c::CLANGOFFLOAD_NOTE_WARNING => errln!("{}: warning: {text}", sink.program),
-        c::CLANGOFFLOAD_NOTE_VERBOSE => err!("{text}"),
+        c::CLANGOFFLOAD_NOTE_WARNING => {
+            let program = sink.program;
+            sink.say(format_args!("{program}: warning: {text}\n"));
+        }
+        c::CLANGOFFLOAD_NOTE_VERBOSE => sink.say(format_args!("{text}")),
         c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
         _ => sink.error = Some(text.into_owned()),
     }
@@ -90,15 +108,35 @@ pub fn with_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
 ) -> Result<Option<String>, String> {
+    notes(program, None, call).0
+}
+
+/// [`with_notes`], holding the warnings and verbose reports instead of
+/// printing them: returned as one text, to print when their turn comes.
+pub fn with_held_notes(
+    program: &str,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
+) -> (Result<Option<String>, String>, String) {
+    let (result, held) = notes(program, Some(String::new()), call);
+    (result, held.unwrap_or_default())
+}
+
+fn notes(
+    program: &str,
+    held: Option<String>,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
+) -> (Result<Option<String>, String>, Option<String>) {
     let mut sink = Sink {
         program,
         error: None,
         failure: None,
+        held,
     };
-    match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
+    let result = match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
         Status::Ok => Ok(sink.failure),
         status => Err(sink.error.unwrap_or_else(|| status_message(status))),
-    }
+    };
+    (result, sink.held)
 }
 
 /// A record the library fills when it returns OK.

@@ -1,8 +1,15 @@
 //! Extracting every entry of every container in a file, each to a file of
-//! its own named after where it came from (`clangoffload extract`).
+//! its own named after where it came from (`clangoffload extract`), a
+//! container at a time: [`Extraction`] finds the containers and names every
+//! output from their entry tables alone (a compressed bundle's table is a
+//! few KiB of its stream), then [`Extraction::plan`] decodes one container
+//! and plans its outputs, so that a caller holds one container at a time
+//! (or one per core: containers are independent, and `plan` may be called
+//! from several threads at once).
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use super::input::{self, Budget, Buffers, Loaded, LoadedBytes};
 use super::unbundle::bundle_warnings;
@@ -10,7 +17,304 @@ use super::{BundlerError, Decoding, Observer, Plan};
 use crate::bytes::offset_in;
 use crate::container::Container;
 use crate::inspect::inspect;
-use crate::FileKind;
+use crate::{Bundle, CompressedBundle, FileKind};
+
+/// Every container of a file, found and named, each planned on demand. See
+/// [`extract`] for what is extracted and how outputs are named.
+#[derive(Debug)]
+pub struct Extraction<'data> {
+    units: Vec<Unit<'data>>,
+    names: Vec<Vec<u8>>,
+    decoding: Decoding,
+    failure: Option<BundlerError>,
+}
+
+/// One container and the outputs it gives.
+#[derive(Debug)]
+struct Unit<'data> {
+    /// Where it is in the input.
+    at: u64,
+    /// Its outputs' names start with this.
+    prefix: String,
+    /// Its outputs, by index across the whole file.
+    outputs: Range<usize>,
+    what: What<'data>,
+}
+
+#[derive(Debug)]
+enum What<'data> {
+    Bundle(&'data [u8]),
+    Compressed(CompressedBundle<'data>),
+    /// OffloadBinaries back to back.
+    Images(&'data [u8]),
+}
+
+impl<'data> Extraction<'data> {
+    /// Finds every container [`inspect`] finds in `data` and names each
+    /// output, decoding compressed bundles only as far as their entry
+    /// tables. Damage that leaves other containers readable is kept as the
+    /// [`failure`](Self::failure), to report once they are written; an error
+    /// when nothing at all can be read.
+    pub fn new(
+        data: &'data [u8],
+        stem: &[u8],
+        decoding: Decoding,
+        observer: &mut dyn Observer,
+    ) -> Result<Self, BundlerError> {
+        let stem = safe_name(stem);
+        let mut extraction = Extraction {
+            units: Vec::new(),
+            names: Vec::new(),
+            decoding,
+            failure: None,
+        };
+        if FileKind::detect(data).is_bundle_container() {
+            // The bundler's reading: what follows the containers is a
+            // warning, damage among them an error.
+            let mut buffers = Buffers::new();
+            let mut budget = Budget {
+                decoding,
+                tables: true,
+            };
+            let loaded = input::load(data, &mut budget, true, &mut buffers, observer)?;
+            for container in &loaded {
+                let what = match container.bytes {
+                    LoadedBytes::Input(bundle) => What::Bundle(bundle),
+                    LoadedBytes::Table { compressed, .. } => What::Compressed(compressed),
+                    LoadedBytes::Decompressed(_) => continue,
+                };
+                let ids = table_ids(container, &buffers)?;
+                extraction.add(container.offset, &stem, what, ids);
+            }
+            return Ok(extraction);
+        }
+        // The walk only finds the containers: with no decoding budget it
+        // refuses every compressed one at once; each one's table is read
+        // below, where its damage is found again precisely.
+        let walk = Decoding {
+            max_size: 0,
+            verify_hash: false,
+            verbose: false,
+        };
+        let found = inspect(data, walk);
+        for c in &found.containers {
+            let member = found.files.get(c.place.file).and_then(|f| f.name);
+            let prefix = match member {
+                Some(member) => alloc::format!("{stem}.{}", safe_name(member)),
+                None => stem.clone(),
+            };
+            let at = offset_in(data, c.container.data()).unwrap_or_default();
+            let named = match &c.container {
+                Container::Bundle(bundle) => Bundle::parse(bundle.data())
+                    .map_err(|error| BundlerError::MalformedBundle {
+                        error,
+                        place: super::Place::At(at),
+                    })
+                    .map(|b| (What::Bundle(bundle.data()), ids(&b))),
+                Container::Compressed(compressed) => compressed_ids(at, compressed, decoding)
+                    .map(|ids| (What::Compressed(*compressed), ids)),
+                Container::OffloadBinary(binary) => {
+                    let first = extraction.names.len();
+                    images(binary.data(), &prefix, first, at).map(|part| {
+                        let names = (0..part.output_count())
+                            .map(|i| part.output_name(i).to_vec())
+                            .collect();
+                        (What::Images(binary.data()), Named::Whole(names))
+                    })
+                }
+            };
+            match named {
+                Ok((what, ids)) => extraction.add(at, &prefix, what, ids),
+                Err(error) => {
+                    extraction.failure.get_or_insert(error);
+                }
+            }
+        }
+        // Bytes that start no container are damage only after a container.
+        let unknown = |e: &&crate::inspect::InspectionError<'_>| {
+            matches!(e.error.kind(), crate::ErrorKind::UnknownContainer)
+        };
+        let first = found
+            .errors
+            .first()
+            .filter(|e| !(found.containers.is_empty() && unknown(e)));
+        if let Some(error) = first {
+            extraction
+                .failure
+                .get_or_insert(BundlerError::Input(error.error));
+        }
+        match extraction.failure.take() {
+            Some(error) if extraction.names.is_empty() => Err(error),
+            None if extraction.names.is_empty() && found.containers.is_empty() => {
+                Err(BundlerError::NotAContainer)
+            }
+            failure => {
+                extraction.failure = failure;
+                Ok(extraction)
+            }
+        }
+    }
+
+    /// Adds a container and names its outputs.
+    fn add(&mut self, at: u64, prefix: &str, what: What<'data>, named: Named) {
+        let first = self.names.len();
+        match named {
+            Named::Ids(ids) => {
+                for (i, id) in ids.iter().enumerate() {
+                    self.names
+                        .push(entry_name(prefix, first.saturating_add(i), id));
+                }
+            }
+            Named::Whole(names) => self.names.extend(names),
+        }
+        self.units.push(Unit {
+            at,
+            prefix: prefix.into(),
+            outputs: first..self.names.len(),
+            what,
+        });
+    }
+
+    /// How many containers were found.
+    pub fn container_count(&self) -> usize {
+        self.units.len()
+    }
+
+    /// How many outputs all of them give.
+    pub fn output_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The name of output `index` (empty past the end).
+    pub fn output_name(&self, index: usize) -> &[u8] {
+        self.names.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// Where container `index` is in the input, and which outputs it gives
+    /// (`None` past the end).
+    pub fn container(&self, index: usize) -> Option<(u64, Range<usize>)> {
+        self.units.get(index).map(|u| (u.at, u.outputs.clone()))
+    }
+
+    /// Damage found while finding the containers, to report once the others
+    /// are written.
+    pub fn failure(&self) -> Option<&BundlerError> {
+        self.failure.as_ref()
+    }
+
+    /// Decodes container `index` (a compressed bundle whole, hashed as the
+    /// decoding policy says) and plans its outputs: output `i` of the plan is
+    /// output `first + i` of the file, with the same name. Nothing is kept
+    /// between calls; calls for different containers are independent.
+    pub fn plan(
+        &self,
+        index: usize,
+        observer: &mut dyn Observer,
+    ) -> Result<Plan<'data>, BundlerError> {
+        let Some(unit) = self.units.get(index) else {
+            return Ok(Plan::default());
+        };
+        let first = unit.outputs.start;
+        let mut plan = Plan::new(0, Buffers::new())?;
+        match unit.what {
+            What::Bundle(bundle) => {
+                let loaded = Loaded {
+                    offset: unit.at,
+                    bytes: LoadedBytes::Input(bundle),
+                };
+                add_bundle(&mut plan, &loaded, &unit.prefix, first, observer)?;
+            }
+            What::Compressed(compressed) => {
+                let budget = Budget::new(self.decoding);
+                let bytes = input::decode(unit.at, &compressed, &budget, true, observer)?;
+                let loaded = Loaded {
+                    offset: unit.at,
+                    bytes: LoadedBytes::Decompressed(0),
+                };
+                let mut part = Plan::new(0, alloc::vec![bytes])?;
+                add_bundle(&mut part, &loaded, &unit.prefix, first, observer)?;
+                plan.append(part, 0);
+            }
+            What::Images(bytes) => {
+                let part = images(bytes, &unit.prefix, first, unit.at)?;
+                plan.append(part, unit.at);
+            }
+        }
+        if plan.output_count() != unit.outputs.len() {
+            // The table decoded whole differs from the one read first: only a
+            // decoder that is not deterministic on this stream could do that.
+            return Err(BundlerError::Input(crate::Error::new(
+                crate::ErrorKind::CountTooLarge {
+                    count: crate::bytes::to_u64(plan.output_count()),
+                    max: crate::bytes::to_u64(unit.outputs.len()),
+                },
+                unit.at,
+            )));
+        }
+        Ok(plan)
+    }
+}
+
+/// How a container's outputs are named: after its entries' IDs, or whole
+/// (OffloadBinary images).
+enum Named {
+    Ids(Vec<Vec<u8>>),
+    Whole(Vec<Vec<u8>>),
+}
+
+/// The IDs of a bundle's entries, in order.
+fn ids(bundle: &Bundle<'_>) -> Named {
+    Named::Ids(
+        bundle
+            .entries()
+            .map_while(Result::ok)
+            .map(|e| e.id().to_vec())
+            .collect(),
+    )
+}
+
+/// The IDs of a container the bundler's reading loaded.
+fn table_ids(container: &Loaded<'_>, buffers: &Buffers) -> Result<Named, BundlerError> {
+    container.bundle(buffers).map(|b| ids(&b))
+}
+
+/// The IDs of a compressed bundle, from its entry table alone.
+fn compressed_ids(
+    at: u64,
+    compressed: &CompressedBundle<'_>,
+    decoding: Decoding,
+) -> Result<Named, BundlerError> {
+    let fail = |error| BundlerError::Compressed {
+        offset: at,
+        problem: super::CompressedProblem::Decode(error),
+    };
+    let options = crate::DecompressOptions {
+        limits: crate::Limits {
+            max_uncompressed_size: decoding.max_size,
+        },
+        verify_hash: false,
+        ..crate::DecompressOptions::default()
+    };
+    let table = compressed.decompress_table(&options).map_err(fail)?;
+    if !Bundle::is_bundle(&table) {
+        return Err(BundlerError::Compressed {
+            offset: at,
+            problem: super::CompressedProblem::NotBinaryBundle,
+        });
+    }
+    let bundle = Bundle::parse_table(&table, compressed.uncompressed_size()).map_err(|error| {
+        BundlerError::MalformedBundle {
+            error,
+            place: super::Place::InCompressed(at),
+        }
+    })?;
+    Ok(ids(&bundle))
+}
+
+/// An entry's output name: `<prefix>.<index>.<ID made safe>`.
+fn entry_name(prefix: &str, index: usize, id: &[u8]) -> Vec<u8> {
+    alloc::format!("{prefix}.{index}.{}", safe_name(id)).into_bytes()
+}
 
 /// Plans extracting every entry of every container [`inspect`] finds in
 /// `data`, in file order, repeats included: bundles and compressed bundles
@@ -19,100 +323,39 @@ use crate::FileKind;
 /// nested ones opened, each the bytes llvm-offload-binary writes for it).
 /// Output `i` is named `<stem>[.<member>].<i>.<entry ID>` for a bundle entry
 /// and `<stem>[.<member>].<i>.<triple>[-<arch>][.<kind extension>]` for an
-/// image, every part made safe as a file name ([`safe_name`]). Bundle
-/// findings are warnings. A bundle whose payloads overlap so that
+/// image, `i` counting every output of the file (so names are unique across
+/// its containers), every part made safe as a file name ([`safe_name`]).
+/// Bundle findings are warnings. A bundle whose payloads overlap so that
 /// extracting them all would write more than the bundle holds is refused (a
 /// small file could otherwise write terabytes).
 ///
 /// A container that cannot be read does not stop the others: the plan
 /// holds everything that can be read and reports the first damage as its
 /// failure (written after the outputs, as LLVM's tools report errors).
+/// This plan holds every decoded container at once; [`Extraction`] plans
+/// one container at a time.
 pub fn extract<'data>(
     data: &'data [u8],
     stem: &[u8],
     decoding: Decoding,
     observer: &mut dyn Observer,
 ) -> Result<Plan<'data>, BundlerError> {
-    let stem = safe_name(stem);
+    let extraction = Extraction::new(data, stem, decoding, observer)?;
     let mut plan = Plan::new(0, Buffers::new())?;
-    if FileKind::detect(data).is_bundle_container() {
-        let mut buffers = Buffers::new();
-        let mut budget = Budget::new(decoding);
-        let loaded = input::load(data, &mut budget, true, &mut buffers, observer)?;
-        let mut part = Plan::new(0, buffers)?;
-        for container in &loaded {
-            add_bundle(&mut part, container, &stem, 0, observer)?;
-        }
-        plan.append(part, 0);
-        return Ok(plan);
-    }
-    // The walk only finds the containers: with no decoding budget it refuses
-    // every compressed one at once, and each is decoded once, below, where
-    // its damage is found again precisely.
-    let walk = Decoding {
-        max_size: 0,
-        verify_hash: false,
-        verbose: false,
-    };
-    let found = inspect(data, walk);
-    let budget = Budget::new(decoding);
     let mut failure = None;
-    for c in &found.containers {
-        let member = found.files.get(c.place.file).and_then(|f| f.name);
-        let prefix = match member {
-            Some(member) => alloc::format!("{stem}.{}", safe_name(member)),
-            None => stem.clone(),
-        };
-        let at = offset_in(data, c.container.data()).unwrap_or_default();
-        let first = plan.output_count();
-        let part = match &c.container {
-            Container::Bundle(bundle) => {
-                let loaded = Loaded {
-                    offset: at,
-                    bytes: LoadedBytes::Input(bundle.data()),
-                };
-                let mut part = Plan::new(0, Buffers::new())?;
-                add_bundle(&mut part, &loaded, &prefix, first, observer).map(|()| (part, 0))
-            }
-            Container::Compressed(compressed) => {
-                input::decode(at, compressed, &budget, true, observer).and_then(|bytes| {
-                    let loaded = Loaded {
-                        offset: at,
-                        bytes: LoadedBytes::Decompressed(0),
-                    };
-                    let mut part = Plan::new(0, alloc::vec![bytes])?;
-                    add_bundle(&mut part, &loaded, &prefix, first, observer).map(|()| (part, 0))
-                })
-            }
-            Container::OffloadBinary(binary) => {
-                images(binary.data(), &prefix, first, at).map(|part| (part, at))
-            }
-        };
-        match part {
-            Ok((part, shift)) => plan.append(part, shift),
+    for index in 0..extraction.container_count() {
+        match extraction.plan(index, observer) {
+            Ok(part) => plan.append(part, 0),
             Err(error) => {
                 failure.get_or_insert(error);
             }
         }
     }
-    // Bytes that start no container are damage only after a container.
-    let unknown = |e: &&crate::inspect::InspectionError<'_>| {
-        matches!(e.error.kind(), crate::ErrorKind::UnknownContainer)
-    };
-    let first = found
-        .errors
-        .first()
-        .filter(|e| !(found.containers.is_empty() && unknown(e)));
-    if let Some(error) = first {
-        failure.get_or_insert(BundlerError::Input(error.error));
-    }
-    match failure {
-        Some(error) if plan.output_count() == 0 => return Err(error),
-        Some(error) => plan.fail(error),
-        None if plan.output_count() == 0 && found.containers.is_empty() => {
-            return Err(BundlerError::NotAContainer)
+    if let Some(error) = failure.or(extraction.failure) {
+        if plan.output_count() == 0 {
+            return Err(error);
         }
-        None => {}
+        plan.fail(error);
     }
     Ok(plan)
 }
@@ -144,17 +387,15 @@ fn add_bundle<'data>(
             }
             let start = usize::try_from(entry.offset()).unwrap_or(usize::MAX);
             let size = usize::try_from(entry.size()).unwrap_or(usize::MAX);
-            entries.push((safe_name(entry.id()), start..start.saturating_add(size)));
+            let name = entry_name(prefix, first.saturating_add(entries.len()), entry.id());
+            entries.push((name, start..start.saturating_add(size)));
         }
         bundle_warnings(&bundle, observer);
     }
     for (id, range) in entries {
         let index = part.add_output();
         part.push_source(index, container.source(range));
-        part.name(
-            index,
-            alloc::format!("{prefix}.{}.{id}", first.saturating_add(index)).into_bytes(),
-        );
+        part.name(index, id);
     }
     Ok(())
 }
@@ -308,6 +549,40 @@ mod tests {
                 assert!(name.starts_with(&alloc::format!("{file}.{i}.")), "{name}");
             }
             assert!(plan.failure().is_none());
+        }
+    }
+
+    #[test]
+    fn an_extraction_names_every_output_first_and_plans_one_container_at_a_time() {
+        fn shared<T: Sync>(_: &T) {}
+        for data in [
+            fixture!("multi/libhip-compressed3.so"),
+            fixture!("multi/hip-mixed3.dll"),
+            fixture!("compressed/concat/hip.hip_fatbin"),
+            fixture!("offload/offload.a"),
+        ] {
+            let whole = extract(data, b"f", Decoding::default(), &mut ()).unwrap();
+            let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+            shared(&extraction);
+            assert_eq!(extraction.output_count(), whole.output_count());
+            let mut next = 0;
+            for index in 0..extraction.container_count() {
+                let (_, outputs) = extraction.container(index).unwrap();
+                assert_eq!(outputs.start, next);
+                next = outputs.end;
+                let plan = extraction.plan(index, &mut ()).unwrap();
+                assert_eq!(plan.output_count(), outputs.len());
+                for (i, output) in outputs.enumerate() {
+                    assert_eq!(plan.output_name(i), extraction.output_name(output));
+                    assert_eq!(plan.output_name(i), whole.output_name(output));
+                    assert_eq!(
+                        plan.output_bytes(i).unwrap(),
+                        whole.output_bytes(output).unwrap()
+                    );
+                }
+            }
+            assert_eq!(next, extraction.output_count());
+            assert!(extraction.container(extraction.container_count()).is_none());
         }
     }
 
