@@ -861,6 +861,9 @@ typedef struct clangoffload_bundler_options {
 typedef struct clangoffload_extraction_container {
   // Its offset in the input.
   uint64_t offset;
+  // How many bytes of the input it takes (a caller that mapped the input
+  // may release them once the container is written).
+  uint64_t size;
   // The index of its first output (outputs are numbered across the whole
   // input).
   size_t first_output;

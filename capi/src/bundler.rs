@@ -763,6 +763,9 @@ impl ReadHandle for clangoffload_extraction {
 pub struct clangoffload_extraction_container {
     /// Its offset in the input.
     pub offset: u64,
+    /// How many bytes of the input it takes (a caller that mapped the input
+    /// may release them once the container is written).
+    pub size: u64,
     /// The index of its first output (outputs are numbered across the whole
     /// input).
     pub first_output: usize,
@@ -866,14 +869,15 @@ pub unsafe extern "C" fn clangoffload_extraction_get_container(
         let extraction = unsafe { handle_arg(extraction) }?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
-        let (offset, outputs) = extraction
+        let container = extraction
             .extraction
             .container(index)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
         *out = clangoffload_extraction_container {
-            offset,
-            first_output: outputs.start,
-            output_count: outputs.len(),
+            offset: container.offset,
+            size: container.size,
+            first_output: container.outputs.start,
+            output_count: container.outputs.len(),
         };
         Ok(())
     })

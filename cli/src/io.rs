@@ -91,6 +91,37 @@ impl Input {
         }
     }
 
+    /// Lets the pages of `len` bytes at `offset` go once they are no longer
+    /// needed (a container written): the kernel maps a mapped file in large
+    /// folios, so a reader that goes through a large file keeps all of it
+    /// in its resident set otherwise. Whole pages inside the range only; a
+    /// later read of them faults them in again, from the page cache.
+    pub fn release(&self, offset: u64, len: u64) {
+        let Bytes::Mapped(map) = &self.bytes else {
+            return;
+        };
+        const PAGE: u64 = 4096;
+        let down = |at: u64| at & !(PAGE - 1);
+        let start = down(offset.saturating_add(PAGE - 1));
+        let size = u64::try_from(map.len()).unwrap_or(u64::MAX);
+        let end = down(offset.saturating_add(len).min(size));
+        let (Ok(start), Ok(len)) = (
+            usize::try_from(start),
+            usize::try_from(end.saturating_sub(start)),
+        ) else {
+            return;
+        };
+        if len == 0 {
+            return;
+        }
+        // SAFETY: the map is read-only and private, and never written, so
+        // dropping its pages loses nothing: the next read of them maps the
+        // same bytes again from the file. Readers on other threads only read
+        // the same file bytes.
+        let _ =
+            unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
+    }
+
     /// The open file, for copying from it file to file (regular files).
     pub fn fd(&self) -> Option<RawFd> {
         self.file.as_ref().map(AsRawFd::as_raw_fd)

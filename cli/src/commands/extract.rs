@@ -103,6 +103,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         .clamp(1, containers.len().max(1));
     let context = Context {
         program,
+        input: &input,
         file: Path::new(args.file),
         extraction: &extraction,
         paths: &paths,
@@ -161,6 +162,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
 /// What every worker shares.
 struct Context<'a, 'data> {
     program: &'a str,
+    input: &'a crate::io::Input,
     file: &'a Path,
     extraction: &'a Extraction<'data>,
     paths: &'a [PathBuf],
@@ -219,6 +221,10 @@ impl Context<'_, '_> {
             }
             done.written.push(path.clone());
         }
+        // Its input bytes are no longer needed: memory holds the containers
+        // in flight, not the file read so far.
+        drop(job);
+        self.input.release(container.offset, container.size);
         done
     }
 }

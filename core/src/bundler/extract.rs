@@ -34,6 +34,8 @@ pub struct Extraction<'data> {
 struct Unit<'data> {
     /// Where it is in the input.
     at: u64,
+    /// How many bytes of the input it takes.
+    size: u64,
     /// Its outputs' names start with this.
     prefix: String,
     /// Its outputs, by index across the whole file.
@@ -167,8 +169,13 @@ impl<'data> Extraction<'data> {
             }
             Named::Whole(names) => self.names.extend(names),
         }
+        let size = match what {
+            What::Bundle(bytes) | What::Images(bytes) => bytes.len(),
+            What::Compressed(compressed) => compressed.data().len(),
+        };
         self.units.push(Unit {
             at,
+            size: crate::bytes::to_u64(size),
             prefix: prefix.into(),
             outputs: first..self.names.len(),
             what,
@@ -190,10 +197,14 @@ impl<'data> Extraction<'data> {
         self.names.get(index).map_or(&[], Vec::as_slice)
     }
 
-    /// Where container `index` is in the input, and which outputs it gives
+    /// Where container `index` is in the input and which outputs it gives
     /// (`None` past the end).
-    pub fn container(&self, index: usize) -> Option<(u64, Range<usize>)> {
-        self.units.get(index).map(|u| (u.at, u.outputs.clone()))
+    pub fn container(&self, index: usize) -> Option<ExtractedContainer> {
+        self.units.get(index).map(|u| ExtractedContainer {
+            offset: u.at,
+            size: u.size,
+            outputs: u.outputs.clone(),
+        })
     }
 
     /// Damage found while finding the containers, to report once the others
@@ -253,6 +264,17 @@ impl<'data> Extraction<'data> {
         }
         Ok(plan)
     }
+}
+
+/// Where a container of an [`Extraction`] is and which outputs it gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtractedContainer {
+    /// Its offset in the input.
+    pub offset: u64,
+    /// How many bytes of the input it takes.
+    pub size: u64,
+    /// Its outputs, numbered across the whole input.
+    pub outputs: Range<usize>,
 }
 
 /// How a container's outputs are named: after its entries' IDs, or whole
@@ -567,7 +589,7 @@ mod tests {
             assert_eq!(extraction.output_count(), whole.output_count());
             let mut next = 0;
             for index in 0..extraction.container_count() {
-                let (_, outputs) = extraction.container(index).unwrap();
+                let outputs = extraction.container(index).unwrap().outputs;
                 assert_eq!(outputs.start, next);
                 next = outputs.end;
                 let plan = extraction.plan(index, &mut ()).unwrap();

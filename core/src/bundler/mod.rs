@@ -40,7 +40,7 @@ mod unbundle;
 
 pub use bundle::{bundle, host_input, BundleRequest, Compression};
 pub use error::{BundlerError, CompressedProblem, Place};
-pub use extract::{extract, safe_name, Extraction};
+pub use extract::{extract, safe_name, ExtractedContainer, Extraction};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};

@@ -461,6 +461,10 @@ impl CompressedBundle<'_> {
     pub fn decompress_table(&self, options: &DecompressOptions) -> Result<alloc::vec::Vec<u8>> {
         use core::ops::ControlFlow;
         let declared = self.uncompressed_size;
+        #[cfg(feature = "zstd")]
+        if let Some(table) = self.table_straight(options)? {
+            return Ok(table);
+        }
         let mut table = alloc::vec::Vec::new();
         let mut scan = crate::bundle::TableScan::default();
         let mut failed = None;
@@ -487,6 +491,56 @@ impl CompressedBundle<'_> {
             None,
         )?;
         Ok(table)
+    }
+
+    /// [`decompress_table`](Self::decompress_table) for zstd with libzstd:
+    /// straight into a buffer of at most 1 MiB, so that libzstd allocates no
+    /// window (for a frame of one segment, the size of the whole bundle).
+    /// `None` when this does not apply, or the table is larger than that.
+    #[cfg(feature = "zstd")]
+    fn table_straight(&self, options: &DecompressOptions) -> Result<Option<alloc::vec::Vec<u8>>> {
+        const MAX: u64 = 1 << 20;
+        if self.method != CompressionMethod::Zstd
+            || options.zstd_decoder != super::ZstdDecoder::Libzstd
+        {
+            return Ok(None);
+        }
+        let stream = self.stream();
+        stream.check_header(&options.limits)?;
+        let declared = self.uncompressed_size;
+        let mut out = crate::bytes::zeroed(declared.min(MAX))?;
+        let mut scan = crate::bundle::TableScan::default();
+        let mut complete = false;
+        let written = zstd::libzstd::decode_prefix(
+            stream.bytes,
+            &mut out,
+            max_window(&options.limits),
+            &mut |prefix| {
+                complete = scan.done(prefix, declared);
+                complete
+            },
+        )
+        .map_err(|(fault, at)| {
+            stream
+                .check_zstd_extent()
+                .err()
+                .unwrap_or_else(|| stream.error(fault, at))
+        })?;
+        if !complete {
+            // A table past 1 MiB, or a frame that ends before its table:
+            // the walk decodes on, or says precisely what is wrong.
+            return Ok(None);
+        }
+        out.truncate(written);
+        self.verify(
+            &out,
+            &DecompressOptions {
+                verify_hash: false,
+                ..*options
+            },
+            None,
+        )?;
+        Ok(Some(out))
     }
 
     /// Decodes the whole stream through MD5 without keeping it (memory for

@@ -146,6 +146,44 @@ pub(crate) mod libzstd {
         }
     }
 
+    /// Decodes the start of `frame` straight into `out` (libzstd's stable
+    /// output buffer: no window of its own, which for a frame of one
+    /// segment would be as large as the whole content), until `enough` says
+    /// the output so far suffices, `out` is full or the frame ends. Returns
+    /// how much of `out` is written.
+    pub(crate) fn decode_prefix(
+        frame: &[u8],
+        out: &mut [u8],
+        max_window: u64,
+        enough: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<usize, FrameError> {
+        let malformed = (StreamFault::Malformed, 0);
+        let mut stream = stable::Stream::new(out, max_window).ok_or(malformed)?;
+        let mut fed = 0usize;
+        loop {
+            fed = frame.len().min(fed.saturating_add(IN_STEP));
+            let before = (stream.consumed(), stream.written());
+            let status = stream.step(frame, fed);
+            if enough(stream.finished(0)) {
+                return Ok(stream.written());
+            }
+            match status {
+                Err(code) => {
+                    return match failed(code) {
+                        // `out` is full.
+                        Ok(_) => Ok(stream.written()),
+                        Err(fault) => Err(fault),
+                    };
+                }
+                Ok(0) => return Ok(stream.written()),
+                Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
+                    return Err(malformed)
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+
     /// [`super::walk`] with libzstd's buffered streaming decoder: it keeps
     /// the window (at most `max_window`) itself and copies each stretch of
     /// output into one buffer of `STRETCH` bytes.
