@@ -21,6 +21,10 @@
 //!   succeeding where ruzstd fails with a literal-stream, block-size or
 //!   sequence-overrun error.
 //!
+//! - the streaming readers (`decompress_table`, `hash_streamed`,
+//!   `decompress_range`) agree with whole decoding wherever it verifies, and
+//!   never verify where it does not (`check_streaming`).
+//!
 //! Round trip: the input after its first 4 bytes (so mostly not `CCOB`) is
 //! compressed with zlib and zstd at level 1 (version 2 or 3 by the input's
 //! length); the result parses, fills its container, and decompresses with
@@ -129,7 +133,65 @@ fn with_decoder(b: &CompressedBundle<'_>, decoder: ZstdDecoder) -> Pair {
             }
         );
     }
+    check_streaming(b, decoder, &on);
     (off, on)
+}
+
+/// The streaming readers against whole decoding: where the whole decoding
+/// with the hash checked succeeds (its output is then the stored hash's),
+/// the entry table is a prefix of it and reads the same entries, the hash
+/// streamed is the stored one, and every range decodes to its bytes; where
+/// it fails, none of them may claim a verified success. Damaged streams may
+/// otherwise fail or not, but never panic or read out of bounds.
+fn check_streaming(b: &CompressedBundle<'_>, decoder: ZstdDecoder, on: &Result<Vec<u8>, Error>) {
+    let lax = options(decoder, false);
+    let strict = options(decoder, true);
+    let table = b.decompress_table(&lax);
+    let streamed = b.hash_streamed(&strict);
+    match on {
+        Ok(whole) => {
+            let table = table
+                .unwrap_or_else(|e| panic!("{decoder:?}: table fails ({e:?}), whole does not"));
+            assert!(
+                whole.starts_with(&table),
+                "{decoder:?}: the table is no prefix"
+            );
+            if let Ok(full) = clangoffload::Bundle::parse(whole) {
+                let from_table = clangoffload::Bundle::parse_table(&table, whole.len() as u64)
+                    .unwrap_or_else(|e| panic!("{decoder:?}: the table does not parse: {e:?}"));
+                let entries = |bundle: &clangoffload::Bundle<'_>| -> Vec<(Vec<u8>, u64, u64)> {
+                    bundle
+                        .entries()
+                        .map_while(Result::ok)
+                        .map(|e| (e.id().to_vec(), e.offset(), e.size()))
+                        .collect()
+                };
+                assert_eq!(entries(&full), entries(&from_table), "{decoder:?}");
+            }
+            assert_eq!(streamed, Ok(b.hash()), "{decoder:?}: streamed hash");
+            // A range in the middle, without and with the hash.
+            let (start, end) = (whole.len() / 3, whole.len() * 2 / 3);
+            for hash in [false, true] {
+                let mut out = vec![0u8; end - start];
+                let got = b.decompress_range(start as u64, &mut out, &strict, hash);
+                assert_eq!(got, Ok(hash.then(|| b.hash())), "{decoder:?}: range");
+                assert_eq!(out, whole[start..end], "{decoder:?}: range bytes");
+            }
+        }
+        Err(_) => {
+            assert!(
+                streamed.is_err(),
+                "{decoder:?}: streaming verifies what whole decoding does not"
+            );
+            let mut out = vec![0u8; 1];
+            if b.uncompressed_size() > 0 {
+                assert!(
+                    b.decompress_range(0, &mut out, &strict, true).is_err(),
+                    "{decoder:?}: a verified range where whole decoding fails"
+                );
+            }
+        }
+    }
 }
 
 fn check_decompress(b: &CompressedBundle<'_>) {
