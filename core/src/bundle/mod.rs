@@ -445,3 +445,76 @@ impl<'data> Iterator for BundleEntryIter<'data> {
         Some(entry)
     }
 }
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    fn bundle() -> Vec<u8> {
+        write_bundle(
+            &[
+                (b"host-x86_64-unknown-linux-gnu-", b""),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx906", &[7u8; 5000]),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx90a", &[9u8; 3000]),
+            ],
+            4096,
+        )
+        .unwrap()
+    }
+
+    /// Where a scan fed `data` `step` bytes at a time says it has enough.
+    fn enough_at(data: &[u8], len: u64, step: usize) -> usize {
+        let mut scan = TableScan::default();
+        let mut have = 0;
+        loop {
+            have = data.len().min(have + step);
+            if scan.done(&data[..have], len) || have == data.len() {
+                return have;
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_scan_stops_at_the_end_of_the_table_however_the_bytes_arrive() {
+        let data = bundle();
+        let table_end = Bundle::parse(&data).unwrap().header_len().unwrap() as usize;
+        for step in [1, 7, 24, 32, 100] {
+            let at = enough_at(&data, data.len() as u64, step);
+            assert!(at >= table_end && at < table_end + step, "step {step}: {at}");
+            let table = Bundle::parse_table(&data[..at], data.len() as u64).unwrap();
+            assert_eq!(table.entries().count(), 3);
+            assert!(table.entries().all(|e| e.is_ok()));
+        }
+    }
+
+    #[test]
+    fn a_table_scan_stops_where_the_parser_will_fail() {
+        // Not a bundle: 32 bytes tell.
+        assert_eq!(enough_at(&[0x55; 4096], 4096, 1), 32);
+        // A count that cannot fit, an ID longer than the bundle: the header,
+        // or that descriptor's length field, tells.
+        let mut huge_count = bundle();
+        huge_count[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(enough_at(&huge_count, huge_count.len() as u64, 1), 32);
+        let mut huge_id = bundle();
+        huge_id[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        assert_eq!(enough_at(&huge_id, huge_id.len() as u64, 1), 56);
+        assert!(Bundle::parse_table(&huge_id[..56], huge_id.len() as u64).is_err());
+        // A bundle shorter than its header: the whole of it.
+        assert_eq!(enough_at(&huge_id[..20], 20, 1), 20);
+    }
+
+    #[test]
+    fn a_payload_past_the_table_has_no_bytes_but_its_place() {
+        let data = bundle();
+        let table_end = Bundle::parse(&data).unwrap().header_len().unwrap() as usize;
+        let table = Bundle::parse_table(&data[..table_end], data.len() as u64).unwrap();
+        let entry = table.entries().nth(1).unwrap().unwrap();
+        assert_eq!((entry.offset(), entry.size()), (4096, 5000));
+        assert!(entry.payload().is_empty());
+        assert_eq!(table.size(), data.len() as u64);
+        // Past the bundle's length it is still an error.
+        assert!(Bundle::parse_table(&data[..table_end], 8000).is_err());
+    }
+}
