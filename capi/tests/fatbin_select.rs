@@ -135,7 +135,7 @@ fn a_compressed_bundle_gives_what_its_plain_bundle_gives() {
     );
 }
 
-/// A HIP fat binary of code-like payloads, 1 MB a device: the host, gfx906,
+/// A HIP fat binary of code-like payloads, 2 MB a device: the host, gfx906,
 /// gfx908, gfx90a, gfx942, gfx1100; gfx90a lies mid-bundle.
 fn device_bundle() -> Vec<u8> {
     let ids = [
@@ -148,7 +148,7 @@ fn device_bundle() -> Vec<u8> {
     ];
     let payloads: Vec<Vec<u8>> = (0..ids.len() as u32)
         .map(|i| {
-            let n = if i == 0 { 0 } else { 250_000u32 };
+            let n = if i == 0 { 0 } else { 500_000u32 };
             (0..n)
                 .flat_map(|j| ((j / 7) ^ (i * 31) ^ (j >> 9)).to_le_bytes())
                 .collect()
@@ -239,7 +239,7 @@ fn allocated_by_call(data: &[u8], device: &str, flags: u32, cap: usize) -> usize
 /// code object and its ID alone; without the hash check decoding stops at
 /// the end of the code object (damage after it goes unseen), with it the
 /// rest is decoded through MD5 and the damage found; the library's own
-/// allocations stay below the code object's size.
+/// allocations stay below 1 MiB, half the code object's size.
 #[test]
 fn a_compressed_bundle_is_decoded_only_as_far_as_the_chosen_entry() {
     let bundle = device_bundle();
@@ -266,14 +266,15 @@ fn a_compressed_bundle_is_decoded_only_as_far_as_the_chosen_entry() {
             assert_eq!(found.2.as_ref(), Some(&plain), "{method} {flags}");
             // What the library allocates, whatever the bundle's size: the
             // first stretch (holding the table) and the next, 256 KiB each,
-            // zlib's window (libzstd's, in C, is not counted).
+            // two more for the hashing thread, zlib's window (libzstd's, in
+            // C, is not counted).
             let peak = allocated_by_call(&data, "gfx90a", flags, needed);
             assert!(
-                peak <= 600 << 10 && peak < code.len(),
+                peak <= 1 << 20 && peak < code.len() / 2,
                 "{method} {flags}: {peak} bytes allocated"
             );
         }
-        // Damage near the end of the stream, 1 MB of output after gfx90a.
+        // Damage near the end of the stream, 2 MB of output after gfx90a.
         let mut damaged = data.clone();
         let at = damaged.len() - 10;
         damaged[at] ^= 0xff;
