@@ -1708,18 +1708,35 @@ clangoffload_status clangoffload_bundle_select_entry_for_device(const uint8_t *d
 // HSA ISA name `amdgcn-amd-amdhsa--gfx90a:xnack+`) from the fat binary in
 // `len` bytes at `data`, whatever it is, by the runtime's rule (see
 // `clangoffload_bundle_select_for_device`): a binary bundle; a compressed
-// bundle, decompressed into the caller's `scratch` (`scratch_cap` bytes;
-// its hash checked unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`); or
-// an OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
-// target ID, else the first compatible one; `out_match` is then native).
-// Stores the code object in `*out` (`id` is the bundle entry ID, or the
-// image's target ID; `payload` the code; `offset` where it starts in `data`
-// or, for a compressed bundle, in the decompressed bundle in `scratch`;
-// `descriptor_offset` 0) and how it matched in `*out_match`.
-// `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits. When `scratch` is too
-// small for a compressed bundle, `*out_needed` gets the size it needs and
-// the status is `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` (ask with `scratch`
-// NULL and `scratch_cap` 0); decoding is limited to 1 GiB.
+// bundle (below); or an OffloadBinary (an `amdgcn-amd-amdhsa` image of
+// exactly the device's target ID, else the first compatible one;
+// `out_match` is then native). Stores the code object in `*out` (`id` the
+// bundle entry ID, or the image's target ID; `payload` the code; `offset`
+// where the code starts in `data` or, for a compressed bundle, in the
+// decompressed bundle; `descriptor_offset` 0) and how it matched in
+// `*out_match`. `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing fits.
+//
+// A compressed bundle is decoded into the caller's `scratch`
+// (`scratch_cap` bytes), in two calls: first with `scratch` NULL and
+// `scratch_cap` 0, which decodes only the bundle's header and entry table
+// to choose the entry and gives `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`
+// with the size needed in `*out_needed` (or `NOT_FOUND`, or the table's
+// error); then with a `scratch` of at least that size, which decodes the
+// chosen code object into it. `*out_needed` is the chosen code object's
+// size plus its ID's length: the code is stored at the start of `scratch`
+// (`out->payload.ptr == scratch`) and the ID right after it, so `scratch`
+// need never hold the whole decompressed bundle. Without
+// `CLANGOFFLOAD_SKIP_HASH_CHECK` in `flags`, the rest of the bundle is
+// decoded through MD5 without being kept and the hash is checked
+// (`CLANGOFFLOAD_STATUS_HASH_MISMATCH`); with it, as the HIP runtime and
+// LLVM's loaders do, decoding stops at the end of the chosen code object,
+// and damage after it goes unseen. Decoding is limited to 1 GiB.
+//
+// The embedded build without an allocator decodes the whole bundle instead:
+// `*out_needed` is its declared size (known without decoding), and `id`
+// and `payload` point where the bundle has them inside `scratch`.
+//
+// `*out_needed` is written for a compressed bundle only, on success too.
 //
 // Ownership: nothing to free; the outputs are plain values.
 //

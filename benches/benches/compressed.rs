@@ -22,6 +22,19 @@
 //! * `compressed/decompress_zlib/*`: the same with miniz_oxide.
 //! * `compressed/compress/*`: `compress` at zstd 3 and zlib 6; throughput is
 //!   bytes of input.
+//! * `compressed/select/*`: the runtime's path, choosing gfx90a's code
+//!   object from the 47.2 MB `clangoffload_benches::fatbin_bundle` (zstd 3,
+//!   gfx90a from 40% to 60% of the bundle) through the C ABI:
+//!   `capi_*` is `clangoffload_fatbin_select_for_device`'s two calls (the
+//!   size, then the code object into a buffer of that size), without the
+//!   hash check (`no_hash`: decoding stops at the end of gfx90a) and with
+//!   it (`hash`: the rest streamed through MD5); `full_decode_*` is what
+//!   that call did before, through the C ABI's whole decoding
+//!   (`clangoffload_compressed_decompress` into a buffer of the bundle's
+//!   size, then `clangoffload_bundle_select_entry_for_device` in it).
+//!   `fresh`: the buffer is allocated for each call, as a loader does, so
+//!   its pages are faulted in by the call; `reused`: kept and already
+//!   touched. libzstd, the decoder the C library uses.
 //!
 //! The sizes, ratios and hash are printed first, so they can be compared
 //! with `compare-llvm-compressed.sh`'s (the hash must be the same: the
@@ -42,7 +55,9 @@ use clangoffload::compressed::{
     compress, truncated_md5, CompressOptions, CompressedBundle, CompressionMethod,
     DecompressOptions, Limits, ZstdDecoder,
 };
-use clangoffload_benches::realistic_bundle;
+use clangoffload::id::{select_for_device, TargetId};
+use clangoffload::Bundle;
+use clangoffload_benches::{fatbin_bundle, realistic_bundle};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
@@ -221,11 +236,176 @@ fn compress_bench(c: &mut Criterion, inputs: &Inputs) {
     group.finish();
 }
 
+/// Where a call's buffer comes from: new for each call, as a loader
+/// allocates it for each code object (its pages faulted in by the call), or
+/// kept and already touched.
+#[derive(Clone, Copy)]
+enum Buffer {
+    Fresh,
+    Reused,
+}
+
+/// A buffer of `len` bytes: `kept`, grown if needed, or a new one.
+fn buffer(kept: &mut Vec<u8>, len: usize, how: Buffer) -> &mut [u8] {
+    match how {
+        Buffer::Fresh => *kept = vec![0u8; len],
+        Buffer::Reused if kept.len() < len => kept.resize(len, 0),
+        Buffer::Reused => {}
+    }
+    &mut kept[..len]
+}
+
+/// The runtime's path: both calls of `clangoffload_fatbin_select_for_device`
+/// for `device` (the size, then the code object into a buffer of that
+/// size); returns the code object's length.
+fn select_through_c(
+    data: &[u8],
+    device: &str,
+    flags: u32,
+    kept: &mut Vec<u8>,
+    how: Buffer,
+) -> usize {
+    use clangoffload_capi as c;
+    let mut needed = 0usize;
+    let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
+    let mut matched = std::mem::MaybeUninit::<c::clangoffload_device_match>::uninit();
+    let mut call = |scratch: &mut [u8], needed: &mut usize| {
+        // SAFETY: every buffer is live and writable for the call; `scratch`
+        // is NULL exactly when empty.
+        unsafe {
+            c::clangoffload_fatbin_select_for_device(
+                data.as_ptr(),
+                data.len(),
+                device.as_ptr().cast(),
+                device.len(),
+                flags,
+                if scratch.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    scratch.as_mut_ptr()
+                },
+                scratch.len(),
+                needed,
+                entry.as_mut_ptr(),
+                matched.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+    };
+    let status = call(&mut [], &mut needed);
+    assert_eq!(status, c::clangoffload_status::BufferTooSmall);
+    let status = call(buffer(kept, needed, how), &mut needed);
+    assert_eq!(status, c::clangoffload_status::Ok);
+    // SAFETY: written on OK.
+    unsafe { entry.assume_init() }.payload.len
+}
+
+/// The same through the C ABI's whole decoding, as the call worked before:
+/// the decompressed size, the whole bundle into a buffer of that size, then
+/// the runtime's choice in it; returns the code object's length.
+fn full_decode_through_c(
+    data: &[u8],
+    device: &str,
+    flags: u32,
+    kept: &mut Vec<u8>,
+    how: Buffer,
+) -> usize {
+    use clangoffload_capi as c;
+    let mut size = 0usize;
+    let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
+    let mut matched = std::mem::MaybeUninit::<c::clangoffload_device_match>::uninit();
+    // SAFETY: every buffer is live and writable for its call.
+    unsafe {
+        let status = c::clangoffload_compressed_decompressed_size(
+            data.as_ptr(),
+            data.len(),
+            0,
+            &mut size,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(status, c::clangoffload_status::Ok);
+        let out = buffer(kept, size, how);
+        let status = c::clangoffload_compressed_decompress(
+            data.as_ptr(),
+            data.len(),
+            0,
+            flags,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut size,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(status, c::clangoffload_status::Ok);
+        let status = c::clangoffload_bundle_select_entry_for_device(
+            out.as_ptr(),
+            size,
+            device.as_ptr().cast(),
+            device.len(),
+            entry.as_mut_ptr(),
+            matched.as_mut_ptr(),
+            std::ptr::null_mut(),
+        );
+        assert_eq!(status, c::clangoffload_status::Ok);
+        entry.assume_init().payload.len
+    }
+}
+
+fn select(c: &mut Criterion) {
+    let bundle = fatbin_bundle();
+    let zstd = compress(&bundle, &options(CompressionMethod::Zstd, 3)).expect("zstd");
+    let device = "gfx90a";
+    let target = TargetId::parse(device).expect("device");
+    let (_, entry) =
+        select_for_device(&Bundle::parse(&bundle).expect("bundle"), &target).expect("gfx90a");
+    eprintln!(
+        "select: {} bytes uncompressed, zstd 3: {} bytes; gfx90a: {} bytes from {} ({:.0}% to {:.0}%)",
+        bundle.len(),
+        zstd.len(),
+        entry.size(),
+        entry.offset(),
+        entry.offset() as f64 * 100.0 / bundle.len() as f64,
+        (entry.offset() + entry.size()) as f64 * 100.0 / bundle.len() as f64,
+    );
+    let skip = clangoffload_capi::CLANGOFFLOAD_SKIP_HASH_CHECK;
+    let mut kept = Vec::new();
+    for flags in [0, skip] {
+        let len = select_through_c(&zstd, device, flags, &mut kept, Buffer::Reused);
+        assert!(
+            kept[..len] == *entry.payload(),
+            "the C ABI chose other code"
+        );
+        let len = full_decode_through_c(&zstd, device, flags, &mut kept, Buffer::Reused);
+        assert_eq!(len, entry.payload().len());
+    }
+
+    let mut group = c.benchmark_group("compressed/select");
+    group.sampling_mode(SamplingMode::Flat);
+    group.measurement_time(Duration::from_secs(3));
+    type Path = fn(&[u8], &str, u32, &mut Vec<u8>, Buffer) -> usize;
+    let paths: [(&str, Path); 2] = [
+        ("capi", select_through_c),
+        ("full_decode", full_decode_through_c),
+    ];
+    for (buffer, how) in [("fresh", Buffer::Fresh), ("reused", Buffer::Reused)] {
+        for (path, run) in paths {
+            for (flags, hash) in [(skip, "no_hash"), (0, "hash")] {
+                if matches!(how, Buffer::Reused) && flags == 0 {
+                    continue;
+                }
+                let id = BenchmarkId::new(format!("{path}_{hash}"), buffer);
+                group.bench_function(id, |b| b.iter(|| run(&zstd, device, flags, &mut kept, how)));
+            }
+        }
+    }
+    group.finish();
+}
+
 fn all(c: &mut Criterion) {
     let inputs = inputs();
     parse(c, &inputs);
     decompress(c, &inputs);
     compress_bench(c, &inputs);
+    select(c);
 }
 
 fn config() -> Criterion {

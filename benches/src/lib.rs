@@ -195,11 +195,46 @@ fn read_wrapping(file: &mut std::fs::File, file_len: u64, offset: u64, len: u64)
 /// what `clang-offload-bundler -type=o -bundle-align=4096` writes for the
 /// same inputs (the host input being `/dev/null`).
 pub fn realistic_bundle() -> Vec<u8> {
+    bundle_of_slices(&HIP_IDS, &DEVICE_SLICES)
+}
+
+/// The IDs of [`fatbin_bundle`]: an empty host entry and five devices, so
+/// that the middle one (gfx90a) lies in the middle of the bundle.
+pub const FATBIN_IDS: [&str; 6] = [
+    "host-x86_64-unknown-linux-gnu-",
+    "hipv4-amdgcn-amd-amdhsa--gfx906",
+    "hipv4-amdgcn-amd-amdhsa--gfx908",
+    "hipv4-amdgcn-amd-amdhsa--gfx90a",
+    "hipv4-amdgcn-amd-amdhsa--gfx942",
+    "hipv4-amdgcn-amd-amdhsa--gfx1100",
+];
+
+/// The device payloads of [`fatbin_bundle`]: [`DEVICE_SLICES`] and a fifth
+/// slice cut the same way.
+pub const FATBIN_SLICES: [(u64, u64); 5] = [
+    DEVICE_SLICES[0],
+    DEVICE_SLICES[1],
+    DEVICE_SLICES[2],
+    DEVICE_SLICES[3],
+    (136 * MIB, 9 * MIB - 5 * 123),
+];
+
+/// A 47.2 MB HIP fat binary for choosing a device's code object: the host
+/// and the five device slices of [`FATBIN_SLICES`] under [`FATBIN_IDS`]
+/// (gfx90a from 40% to 60% of the bundle), laid out as
+/// [`realistic_bundle`] is.
+pub fn fatbin_bundle() -> Vec<u8> {
+    bundle_of_slices(&FATBIN_IDS, &FATBIN_SLICES)
+}
+
+/// A bundle of an empty first entry and, under the other `ids`, the
+/// `slices` of [`payload_source`], with `-bundle-align=4096`.
+fn bundle_of_slices(ids: &[&str], slices: &[(u64, u64)]) -> Vec<u8> {
     let source = payload_source();
     let mut file =
         std::fs::File::open(&source).unwrap_or_else(|e| panic!("open {}: {e}", source.display()));
     let file_len = file.metadata().expect("stat payload source").len();
-    let payloads: Vec<Vec<u8>> = DEVICE_SLICES
+    let payloads: Vec<Vec<u8>> = slices
         .iter()
         .map(|&(offset, len)| read_wrapping(&mut file, file_len, offset, len))
         .collect();
@@ -208,7 +243,7 @@ pub fn realistic_bundle() -> Vec<u8> {
             .iter()
             .map(|p| u64::try_from(p.len()).expect("fits u64")),
     );
-    let entries: Vec<(&[u8], u64)> = HIP_IDS.iter().map(|id| id.as_bytes()).zip(sizes).collect();
+    let entries: Vec<(&[u8], u64)> = ids.iter().map(|id| id.as_bytes()).zip(sizes).collect();
     let layout = BundleLayout::new(entries.iter().copied(), ALIGN).expect("layout");
     let mut data = lazy_bundle(&entries, ALIGN);
     for (payload, &offset) in payloads.iter().zip(&layout.offsets()[1..]) {
@@ -216,44 +251,4 @@ pub fn realistic_bundle() -> Vec<u8> {
         data[start..start + payload.len()].copy_from_slice(payload);
     }
     data
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clangoffload::Bundle;
-
-    #[test]
-    fn builders_make_valid_bundles() {
-        let data = three_entry_bundle(MIB);
-        let bundle = Bundle::parse(&data).expect("parse");
-        let sizes: u64 = bundle.entries().map(|e| e.expect("entry").size()).sum();
-        assert_eq!(sizes, MIB);
-
-        let ids = many_ids(100);
-        let data = many_entry_bundle(&ids, 16);
-        let bundle = Bundle::parse(&data).expect("parse");
-        assert_eq!(bundle.entries().count(), 100);
-
-        let (data, id) = filled_device_bundle(MIB);
-        let bundle = Bundle::parse(&data).expect("parse");
-        let entry = bundle
-            .entries()
-            .map(|e| e.expect("entry"))
-            .find(|e| e.id() == id.as_bytes())
-            .expect("device entry");
-        assert_eq!(entry.size(), MIB);
-        assert!(entry.payload().iter().any(|&b| b != 0));
-        let data = realistic_bundle();
-        let bundle = Bundle::parse(&data).expect("parse");
-        let ids: Vec<_> = bundle
-            .entries()
-            .map(|e| e.expect("entry").id().to_vec())
-            .collect();
-        assert_eq!(ids, HIP_IDS.map(|id| id.as_bytes().to_vec()));
-        assert_eq!(data.len(), 37_752_340);
-
-        assert_eq!(size_label(64 * MIB), "64MiB");
-        assert_eq!(size_label(GIB), "1GiB");
-    }
 }

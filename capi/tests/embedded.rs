@@ -26,12 +26,13 @@ const C_RUNTIME: [&str; 6] = ["abort", "bcmp", "memcmp", "memcpy", "memmove", "m
 const HOOKS: [&str; 2] = ["clangoffload_embedded_alloc", "clangoffload_embedded_free"];
 
 /// The functions the allocator-free build must have: parse, list, find the
-/// compatible entry, decompress zlib into the caller's buffer, find
-/// containers in memory.
-const ALLOCATOR_FREE: [&str; 13] = [
+/// compatible entry, choose the runtime's code object, decompress zlib into
+/// the caller's buffer, find containers in memory.
+const ALLOCATOR_FREE: [&str; 14] = [
     "clangoffload_bundle_next_entry",
     "clangoffload_bundle_find_compatible_entry",
     "clangoffload_bundle_select_entry_for_device",
+    "clangoffload_fatbin_select_for_device",
     "clangoffload_compressed_parse",
     "clangoffload_compressed_decompressed_size",
     "clangoffload_compressed_decompress",
@@ -178,6 +179,17 @@ fn the_allocator_free_build_parses_lists_finds_and_inflates_without_malloc() {
 
     let text = run_program(&archive, false);
     check_common(&text);
+    // Choosing in a compressed bundle decodes it whole into the buffer.
+    let bundle = std::fs::metadata(root().join("tests/fixtures/compressed/llvm22/hip.bundle"))
+        .unwrap()
+        .len();
+    assert_eq!(
+        lines_with(&text, "fatbin "),
+        [format!(
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+ needed {bundle} code 15528 at start 0"
+        )],
+        "{text}"
+    );
     // zstd needs an allocator; without one it is reported, not attempted.
     assert_eq!(
         lines_with(&text, "zstd: "),
@@ -202,6 +214,13 @@ fn the_allocator_build_decodes_zstd_through_the_programs_hooks() {
 
     let text = run_program(&archive, true);
     check_common(&text);
+    // Choosing in a compressed bundle decodes the code object alone, into
+    // the start of the buffer, its ID (38 bytes) after it.
+    assert_eq!(
+        lines_with(&text, "fatbin "),
+        ["hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+ needed 15566 code 15528 at start 1"],
+        "{text}"
+    );
     let bundle = std::fs::metadata(root().join("tests/fixtures/compressed/llvm22/hip.bundle"))
         .unwrap()
         .len();

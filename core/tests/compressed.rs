@@ -899,3 +899,186 @@ fn streams_that_decode_short_or_long_are_refused_when_read_through() {
         }
     }
 }
+
+/// A HIP fat binary with code-like payloads: the host, then gfx906, gfx908,
+/// gfx90a, gfx942 (400 KB each), and last gfx1100 (1 MiB).
+fn device_bundle() -> Vec<u8> {
+    let ids: [&[u8]; 6] = [
+        HOST,
+        b"hipv4-amdgcn-amd-amdhsa--gfx906",
+        b"hipv4-amdgcn-amd-amdhsa--gfx908",
+        b"hipv4-amdgcn-amd-amdhsa--gfx90a",
+        b"hipv4-amdgcn-amd-amdhsa--gfx942",
+        b"hipv4-amdgcn-amd-amdhsa--gfx1100",
+    ];
+    let mut payloads: Vec<Vec<u8>> = vec![Vec::new()];
+    for i in 1..5u32 {
+        payloads.push(
+            (0..100_000u32)
+                .flat_map(|j| ((j / 7) ^ (i * 31) ^ (j >> 9)).to_le_bytes())
+                .collect(),
+        );
+    }
+    payloads.push(
+        (0..1u32 << 18)
+            .flat_map(|j| ((j / 5) ^ (j >> 11).wrapping_mul(0x9e37_79b9)).to_le_bytes())
+            .collect(),
+    );
+    let entries: Vec<(&[u8], &[u8])> = ids
+        .iter()
+        .copied()
+        .zip(payloads.iter().map(|p| &p[..]))
+        .collect();
+    write_bundle(&entries, 4096).unwrap()
+}
+
+#[test]
+fn selecting_in_a_compressed_bundle_decodes_the_chosen_code_object_alone() {
+    use clangoffload::id::{select_for_device, select_in_compressed, select_in_fatbin};
+    let bundle = device_bundle();
+    let plain = Bundle::parse(&bundle).unwrap();
+    let device = clangoffload::TargetId::parse("gfx90a:xnack+").unwrap();
+    let (how, entry) = select_for_device(&plain, &device).unwrap();
+    assert_eq!(entry.id(), b"hipv4-amdgcn-amd-amdhsa--gfx90a");
+    // Mid-bundle: a quarter of the bundle before it, half after it.
+    assert!(entry.offset() > bundle.len() as u64 / 4);
+    assert!(entry.offset() + entry.size() < bundle.len() as u64 / 2);
+    let needed = entry.payload().len() + entry.id().len();
+    for method in methods() {
+        let data = ccob(&bundle, 3, method);
+        let compressed = CompressedBundle::parse(&data).unwrap();
+        for decoder in decoders() {
+            for verify_hash in [false, true] {
+                let o = DecompressOptions {
+                    verify_hash,
+                    ..options(decoder)
+                };
+                let what = format!("{method:?} {decoder:?} verify {verify_hash}");
+                let chosen = select_in_compressed(&compressed, &device, &o)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(
+                    (chosen.how(), chosen.id(), chosen.offset(), chosen.size()),
+                    (how, entry.id(), entry.offset(), entry.size()),
+                    "{what}"
+                );
+                assert_eq!(chosen.needed(), needed);
+                // The code first, then the ID; the bytes after untouched.
+                let mut out = vec![0xaa; needed + 3];
+                let found = chosen.decompress_into(&mut out, &o).unwrap();
+                assert_eq!(found.code, entry.payload(), "{what}");
+                assert_eq!(found.id, entry.id());
+                assert_eq!((found.how, found.offset), (how, entry.offset()));
+                assert_eq!(found.code.as_ptr(), out.as_ptr());
+                assert_eq!(&out[needed..], [0xaa; 3]);
+                // A byte too small: the size needed, nothing written.
+                let mut short = vec![0u8; needed - 1];
+                let err = chosen.decompress_into(&mut short, &o).unwrap_err();
+                assert_eq!(
+                    err.kind(),
+                    ErrorKind::OutputTooSmall {
+                        needed: needed as u64,
+                        available: needed as u64 - 1
+                    }
+                );
+                assert!(short.iter().all(|&b| b == 0));
+                // select_in_fatbin: the same, the same size asked for.
+                let err = select_in_fatbin(&data, &device, &mut [0u8; 16], &o).unwrap_err();
+                assert!(
+                    matches!(err.kind(), ErrorKind::OutputTooSmall { needed: n, .. } if n == needed as u64),
+                    "{what}: {err:?}"
+                );
+                let mut scratch = vec![0u8; needed];
+                let found = select_in_fatbin(&data, &device, &mut scratch, &o)
+                    .unwrap()
+                    .unwrap();
+                let from_plain = select_in_fatbin(&bundle, &device, &mut [], &o)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(found, from_plain, "{what}");
+            }
+            // Nothing fits: known from the table alone.
+            let gfx803 = clangoffload::TargetId::parse("gfx803").unwrap();
+            assert_eq!(
+                select_in_compressed(&compressed, &gfx803, &options(decoder)),
+                Ok(None)
+            );
+        }
+    }
+}
+
+#[test]
+fn selection_checks_the_hash_only_when_asked_and_decodes_only_so_far() {
+    use clangoffload::id::{select_for_device, select_in_compressed};
+    let bundle = device_bundle();
+    let plain = Bundle::parse(&bundle).unwrap();
+    let device = clangoffload::TargetId::parse("gfx90a").unwrap();
+    let (_, entry) = select_for_device(&plain, &device).unwrap();
+    for method in methods() {
+        let good = ccob(&bundle, 3, method);
+        let mut wrong_hash = good.clone();
+        wrong_hash[24] ^= 1;
+        // Damage 10 bytes before the end of the stream, in the last entry,
+        // more than 1 MiB of output after the chosen one ends.
+        let mut damaged_after = good.clone();
+        let at = good.len() - 10;
+        damaged_after[at] ^= 0xff;
+        for decoder in decoders() {
+            let verified = options(decoder);
+            let unverified = DecompressOptions {
+                verify_hash: false,
+                ..verified
+            };
+            let what = format!("{method:?} {decoder:?}");
+            // The damage is found by decoding alone: selecting without the
+            // hash, which finds nothing wrong, stops before it. Not with
+            // ruzstd on a zstd frame whose window covers the bundle (as
+            // LLVM's do): it hands out no byte still inside its window
+            // before the frame ends, so its walks decode the whole frame.
+            let damaged = CompressedBundle::parse(&damaged_after).unwrap();
+            assert!(damaged.decompress(&unverified).is_err(), "{what}");
+            let wrong = CompressedBundle::parse(&wrong_hash).unwrap();
+            assert!(matches!(
+                wrong.decompress(&verified).unwrap_err().kind(),
+                ErrorKind::HashMismatch { .. }
+            ));
+            let stops_early = method == CompressionMethod::Zlib || decoder == ZstdDecoder::Libzstd;
+            let cases = if stops_early {
+                vec![(damaged, false), (wrong, true)]
+            } else {
+                assert_eq!(
+                    select_in_compressed(&damaged, &device, &unverified).map_err(|e| e.kind()),
+                    damaged
+                        .decompress(&unverified)
+                        .map(|_| None)
+                        .map_err(|e| e.kind()),
+                );
+                vec![(wrong, true)]
+            };
+            for (compressed, hash_only) in cases {
+                let chosen = select_in_compressed(&compressed, &device, &unverified)
+                    .unwrap()
+                    .unwrap();
+                let mut out = vec![0u8; chosen.needed()];
+                let found = chosen.decompress_into(&mut out, &unverified).unwrap();
+                assert_eq!(found.code, entry.payload(), "{what}");
+                // With the check, the rest is decoded and the fault found.
+                let chosen = select_in_compressed(&compressed, &device, &verified)
+                    .unwrap()
+                    .unwrap();
+                let kind = chosen
+                    .decompress_into(&mut out, &verified)
+                    .unwrap_err()
+                    .kind();
+                if hash_only {
+                    assert!(matches!(kind, ErrorKind::HashMismatch { .. }), "{what}");
+                } else {
+                    assert_eq!(
+                        Err(kind),
+                        damaged.decompress(&verified).map_err(|e| e.kind())
+                    );
+                }
+            }
+        }
+    }
+}

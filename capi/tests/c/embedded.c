@@ -123,6 +123,22 @@ int main(int argc, char **argv) {
   printf("zlib size %zu %zu\n", size, written);
   list("zlib", decompressed, written);
 
+  /* The runtime's call on the zlib CCOB: how much it asks for, then the code
+     object (without an allocator the whole bundle is decoded into the
+     buffer; with one only the code object, at its start, and its ID). */
+  size_t needed = 0;
+  s = clangoffload_fatbin_select_for_device(files[1], lens[1], device, strlen(device), 0, NULL, 0,
+                                            &needed, &entry, (clangoffload_device_match *)&how,
+                                            &err);
+  if (s != CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL) fail("fatbin_select size", s, &err);
+  s = clangoffload_fatbin_select_for_device(files[1], lens[1], device, strlen(device), 0,
+                                            decompressed, needed, &needed, &entry,
+                                            (clangoffload_device_match *)&how, &err);
+  if (s) fail("fatbin_select", s, &err);
+  printf("fatbin %.*s needed %zu code %zu at start %d\n", (int)entry.id.len,
+         (const char *)entry.id.ptr, needed, entry.payload.len,
+         entry.payload.ptr == decompressed);
+
   /* zstd needs an allocator. */
   s = clangoffload_compressed_decompress(files[2], lens[2], 0, 0, decompressed,
                                          sizeof decompressed, &written, &err);

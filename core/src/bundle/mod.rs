@@ -215,6 +215,7 @@ impl<'data> Bundle<'data> {
 /// will stop with an error (a bad magic, a count or an ID that cannot fit
 /// in the bundle's `len` bytes). Each call goes on from where the last one
 /// stopped, so a table arriving in many pieces is read once.
+#[cfg(feature = "alloc")]
 #[derive(Debug, Default)]
 pub(crate) struct TableScan {
     /// Where the next descriptor starts, once the header was read.
@@ -223,6 +224,7 @@ pub(crate) struct TableScan {
     left: Option<u64>,
 }
 
+#[cfg(feature = "alloc")]
 impl TableScan {
     /// Whether `prefix`, the first bytes of a bundle of `len` bytes, is
     /// enough.
@@ -275,6 +277,7 @@ impl TableScan {
 }
 
 /// The little-endian u64 at `at` in `bytes` (0 past the end).
+#[cfg(feature = "alloc")]
 fn le_u64(bytes: &[u8], at: usize) -> u64 {
     bytes
         .get(at..)

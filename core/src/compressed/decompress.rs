@@ -371,6 +371,28 @@ impl Stream<'_> {
         Ok(produced)
     }
 
+    /// Walks the stream to its end ([`Stream::walk`]), handing `sink` every
+    /// stretch; returns how many bytes it gave and their truncated MD5,
+    /// hashed on a second thread where the build and the machine allow.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn walk_hashed(
+        &self,
+        options: &DecompressOptions,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(u64, u64)> {
+        #[cfg(feature = "std")]
+        if let Some(walked) = super::overlap::walk_hashed(self, options, sink) {
+            return walked;
+        }
+        let mut hasher = super::md5::Hasher::new();
+        let produced = self.walk(options, &mut |stretch| {
+            sink(stretch);
+            hasher.consume(stretch);
+            core::ops::ControlFlow::Continue(())
+        })?;
+        Ok((produced, hasher.truncated()))
+    }
+
     /// An error in the stream, at `at` bytes into it.
     pub(crate) fn error(&self, fault: StreamFault, at: u64) -> Error {
         Error::new(
@@ -549,18 +571,14 @@ impl CompressedBundle<'_> {
     /// than the stored hash when `options.verify_hash` asks.
     #[cfg(feature = "alloc")]
     pub fn hash_streamed(&self, options: &DecompressOptions) -> Result<u64> {
-        let mut hasher = super::md5::Hasher::new();
         let mut first = [0u8; 4];
         let mut seen = 0usize;
-        self.stream().walk(options, &mut |stretch| {
+        let (_, computed) = self.stream().walk_hashed(options, &mut |stretch| {
             for (slot, byte) in first.iter_mut().skip(seen).zip(stretch) {
                 *slot = *byte;
                 seen = seen.saturating_add(1);
             }
-            hasher.consume(stretch);
-            core::ops::ControlFlow::Continue(())
         })?;
-        let computed = hasher.truncated();
         self.verify(
             first.get(..seen).unwrap_or_default(),
             options,
@@ -594,10 +612,11 @@ impl CompressedBundle<'_> {
                 self.stream().declared_at,
             ));
         }
-        let mut hasher = hash.then(super::md5::Hasher::new);
         let mut at = 0u64;
         let mut first = [0u8; 4];
-        self.stream().walk(options, &mut |stretch| {
+        // Keeps the part of each stretch inside [start, end), and the first
+        // bytes for the nested-bundle check; says where the stretch ends.
+        let mut keep = |stretch: &[u8]| {
             let stretch_end = at.saturating_add(to_u64(stretch.len()));
             for (i, byte) in first.iter_mut().enumerate() {
                 if let Some(b) = usize::try_from(to_u64(i).wrapping_sub(at))
@@ -607,7 +626,6 @@ impl CompressedBundle<'_> {
                     *byte = *b;
                 }
             }
-            // The part of this stretch inside [start, end).
             let from = start.max(at);
             let to = end.min(stretch_end);
             if from < to {
@@ -620,16 +638,23 @@ impl CompressedBundle<'_> {
                 }
             }
             at = stretch_end;
-            match &mut hasher {
-                Some(hasher) => {
-                    hasher.consume(stretch);
+            stretch_end
+        };
+        let computed = if hash {
+            let (_, computed) = self.stream().walk_hashed(options, &mut |stretch| {
+                keep(stretch);
+            })?;
+            Some(computed)
+        } else {
+            self.stream().walk(options, &mut |stretch| {
+                if keep(stretch) >= end {
+                    ControlFlow::Break(())
+                } else {
                     ControlFlow::Continue(())
                 }
-                None if at >= end => ControlFlow::Break(()),
-                None => ControlFlow::Continue(()),
-            }
-        })?;
-        let computed = hasher.map(super::md5::Hasher::truncated);
+            })?;
+            None
+        };
         let seen = usize::try_from(at.min(4)).unwrap_or(0);
         self.verify(first.get(..seen).unwrap_or_default(), options, computed)?;
         Ok(computed)

@@ -14,6 +14,8 @@ pub use select::{
     first_compatible, first_compatible_of, is_exactly, parse_device, select_for_device,
     select_in_fatbin, DeviceMatch, Loadable,
 };
+#[cfg(feature = "alloc")]
+pub use select::{select_in_compressed, ChosenEntry};
 pub use target_id::{CanonicalTargetId, FeatureSetting, TargetId};
 pub use triple::Triple;
 

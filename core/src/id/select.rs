@@ -4,6 +4,10 @@
 use core::fmt::{self, Write};
 
 use super::{BundleEntryId, TargetId, Triple};
+#[cfg(feature = "alloc")]
+use crate::bytes::to_u64;
+#[cfg(feature = "alloc")]
+use crate::CompressedBundle;
 use crate::{Bundle, BundleEntry};
 
 /// The entry whose ID is exactly `requested` if there is one (an exact match
@@ -166,11 +170,21 @@ pub struct Loadable<'a> {
 }
 
 /// The code object the HIP runtime loads on `device` from `data`, whatever
-/// the container: a bundle ([`select_for_device`]), a compressed bundle
-/// (decompressed into `scratch`, which must hold its declared size: see
-/// [`crate::CompressedBundle::check`]; the hash is checked), or an
-/// OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
+/// the container: a bundle ([`select_for_device`]), a compressed bundle, or
+/// an OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
 /// target ID, else the first compatible one). `Ok(None)` if nothing fits.
+///
+/// A compressed bundle's code goes into `scratch`. With the `alloc` feature
+/// only the chosen entry is decoded ([`select_in_compressed`]): its code
+/// object at the start of `scratch`, its ID right after it, so `scratch`
+/// must hold [`ChosenEntry::needed`] bytes; the hash is checked (the rest
+/// of the bundle streamed through MD5) only if `options.verify_hash` asks.
+/// Without `alloc` the whole bundle is decoded into `scratch`, which must
+/// hold its declared size ([`crate::CompressedBundle::check`]), with the
+/// hash checked as `options` says; the code and ID lie where the bundle has
+/// them. Either way a `scratch` too small is
+/// [`OutputTooSmall`](crate::ErrorKind::OutputTooSmall) with the size
+/// needed.
 pub fn select_in_fatbin<'a>(
     data: &'a [u8],
     device: &TargetId<'_>,
@@ -187,9 +201,17 @@ pub fn select_in_fatbin<'a>(
     };
     if crate::CompressedBundle::is_compressed(data) {
         let compressed = crate::CompressedBundle::parse(data)?;
-        let size = compressed.decompress_into(scratch, options)?;
-        let bundle = Bundle::parse(scratch.get(..size).unwrap_or_default())?;
-        return Ok(bundle_pick(bundle));
+        #[cfg(feature = "alloc")]
+        return match select_in_compressed(&compressed, device, options)? {
+            Some(chosen) => chosen.decompress_into(scratch, options).map(Some),
+            None => Ok(None),
+        };
+        #[cfg(not(feature = "alloc"))]
+        {
+            let size = compressed.decompress_into(scratch, options)?;
+            let bundle = Bundle::parse(scratch.get(..size).unwrap_or_default())?;
+            return Ok(bundle_pick(bundle));
+        }
     }
     if crate::OffloadBinary::is_offload_binary(data) {
         let binary = crate::OffloadBinary::parse(data)?;
@@ -214,6 +236,129 @@ pub fn select_in_fatbin<'a>(
         }));
     }
     Ok(bundle_pick(Bundle::parse(data)?))
+}
+
+/// The entry of a compressed bundle that the HIP runtime loads on `device`
+/// ([`select_for_device`]), chosen from the bundle's header and entry table
+/// alone ([`CompressedBundle::decompress_table`]): none of the code is
+/// decoded yet. [`ChosenEntry::decompress_into`] then decodes only as far as
+/// the chosen code object reaches, or the whole stream through MD5 without
+/// keeping it when the hash is to be checked. What the runtime's loaders do
+/// (LLVM's and HIP's check no hash), at the cost of the bundle up to the
+/// chosen entry rather than all of it. `Ok(None)` if nothing fits.
+///
+/// Not so with ruzstd ([`ZstdDecoder::Ruzstd`](crate::compressed::ZstdDecoder),
+/// builds without libzstd) on a zstd frame whose window covers the bundle,
+/// as LLVM's do: ruzstd hands out no byte still inside its window before
+/// the frame ends, so both steps decode (and hold) the whole bundle.
+#[cfg(feature = "alloc")]
+pub fn select_in_compressed<'data>(
+    compressed: &CompressedBundle<'data>,
+    device: &TargetId<'_>,
+    options: &crate::DecompressOptions,
+) -> crate::Result<Option<ChosenEntry<'data>>> {
+    let table = compressed.decompress_table(options)?;
+    let bundle = Bundle::parse_table(&table, compressed.uncompressed_size())?;
+    let Some((how, entry)) = select_for_device(&bundle, device) else {
+        return Ok(None);
+    };
+    let mut id = alloc::vec::Vec::new();
+    crate::bytes::extend(&mut id, entry.id())?;
+    Ok(Some(ChosenEntry {
+        compressed: *compressed,
+        how,
+        id,
+        offset: entry.offset(),
+        // Inside the declared size, which `decompress_table` checked fits
+        // in memory.
+        size: usize::try_from(entry.size()).unwrap_or(usize::MAX),
+        descriptor_offset: entry.descriptor_offset(),
+    }))
+}
+
+/// A compressed bundle's entry chosen for a device by
+/// [`select_in_compressed`], its code object not decoded yet: how it
+/// matched, its ID (a copy: the decoded table it came from is gone), and
+/// where its code lies in the decompressed bundle.
+#[cfg(feature = "alloc")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenEntry<'data> {
+    compressed: CompressedBundle<'data>,
+    how: DeviceMatch,
+    id: alloc::vec::Vec<u8>,
+    offset: u64,
+    size: usize,
+    descriptor_offset: u64,
+}
+
+#[cfg(feature = "alloc")]
+impl ChosenEntry<'_> {
+    /// Which of the runtime's candidates it was chosen as.
+    pub fn how(&self) -> DeviceMatch {
+        self.how
+    }
+
+    /// Its bundle entry ID.
+    pub fn id(&self) -> &[u8] {
+        &self.id
+    }
+
+    /// Where its code object starts in the decompressed bundle.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The size of its code object.
+    pub fn size(&self) -> u64 {
+        to_u64(self.size)
+    }
+
+    /// The bytes [`decompress_into`](Self::decompress_into) needs: the code
+    /// object, then the ID.
+    pub fn needed(&self) -> usize {
+        self.size.saturating_add(self.id.len())
+    }
+
+    /// Decodes the code object into the start of `out` and copies the ID
+    /// right after it (`out` must hold [`needed`](Self::needed) bytes, else
+    /// [`OutputTooSmall`](crate::ErrorKind::OutputTooSmall) before anything
+    /// is decoded); the bytes after those are left as they are. Decodes the
+    /// bundle only as far as the code reaches unless `options.verify_hash`
+    /// asks for the hash: then the rest is streamed through MD5 without
+    /// being kept, and a hash other than the stored one is refused. Memory:
+    /// one stretch of output and the decoder's window (zlib 32 KiB; libzstd
+    /// the frame's window, which holds at most what was decoded; ruzstd, see
+    /// [`select_in_compressed`]); the other entries are never kept. The
+    /// record's views borrow `out`; its `offset` is where the code starts
+    /// in the decompressed bundle.
+    pub fn decompress_into<'out>(
+        &self,
+        out: &'out mut [u8],
+        options: &crate::DecompressOptions,
+    ) -> crate::Result<Loadable<'out>> {
+        let needed = self.needed();
+        let available = out.len();
+        let room = out.get_mut(..needed).ok_or_else(|| {
+            crate::Error::new(
+                crate::ErrorKind::OutputTooSmall {
+                    needed: to_u64(needed),
+                    available: to_u64(available),
+                },
+                // The size field of the entry's descriptor.
+                self.descriptor_offset.saturating_add(8),
+            )
+        })?;
+        let (code, id) = room.split_at_mut_checked(self.size).unwrap_or_default();
+        self.compressed
+            .decompress_range(self.offset, code, options, options.verify_hash)?;
+        id.copy_from_slice(&self.id);
+        Ok(Loadable {
+            how: self.how,
+            code,
+            id,
+            offset: self.offset,
+        })
+    }
 }
 
 /// A device as the runtime names it: a target ID (`gfx90a:xnack+`), or an
