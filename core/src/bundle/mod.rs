@@ -484,7 +484,10 @@ mod tests {
         let table_end = Bundle::parse(&data).unwrap().header_len().unwrap() as usize;
         for step in [1, 7, 24, 32, 100] {
             let at = enough_at(&data, data.len() as u64, step);
-            assert!(at >= table_end && at < table_end + step, "step {step}: {at}");
+            assert!(
+                at >= table_end && at < table_end + step,
+                "step {step}: {at}"
+            );
             let table = Bundle::parse_table(&data[..at], data.len() as u64).unwrap();
             assert_eq!(table.entries().count(), 3);
             assert!(table.entries().all(|e| e.is_ok()));
