@@ -516,12 +516,13 @@ impl CompressedBundle<'_> {
     }
 
     /// [`decompress_table`](Self::decompress_table) for zstd with libzstd:
-    /// straight into a buffer of at most 1 MiB, so that libzstd allocates no
-    /// window (for a frame of one segment, the size of the whole bundle).
-    /// `None` when this does not apply, or the table is larger than that.
+    /// straight into a buffer of at most 256 KiB (two blocks; a table of 28
+    /// entries takes 1.5 KiB), so that libzstd allocates no window (for a
+    /// frame of one segment, the size of the whole bundle). `None` when this
+    /// does not apply, or the table is larger than that.
     #[cfg(feature = "zstd")]
     fn table_straight(&self, options: &DecompressOptions) -> Result<Option<alloc::vec::Vec<u8>>> {
-        const MAX: u64 = 1 << 20;
+        const MAX: u64 = 256 << 10;
         if self.method != CompressionMethod::Zstd
             || options.zstd_decoder != super::ZstdDecoder::Libzstd
         {
