@@ -21,7 +21,8 @@
 //! * `memmem_bundle`: `memmem::find_iter(data, "__CLANG_OFFLOAD_BUNDLE__")
 //!   .count()`, one magic, one pass.
 //! * `memmem_3_passes`: the three magics searched one after the other over
-//!   the whole buffer (what `scan` would cost without its cache blocking).
+//!   the whole buffer (what three separate searches cost, each reading the
+//!   buffer from memory).
 //! * `xor_fold`: XOR of the buffer as `u64` words, the memory-bandwidth
 //!   reference.
 //!
@@ -35,16 +36,16 @@
 //! opens and maps the file afresh, as a run of the tool does.
 //!
 //! `scan/in_cache_128KiB` runs each magic's finder, and `scan`, over one
-//! 128 KiB block of the random buffer (scan's block size, held in L2): the
-//! search speed without main memory.
+//! 128 KiB block of the random buffer (held in L2): the search speed without
+//! main memory.
 //!
 //! Before timing, the bench checks that `scan` reports a container at every
 //! planted offset, and prints what it finds in each buffer.
 //!
-//! Note: in this bench `memchr` is built with its `std` feature (criterion
-//! brings `serde_json`, which turns it on), so `memmem` picks AVX2 at run
-//! time. The CLI and C library build `memchr` without `std` and so search
-//! with SSE2 only: see "Scanning" in the README.
+//! Note: `scan` runs one pass for the three magics (`clangoffload::scan`'s
+//! `search`), with the core's `std` feature here as in the CLI and the C
+//! library, so it takes its AVX2 copy where the CPU has one; the `memmem`
+//! rows are memchr's, also with AVX2 at run time.
 
 // Benchmark code: a panic is a failed run, and the sizes are known.
 #![allow(

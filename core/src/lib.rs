@@ -29,9 +29,10 @@
 //! the ID rules, selection, scanning, and zlib decoding into the caller's buffer.
 //! `alloc` adds the writers, the `validate` reports, ID normalisation and
 //! conflict search, and zstd decoding with ruzstd. `std` adds nothing of its own
-//! but `memchr`'s run-time CPU detection. `zstd` (implies `std`) decodes with
-//! libzstd, which is faster, and compresses with it (LLVM's own compressor, so
-//! the output is byte-identical to clang-offload-bundler's).
+//! but run-time CPU detection (`memchr`'s, and the scan's AVX2 search).
+//! `zstd` (implies `std`) decodes with libzstd, which is faster, and
+//! compresses with it (LLVM's own compressor, so the output is byte-identical
+//! to clang-offload-bundler's).
 //!
 //! The examples below read fixtures that LLVM 22 made (`tests/fixtures/` in the
 //! repository); those that need `alloc` say so with `#[cfg(feature = "alloc")]`.
@@ -320,7 +321,8 @@
 //! ```
 #![no_std]
 // Unsafe code only where it buys something measured, each block with its
-// SAFETY comment: libzstd's stable output buffer (compressed::zstd).
+// SAFETY comment: libzstd's stable output buffer (compressed::zstd), and the
+// scan's prefetch and AVX2 dispatch (scan::search).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 // The workspace lints (Cargo.toml) hold for the library; its unit tests

@@ -724,6 +724,106 @@ fn scan_crosses_block_boundaries_and_dense_hits() {
     assert!(rejected > 2000);
 }
 
+/// Every offset where a magic starts, the slow way.
+fn every_magic(data: &[u8]) -> Vec<u64> {
+    let magics: [&[u8]; 3] = [
+        clangoffload::bundle::BUNDLE_MAGIC,
+        clangoffload::compressed::COMPRESSED_MAGIC,
+        clangoffload::offload_binary::OFFLOAD_BINARY_MAGIC,
+    ];
+    (0..data.len())
+        .filter(|&at| magics.iter().any(|m| data[at..].starts_with(m)))
+        .map(|at| at as u64)
+        .collect()
+}
+
+fn offsets(data: &[u8]) -> Vec<u64> {
+    scan(data)
+        .map(|f| match f {
+            Found::Container(offset, _) | Found::Rejected(offset, _) => offset,
+        })
+        .collect()
+}
+
+#[test]
+fn scan_sees_every_magic_among_near_magics() {
+    // Cut magics at every step alignment (the search compares 64 positions
+    // at a time), whole ones between them, containers across 64-byte and
+    // 4 KiB boundaries, and magics cut by the end of the buffer.
+    let binary = v1();
+    let mut data = Vec::new();
+    let mut placed = Vec::new();
+    for i in 0..4000usize {
+        data.extend_from_slice(match i % 6 {
+            0 => b"CCO".as_slice(),
+            1 => b"\x10\xff\x10",
+            2 => b"__CLANG_OFFLOAD_BUNDLE_",
+            3 => b"C\x10\xffB\x10\x00\x00\xad",
+            4 => b"__CLANG_OFFLOAD_BUNDLE\x00",
+            _ => &b"xxxxxxx"[..i % 7],
+        });
+        if i % 97 == 0 {
+            data.extend_from_slice(if i % 2 == 0 {
+                b"CCOB"
+            } else {
+                b"\x10\xff\x10\xad"
+            });
+        }
+        if i % 701 == 0 {
+            let at = (data.len() | 4095) - 9 + i % 13;
+            data.resize(at, b'.');
+            placed.push((at as u64, "binary"));
+            data.extend_from_slice(&binary);
+        }
+    }
+    let magics = every_magic(&data);
+    assert!(magics.len() > 40);
+    assert_eq!(offsets(&data), magics);
+    assert_eq!(scanned(&data), placed);
+    for cut in 1..24 {
+        let mut end = data.clone();
+        end.extend_from_slice(&clangoffload::bundle::BUNDLE_MAGIC[..cut]);
+        assert_eq!(offsets(&end), magics, "a bundle magic cut at {cut}");
+    }
+    for magic in [
+        &b"CCOB"[..],
+        b"\x10\xff\x10\xad",
+        b"__CLANG_OFFLOAD_BUNDLE__",
+    ] {
+        for pad in 0..70 {
+            let mut end = data.clone();
+            end.resize(data.len() + pad, b'.');
+            end.extend_from_slice(magic);
+            let mut want = magics.clone();
+            want.push((end.len() - magic.len()) as u64);
+            assert_eq!(offsets(&end), want, "{magic:?} at the end after {pad}");
+        }
+    }
+}
+
+#[test]
+fn scan_finds_a_container_whose_magic_overlaps_another() {
+    // A bundle magic's last "__" starts the next one: a string such as
+    // "__CLANG_OFFLOAD_BUNDLE" just before a bundle makes a rejected magic
+    // 22 bytes before the bundle, and the bundle is still found (the
+    // iterator's search used to skip past the whole first magic).
+    let bundle = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/llvm22/hip-4096.bundle"),
+    )
+    .unwrap();
+    for lead in [0usize, 1, 63, 4090] {
+        let mut data = vec![b'.'; lead];
+        data.extend_from_slice(b"__CLANG_OFFLOAD_BUNDLE");
+        data.extend_from_slice(&bundle);
+        let found: Vec<_> = scan(&data).collect();
+        assert!(
+            matches!(found.as_slice(), [Found::Rejected(a, _), Found::Container(b, Container::Bundle(_))]
+                if *a == lead as u64 && *b == lead as u64 + 22),
+            "{lead}: {found:?}"
+        );
+    }
+}
+
 /// A compressed bundle (zlib, stored: its stream holds `inner` verbatim).
 fn stored_compressed(inner: &[u8]) -> Vec<u8> {
     clangoffload::compressed::compress(

@@ -261,11 +261,12 @@ pub(crate) mod libzstd {
     }
 
     /// libzstd's streaming decoder writing into one buffer that stays put
-    /// between calls (`ZSTD_d_stableOutBuffer`): the core's only unsafe code.
-    /// It saves the hashed decoding of a large bundle a second copy of the
-    /// output and its page faults (benches/README.md); the hash thread reads
-    /// what is finished while libzstd writes the rest of the same buffer,
-    /// which safe Rust cannot say.
+    /// between calls (`ZSTD_d_stableOutBuffer`): one of the core's two unsafe
+    /// modules (the other is scan::search's `cpu`). It saves the hashed
+    /// decoding of a large bundle a second copy of the output and its page
+    /// faults (benches/README.md); the hash thread reads what is finished
+    /// while libzstd writes the rest of the same buffer, which safe Rust
+    /// cannot say.
     #[allow(unsafe_code)]
     mod stable {
         use core::marker::PhantomData;
