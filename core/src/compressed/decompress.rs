@@ -145,10 +145,7 @@ impl Stream<'_> {
                 self.check_zstd_header(limits)?;
                 Ok(size)
             }
-            CompressionMethod::Unknown(method) => Err(Error::new(
-                ErrorKind::UnknownMethod { method },
-                self.method_at,
-            )),
+            CompressionMethod::Unknown(_) => Err(self.method_error()),
         }
     }
 
@@ -258,20 +255,8 @@ impl Stream<'_> {
                 out,
                 max_window(&options.limits),
             )
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::MethodUnavailable {
-                        method: self.method,
-                    },
-                    self.method_at,
-                )
-            })?,
-            CompressionMethod::Unknown(method) => {
-                return Err(Error::new(
-                    ErrorKind::UnknownMethod { method },
-                    self.method_at,
-                ));
-            }
+            .ok_or_else(|| self.method_error())?,
+            CompressionMethod::Unknown(_) => return Err(self.method_error()),
         }
         .map_err(|(fault, at)| self.error(fault, at))?;
         let declared = self.declared;
@@ -323,20 +308,8 @@ impl Stream<'_> {
                     max_window(&options.limits),
                     &mut emit,
                 )
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::MethodUnavailable {
-                            method: self.method,
-                        },
-                        self.method_at,
-                    )
-                })?,
-                CompressionMethod::Unknown(method) => {
-                    return Err(Error::new(
-                        ErrorKind::UnknownMethod { method },
-                        self.method_at,
-                    ))
-                }
+                .ok_or_else(|| self.method_error())?,
+                CompressionMethod::Unknown(_) => return Err(self.method_error()),
             }
             .map_err(|(fault, at)| {
                 // A damaged frame: where its blocks go wrong, if they do,
@@ -391,6 +364,15 @@ impl Stream<'_> {
             core::ops::ControlFlow::Continue(())
         })?;
         Ok((produced, hasher.truncated()))
+    }
+
+    /// Why the method cannot decode: unknown, or not in this build.
+    fn method_error(&self) -> Error {
+        let kind = match self.method {
+            CompressionMethod::Unknown(method) => ErrorKind::UnknownMethod { method },
+            method => ErrorKind::MethodUnavailable { method },
+        };
+        Error::new(kind, self.method_at)
     }
 
     /// An error in the stream, at `at` bytes into it.

@@ -40,38 +40,33 @@ pub(crate) fn inflate(input: &[u8], out: &mut [u8]) -> Result<Decoded, FrameErro
 /// The length of the zlib stream at the start of `input`, found by inflating
 /// it into a 32 KiB ring on the stack (deflate records no lengths).
 pub(crate) fn stream_len(input: &[u8]) -> Result<u64, FrameError> {
-    const RING: usize = 32 * 1024;
-    let mut ring = [0u8; RING];
-    let mut state = DecompressorOxide::new();
-    let (mut in_pos, mut out_pos) = (0usize, 0usize);
-    loop {
-        let rest = input.get(in_pos..).unwrap_or_default();
-        let (status, consumed, written) = decompress(
-            &mut state,
-            rest,
-            &mut ring,
-            out_pos,
-            TINFL_FLAG_PARSE_ZLIB_HEADER,
-        );
-        in_pos = in_pos.saturating_add(consumed);
-        out_pos = out_pos.wrapping_add(written) & (RING - 1);
-        match status {
-            TINFLStatus::Done => return Ok(to_u64(in_pos)),
-            TINFLStatus::HasMoreOutput if consumed != 0 || written != 0 => {}
-            status => return Err((fault(status), to_u64(in_pos))),
-        }
-    }
+    ring(input, &mut |_| core::ops::ControlFlow::Continue(())).map(|(_, len)| len)
 }
 
-/// Inflates the zlib stream `input` through a 32 KiB ring on the stack,
-/// handing `emit` each stretch of output in order until it breaks. `true`
-/// when the stream ended, exactly at the end of `input`; `false` when `emit`
-/// stopped it.
+/// Inflates the zlib stream `input`, which must end exactly at its end,
+/// through a 32 KiB ring on the stack, handing `emit` each stretch of output
+/// in order until it breaks. `true` when the stream ended, `false` when
+/// `emit` stopped it.
 #[cfg(feature = "alloc")]
 pub(crate) fn walk(
     input: &[u8],
     emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
 ) -> Result<bool, FrameError> {
+    let (ended, len) = ring(input, emit)?;
+    let trailing = to_u64(input.len()).saturating_sub(len);
+    if ended && trailing != 0 {
+        return Err((StreamFault::TrailingBytes { len: trailing }, len));
+    }
+    Ok(ended)
+}
+
+/// Inflates the zlib stream at the start of `input` through a 32 KiB ring,
+/// handing `emit` each stretch of output until it breaks: whether the
+/// stream ended, and how much of `input` was taken.
+fn ring(
+    input: &[u8],
+    emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
+) -> Result<(bool, u64), FrameError> {
     const RING: usize = 32 * 1024;
     let mut ring = [0u8; RING];
     let mut state = DecompressorOxide::new();
@@ -92,17 +87,11 @@ pub(crate) fn walk(
             .get(out_pos..out_pos.saturating_add(written))
             .unwrap_or_default();
         if !stretch.is_empty() && emit(stretch).is_break() {
-            return Ok(false);
+            return Ok((false, to_u64(in_pos)));
         }
         out_pos = out_pos.wrapping_add(written) & (RING - 1);
         match status {
-            TINFLStatus::Done => {
-                let trailing = to_u64(input.len().saturating_sub(in_pos));
-                if trailing != 0 {
-                    return Err((StreamFault::TrailingBytes { len: trailing }, to_u64(in_pos)));
-                }
-                return Ok(true);
-            }
+            TINFLStatus::Done => return Ok((true, to_u64(in_pos))),
             TINFLStatus::HasMoreOutput if consumed != 0 || written != 0 => {}
             status => return Err((fault(status), to_u64(in_pos))),
         }

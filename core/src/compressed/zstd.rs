@@ -157,31 +157,18 @@ pub(crate) mod libzstd {
         max_window: u64,
         enough: &mut dyn FnMut(&[u8]) -> bool,
     ) -> Result<usize, FrameError> {
-        let malformed = (StreamFault::Malformed, 0);
-        let mut stream = stable::Stream::new(out, max_window).ok_or(malformed)?;
-        let mut fed = 0usize;
-        loop {
-            fed = frame.len().min(fed.saturating_add(IN_STEP));
-            let before = (stream.consumed(), stream.written());
-            let status = stream.step(frame, fed);
-            if enough(stream.finished(0)) {
-                return Ok(stream.written());
+        let mut written = 0;
+        // Stopped, at the frame's end, or `out` full (`Long`): what is
+        // written is the prefix either way.
+        steps(frame, out, max_window, &mut |all, _| {
+            written = all.len();
+            if enough(all) {
+                core::ops::ControlFlow::Break(())
+            } else {
+                core::ops::ControlFlow::Continue(())
             }
-            match status {
-                Err(code) => {
-                    return match failed(code) {
-                        // `out` is full.
-                        Ok(_) => Ok(stream.written()),
-                        Err(fault) => Err(fault),
-                    };
-                }
-                Ok(0) => return Ok(stream.written()),
-                Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
-                    return Err(malformed)
-                }
-                Ok(_) => {}
-            }
-        }
+        })?;
+        Ok(written)
     }
 
     /// [`super::walk`] with libzstd's buffered streaming decoder: it keeps
@@ -238,6 +225,26 @@ pub(crate) mod libzstd {
         max_window: u64,
         emit: &mut dyn FnMut(&'o [u8]),
     ) -> Result<Decoded, FrameError> {
+        let ended = steps(frame, out, max_window, &mut |all, from| {
+            emit(all.get(from..).unwrap_or_default());
+            core::ops::ControlFlow::Continue(())
+        })?;
+        // `each` never stops it, so it always ends with an outcome.
+        Ok(ended.unwrap_or(Decoded::Long))
+    }
+
+    /// Feeds `frame` to libzstd `IN_STEP` bytes at a time, decoding straight
+    /// into `out`, and after each step that wrote something hands `each`
+    /// the whole output so far (final: libzstd never writes it again) and
+    /// where the new part starts. How it ended: `None` if `each` stopped
+    /// it, else as one-shot decoding ends (`Long` when `out` is full). A
+    /// frame that stops making progress is malformed.
+    fn steps<'o>(
+        frame: &[u8],
+        out: &'o mut [u8],
+        max_window: u64,
+        each: &mut dyn FnMut(&'o [u8], usize) -> core::ops::ControlFlow<()>,
+    ) -> Result<Option<Decoded>, FrameError> {
         let malformed = (StreamFault::Malformed, 0);
         let mut stream = stable::Stream::new(out, max_window).ok_or(malformed)?;
         let mut fed = 0usize;
@@ -245,13 +252,13 @@ pub(crate) mod libzstd {
             fed = frame.len().min(fed.saturating_add(IN_STEP));
             let before = (stream.consumed(), stream.written());
             let status = stream.step(frame, fed);
-            if stream.written() > before.1 {
-                emit(stream.finished(before.1));
+            if stream.written() > before.1 && each(stream.finished(0), before.1).is_break() {
+                return Ok(None);
             }
             match status {
-                Err(code) => return failed(code),
-                Ok(0) if stream.written() == stream.len() => return Ok(Decoded::Exact),
-                Ok(0) => return Ok(Decoded::Short(to_u64(stream.written()))),
+                Err(code) => return failed(code).map(Some),
+                Ok(0) if stream.written() == stream.len() => return Ok(Some(Decoded::Exact)),
+                Ok(0) => return Ok(Some(Decoded::Short(to_u64(stream.written())))),
                 Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
                     return Err(malformed)
                 }
