@@ -92,8 +92,13 @@
 // Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
 #define CLANGOFFLOAD_VERBOSE 16
 
-// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
-// goes on).
+// Tell `notify` which parts of the input the job is done with
+// (`CLANGOFFLOAD_NOTE_DONE_WITH`), so that a caller that mapped a file can
+// let their pages go as the job goes on.
+#define CLANGOFFLOAD_NOTIFY_DONE_WITH 32
+
+// A note's kind, passed to `clangoffload_notify_fn` (a caller ignores
+// kinds it does not know): a warning (the job goes on).
 #define CLANGOFFLOAD_NOTE_WARNING 1
 
 // Lines LLVM's `-verbose` prints, each ending in `\n`.
@@ -106,6 +111,16 @@
 // The whole message of the failure a job reports once its outputs are
 // written (`clangoffload_job_failure`), given as the job is made.
 #define CLANGOFFLOAD_NOTE_FAILURE 4
+
+// Only with `CLANGOFFLOAD_NOTIFY_DONE_WITH`: `message` and `len` are not
+// text but a part of the job's input (a compressed bundle whose entry
+// table, or whole contents, the job has decoded into its own memory). The
+// job needs those bytes no more for now, so a caller that mapped a file
+// may drop their pages (`madvise(MADV_DONTNEED)` on a private read-only
+// map; Linux otherwise keeps mapped every large page-cache folio a job
+// touched). They must stay readable: the job, or a later job over the same
+// input, may read them again.
+#define CLANGOFFLOAD_NOTE_DONE_WITH 5
 
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0

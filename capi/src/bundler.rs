@@ -29,9 +29,13 @@ pub const CLANGOFFLOAD_CHECK_INPUT_ARCHIVE: u32 = 4;
 pub const CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK: u32 = 8;
 /// Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
 pub const CLANGOFFLOAD_VERBOSE: u32 = 16;
+/// Tell `notify` which parts of the input the job is done with
+/// (`CLANGOFFLOAD_NOTE_DONE_WITH`), so that a caller that mapped a file can
+/// let their pages go as the job goes on.
+pub const CLANGOFFLOAD_NOTIFY_DONE_WITH: u32 = 32;
 
-/// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
-/// goes on).
+/// A note's kind, passed to `clangoffload_notify_fn` (a caller ignores
+/// kinds it does not know): a warning (the job goes on).
 pub const CLANGOFFLOAD_NOTE_WARNING: u32 = 1;
 /// Lines LLVM's `-verbose` prints, each ending in `\n`.
 pub const CLANGOFFLOAD_NOTE_VERBOSE: u32 = 2;
@@ -41,6 +45,15 @@ pub const CLANGOFFLOAD_NOTE_ERROR: u32 = 3;
 /// The whole message of the failure a job reports once its outputs are
 /// written (`clangoffload_job_failure`), given as the job is made.
 pub const CLANGOFFLOAD_NOTE_FAILURE: u32 = 4;
+/// Only with `CLANGOFFLOAD_NOTIFY_DONE_WITH`: `message` and `len` are not
+/// text but a part of the job's input (a compressed bundle whose entry
+/// table, or whole contents, the job has decoded into its own memory). The
+/// job needs those bytes no more for now, so a caller that mapped a file
+/// may drop their pages (`madvise(MADV_DONTNEED)` on a private read-only
+/// map; Linux otherwise keeps mapped every large page-cache folio a job
+/// touched). They must stay readable: the job, or a later job over the same
+/// input, may read them again.
+pub const CLANGOFFLOAD_NOTE_DONE_WITH: u32 = 5;
 
 /// Receives a job's notes as they happen: `kind` is a
 /// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
@@ -304,6 +317,8 @@ struct Notifier {
     input_name: String,
     /// Whether verbose reports are wanted (`CLANGOFFLOAD_VERBOSE`).
     verbose: bool,
+    /// Whether the caller wants `CLANGOFFLOAD_NOTE_DONE_WITH`.
+    done_with: bool,
     #[cfg(feature = "std")]
     started: Option<std::time::Instant>,
 }
@@ -320,6 +335,7 @@ impl Notifier {
             context,
             input_name,
             verbose: flags & CLANGOFFLOAD_VERBOSE != 0,
+            done_with: flags & CLANGOFFLOAD_NOTIFY_DONE_WITH != 0,
             #[cfg(feature = "std")]
             started: None,
         }
@@ -329,10 +345,14 @@ impl Notifier {
         if kind == CLANGOFFLOAD_NOTE_VERBOSE && !self.verbose {
             return;
         }
+        self.send_bytes(kind, text.as_bytes());
+    }
+
+    fn send_bytes(&self, kind: u32, bytes: &[u8]) {
         if let Some(notify) = self.notify {
             // SAFETY: the caller gave this function and context for the
-            // job's duration; the text is live during the call.
-            unsafe { notify(self.context, kind, text.as_ptr(), text.len()) }
+            // job's duration; the bytes are live during the call.
+            unsafe { notify(self.context, kind, bytes.as_ptr(), bytes.len()) }
         }
     }
 
@@ -385,6 +405,12 @@ impl bundler::Observer for Notifier {
             _ => {}
         }
     }
+
+    fn done_with(&mut self, bytes: &[u8]) {
+        if self.done_with {
+            self.send_bytes(CLANGOFFLOAD_NOTE_DONE_WITH, bytes);
+        }
+    }
 }
 
 /// A warning's text as the tool prints it after `warning: `.
@@ -434,7 +460,8 @@ unsafe fn read_options(
         | CLANGOFFLOAD_HIP_OPENMP
         | CLANGOFFLOAD_CHECK_INPUT_ARCHIVE
         | CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK
-        | CLANGOFFLOAD_VERBOSE;
+        | CLANGOFFLOAD_VERBOSE
+        | CLANGOFFLOAD_NOTIFY_DONE_WITH;
     if options.flags & !known != 0 {
         return Err(clangoffload_status::InvalidArgument);
     }

@@ -427,3 +427,85 @@ fn unbundle_options(
         context: std::ptr::null_mut(),
     }
 }
+
+/// The parts of the input a job said it was done with
+/// (`CLANGOFFLOAD_NOTE_DONE_WITH`), as (offset, len) in the input.
+struct DoneWith {
+    base: usize,
+    parts: Vec<(usize, usize)>,
+    other_kinds: Vec<u32>,
+}
+
+unsafe extern "C" fn collect_done_with(
+    context: *mut std::ffi::c_void,
+    kind: u32,
+    message: *const u8,
+    len: usize,
+) {
+    // SAFETY: the test passes its DoneWith as the context.
+    let done = unsafe { &mut *context.cast::<DoneWith>() };
+    if kind == clangoffload_capi::CLANGOFFLOAD_NOTE_DONE_WITH {
+        done.parts.push((message as usize - done.base, len));
+    } else {
+        done.other_kinds.push(kind);
+    }
+}
+
+/// Lists `input` with `flags`, collecting the done-with notes.
+fn list_noting(input: &[u8], flags: u32) -> DoneWith {
+    let mut done = DoneWith {
+        base: input.as_ptr() as usize,
+        parts: Vec::new(),
+        other_kinds: Vec::new(),
+    };
+    let mut options = unbundle_options("", &[]);
+    options.flags = flags;
+    options.notify = Some(collect_done_with);
+    options.context = std::ptr::from_mut(&mut done).cast();
+    let mut job = std::ptr::null_mut();
+    // SAFETY: the input and options outlive the job, freed below.
+    let status = unsafe {
+        clangoffload_capi::clangoffload_bundler_list(
+            input.as_ptr(),
+            input.len(),
+            &options,
+            &mut job,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, clangoffload_capi::clangoffload_status::Ok);
+    // SAFETY: made above, freed once.
+    unsafe { clangoffload_capi::clangoffload_job_free(job) };
+    done
+}
+
+/// A caller that asks is told, container by container, which compressed
+/// bundles of a linked `.hip_fatbin` the list job is done with: each one
+/// whole, in file order, inside the input; a caller that does not ask
+/// gets no such note (it would not be text).
+#[test]
+fn list_says_which_compressed_bundles_it_is_done_with() {
+    for (file, compressed) in [
+        ("libhip-compressed3.so", 3),
+        ("libhip-mixed3.so", 1),
+        ("hip-compressed3.dll", 3),
+    ] {
+        let input = std::fs::read(root().join("tests/fixtures/multi").join(file)).unwrap();
+        let done = list_noting(&input, clangoffload_capi::CLANGOFFLOAD_NOTIFY_DONE_WITH);
+        assert_eq!(done.parts.len(), compressed, "{file}");
+        assert!(done.other_kinds.is_empty(), "{file}");
+        let mut end = 0;
+        for &(offset, len) in &done.parts {
+            assert!(offset >= end && offset + len <= input.len(), "{file}");
+            assert_eq!(&input[offset..offset + 4], b"CCOB", "{file}");
+            let total = u64::from_le_bytes(input[offset + 8..offset + 16].try_into().unwrap());
+            assert_eq!(
+                len as u64, total,
+                "{file}: the whole bundle (v3 total size)"
+            );
+            end = offset + len;
+        }
+        let quiet = list_noting(&input, 0);
+        assert!(quiet.parts.is_empty(), "{file}");
+    }
+}

@@ -79,7 +79,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let args = parse(args)?;
     let input = super::open(args.file)?;
     let options = super::bundler::any_file(args.file)?;
-    let extraction = Extraction::new(program, input.data(), &options).map_err(Failure)?;
+    let extraction = Extraction::new(program, &input, &options).map_err(Failure)?;
     let paths: Vec<PathBuf> = extraction
         .output_names()
         .iter()

@@ -15,7 +15,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let input = super::open(file)?;
     let options = super::bundler::any_file(file)?;
-    let listed = Job::list(program, input.data(), &options).map_err(Failure)?;
+    let listed = Job::list(program, &input, &options).map_err(Failure)?;
     let mut out = std::io::BufWriter::new(crate::stdio::Stdout);
     for (member, id) in listed.listed() {
         if !member.is_empty() {

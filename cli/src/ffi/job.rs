@@ -6,7 +6,8 @@ use std::ffi::c_int;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use super::{blank_error, c, check, record, view, with_held_notes, with_notes, Handle, Status};
+use super::{blank_error, c, check, record, view, with_held_notes, with_notes, with_notes_on};
+use super::{Handle, Status};
 use crate::io::Input;
 
 /// A C job function that reads one input.
@@ -60,33 +61,46 @@ impl<'data> Job<'data> {
         Ok(Job { handle, failure })
     }
 
-    /// `-unbundle` of `data`.
-    pub fn unbundle(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        Self::read(program, data, o, c::clangoffload_bundler_unbundle)
+    /// `-unbundle` of `input`.
+    pub fn unbundle(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        Self::read(program, input, o, c::clangoffload_bundler_unbundle)
     }
 
-    /// `-list` of `data` (an empty file type: every ID of any file).
-    pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        Self::read(program, data, o, c::clangoffload_bundler_list)
+    /// `-list` of `input` (an empty file type: every ID of any file).
+    pub fn list(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        Self::read(program, input, o, c::clangoffload_bundler_list)
     }
 
-    /// Runs a job that reads one input with `o`.
-    fn read(program: &str, data: &'data [u8], o: &Options, job: ReadJob) -> Result<Self, String> {
-        Self::make(program, |notify, context, out| {
-            read_input(o, notify, context, |options| {
-                // SAFETY: data, the options and their views are live for
-                // the call, and data for the job ('data).
-                unsafe {
-                    job(
-                        data.as_ptr(),
-                        data.len(),
-                        options,
-                        out,
-                        std::ptr::null_mut(),
-                    )
-                }
-            })
-        })
+    /// Runs a job that reads `input` with `o`, letting go of the pages of
+    /// each part of it the library is done with.
+    fn read(program: &str, input: &'data Input, o: &Options, job: ReadJob) -> Result<Self, String> {
+        let data = input.data();
+        let mut failure = None;
+        let handle = Handle::make(c::clangoffload_job_free, |out| {
+            failure = with_notes_on(program, input, |notify, context| {
+                read_input(
+                    o,
+                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
+                    notify,
+                    context,
+                    |options| {
+                        // SAFETY: data, the options and their views are live
+                        // for the call, and data for the job ('data).
+                        unsafe {
+                            job(
+                                data.as_ptr(),
+                                data.len(),
+                                options,
+                                out,
+                                std::ptr::null_mut(),
+                            )
+                        }
+                    },
+                )
+            })?;
+            Ok(())
+        })?;
+        Ok(Job { handle, failure })
     }
 
     /// Bundling `inputs` for `o.targets`.
@@ -192,9 +206,11 @@ impl<'data> Job<'data> {
     }
 }
 
-/// Calls `call` with the C options for reading an input as `o` says.
+/// Calls `call` with the C options for reading an input as `o` says, and
+/// `flags` besides.
 fn read_input(
     o: &Options,
+    flags: u32,
     notify: c::clangoffload_notify_fn,
     context: *mut std::ffi::c_void,
     call: impl FnOnce(&c::clangoffload_bundler_options) -> Status,
@@ -204,7 +220,7 @@ fn read_input(
         file_type: view(o.file_type.as_bytes()),
         targets: targets.as_ptr(),
         target_count: targets.len(),
-        flags: o.flags,
+        flags: o.flags | flags,
         max_decompressed_size: o.max_size,
         input_name: view(o.input_name.as_bytes()),
         notify,
@@ -229,24 +245,32 @@ pub struct Extraction<'data> {
 unsafe impl Sync for Extraction<'_> {}
 
 impl<'data> Extraction<'data> {
-    /// Finds and names what `extract` writes from `data`.
-    pub fn new(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+    /// Finds and names what `extract` writes from `input` (letting go of
+    /// the pages of each container once its entry table is read).
+    pub fn new(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        let data = input.data();
         let mut failure = None;
         let handle = Handle::make(c::clangoffload_extraction_free, |out| {
-            failure = with_notes(program, |notify, context| {
-                read_input(o, notify, context, |options| {
-                    // SAFETY: data, the options and their views are live
-                    // for the call, and data for the extraction ('data).
-                    unsafe {
-                        c::clangoffload_bundler_extraction(
-                            data.as_ptr(),
-                            data.len(),
-                            options,
-                            out,
-                            std::ptr::null_mut(),
-                        )
-                    }
-                })
+            failure = with_notes_on(program, input, |notify, context| {
+                read_input(
+                    o,
+                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
+                    notify,
+                    context,
+                    |options| {
+                        // SAFETY: data, the options and their views are live
+                        // for the call, and data for the extraction ('data).
+                        unsafe {
+                            c::clangoffload_bundler_extraction(
+                                data.as_ptr(),
+                                data.len(),
+                                options,
+                                out,
+                                std::ptr::null_mut(),
+                            )
+                        }
+                    },
+                )
             })?;
             Ok(())
         })?;

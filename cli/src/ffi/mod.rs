@@ -8,6 +8,7 @@ pub mod job;
 pub mod packaging;
 pub mod wrapping;
 
+use crate::io::Input;
 use crate::stdio::err;
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
@@ -66,6 +67,9 @@ struct Sink<'a> {
     error: Option<String>,
     failure: Option<String>,
     held: Option<String>,
+    /// The input the call reads, whose pages go as the library is done
+    /// with them (`CLANGOFFLOAD_NOTE_DONE_WITH`).
+    input: Option<&'a Input>,
 }
 
 impl Sink<'_> {
@@ -90,6 +94,12 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
             slice(Bytes { ptr: message, len }),
         )
     };
+    if kind == c::CLANGOFFLOAD_NOTE_DONE_WITH {
+        if let Some(input) = sink.input {
+            input.release_part(text);
+        }
+        return;
+    }
     let text = String::from_utf8_lossy(text);
     match kind {
         c::CLANGOFFLOAD_NOTE_WARNING => {
@@ -98,7 +108,8 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
         }
         c::CLANGOFFLOAD_NOTE_VERBOSE => sink.say(format_args!("{text}")),
         c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
-        _ => sink.error = Some(text.into_owned()),
+        c::CLANGOFFLOAD_NOTE_ERROR => sink.error = Some(text.into_owned()),
+        _ => {}
     }
 }
 
@@ -108,7 +119,17 @@ pub fn with_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
 ) -> Result<Option<String>, String> {
-    notes(program, None, call).0
+    notes(program, None, None, call).0
+}
+
+/// [`with_notes`] for a call that reads `input` and says which parts of it
+/// it is done with (`CLANGOFFLOAD_NOTIFY_DONE_WITH`): their pages go.
+pub fn with_notes_on(
+    program: &str,
+    input: &Input,
+    call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
+) -> Result<Option<String>, String> {
+    notes(program, None, Some(input), call).0
 }
 
 /// [`with_notes`], holding the warnings and verbose reports instead of
@@ -117,13 +138,14 @@ pub fn with_held_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
 ) -> (Result<Option<String>, String>, String) {
-    let (result, held) = notes(program, Some(String::new()), call);
+    let (result, held) = notes(program, Some(String::new()), None, call);
     (result, held.unwrap_or_default())
 }
 
 fn notes(
     program: &str,
     held: Option<String>,
+    input: Option<&Input>,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
 ) -> (Result<Option<String>, String>, Option<String>) {
     let mut sink = Sink {
@@ -131,6 +153,7 @@ fn notes(
         error: None,
         failure: None,
         held,
+        input,
     };
     let result = match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
         Status::Ok => Ok(sink.failure),

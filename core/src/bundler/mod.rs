@@ -252,6 +252,17 @@ impl core::fmt::Display for WarningMessage<'_> {
 pub trait Observer {
     /// Called for each note, in order.
     fn note(&mut self, note: Note);
+
+    /// Called when the job has taken what it needs of `bytes`, a part of
+    /// its input (a compressed bundle whose entry table, or whole contents,
+    /// it has decoded into its own buffers), so that a caller reading a
+    /// mapped file may let those pages go: a kernel that maps a file in
+    /// large folios keeps every place a job touched resident otherwise. The
+    /// job may still read them again (a later decode of the same bundle);
+    /// they must stay readable. Ignored by default.
+    fn done_with(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
 }
 
 impl Observer for () {
