@@ -273,7 +273,7 @@ fn options(budget: &Budget) -> DecompressOptions {
 
 /// Decodes one compressed bundle's header and entry table only (no hash:
 /// it covers the whole bundle), and checks what it holds.
-fn decode_table(
+pub(crate) fn decode_table(
     offset: u64,
     compressed: &crate::CompressedBundle<'_>,
     budget: &Budget,

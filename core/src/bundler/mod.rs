@@ -35,6 +35,8 @@ mod input;
 mod list;
 mod plan;
 pub mod report;
+#[cfg(feature = "zstd")]
+mod streamed;
 mod targets;
 mod unbundle;
 
@@ -44,6 +46,8 @@ pub use extract::{extract, safe_name, ExtractedContainer, Extraction};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};
+#[cfg(feature = "zstd")]
+pub use streamed::ExtractionSink;
 pub use targets::{check_targets, Mode, Targets};
 pub use unbundle::{unbundle, UnbundleRequest};
 
