@@ -45,7 +45,7 @@ pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};
 pub use targets::{check_targets, Mode, Targets};
-pub use unbundle::{unbundle, UnbundleRequest};
+pub use unbundle::{matches_target, unbundle, UnbundleRequest};
 
 use crate::text_bundle::Comment;
 
