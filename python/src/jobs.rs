@@ -154,9 +154,9 @@ fn file_type(py: Python<'_>, name: &str) -> PyResult<FileType> {
 
 /// What `clang-offload-bundler -unbundle -type=<file_type> -targets=...`
 /// writes for each target, by its rules (exact ID first, then the first
-/// compatible entry; host fallback; archives fanned out), as `bytes`; None
-/// for a target given nothing with `allow_missing=True`. Raises
-/// `BundlerFailure` where the bundler fails.
+/// compatible entry; host fallback; archives fanned out), as `bytes`; with
+/// `allow_missing=True` a target given nothing gets empty bytes (LLVM writes
+/// an empty file). Raises `BundlerFailure` where the bundler fails.
 #[pyfunction]
 #[pyo3(signature = (data, targets, *, file_type="o", allow_missing=false, hip_openmp_compatible=false))]
 pub fn unbundle<'py>(
@@ -166,7 +166,7 @@ pub fn unbundle<'py>(
     file_type: &str,
     allow_missing: bool,
     hip_openmp_compatible: bool,
-) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let held = Held::new(data)?;
     let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
     let request = bundler::UnbundleRequest {
@@ -177,15 +177,12 @@ pub fn unbundle<'py>(
         ..bundler::UnbundleRequest::default()
     };
     let plan = bundler::unbundle(held.bytes(), &request, &mut ()).map_err(|e| bundler_error(py, &e))?;
+    // LLVM writes what it found, then fails; here the failure is all.
     if let Some(failure) = plan.failure() {
         return Err(bundler_error(py, failure));
     }
     (0..plan.output_count())
-        .map(|i| {
-            plan.writes(i)
-                .then(|| output_bytes(py, &plan, i))
-                .transpose()
-        })
+        .map(|i| output_bytes(py, &plan, i))
         .collect()
 }
 
