@@ -210,8 +210,8 @@ impl Container {
                 .decompress(&DecompressOptions::default())
                 .map_err(|e| core_error(py, &e, base))?;
             let inflated = PyBytes::new(py, &inflated);
-            let binary = OffloadBinary::parse(inflated.as_bytes())
-                .map_err(|e| core_error(py, &e, 0))?;
+            let binary =
+                OffloadBinary::parse(inflated.as_bytes()).map_err(|e| core_error(py, &e, 0))?;
             let owner = Owner::Decoded(inflated.clone().unbind());
             return image_entries(py, &binary, inflated.as_bytes(), &owner);
         }
@@ -369,7 +369,8 @@ impl Container {
     /// entry (hash checked over the whole stream), with the GIL released.
     /// None if nothing fits.
     fn select_for_device(&self, py: Python<'_>, device: &str) -> PyResult<Option<Entry>> {
-        let target = clangoffload::id::parse_device(device).map_err(|e| id_error(py, &e, device))?;
+        let target =
+            clangoffload::id::parse_device(device).map_err(|e| id_error(py, &e, device))?;
         let options = DecompressOptions::default();
         if self.kind == Kind::Compressed {
             return self.select_compressed(py, &target, &options);
@@ -541,7 +542,9 @@ impl Entry {
     /// The processor its code is for (see the `processor` getter).
     fn processor_name(&self) -> Option<String> {
         if self.image.is_some() {
-            return TargetId::parse(&self.id).ok().map(|t| canonical_processor(&t));
+            return TargetId::parse(&self.id)
+                .ok()
+                .map(|t| canonical_processor(&t));
         }
         base_processor(&self.id)
     }

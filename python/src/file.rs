@@ -114,7 +114,11 @@ pub struct File {
 
 impl File {
     /// A File over `source`, holding an export of it.
-    pub(crate) fn new(source: &Bound<'_, PyAny>, owns_source: bool, name: Option<String>) -> PyResult<File> {
+    pub(crate) fn new(
+        source: &Bound<'_, PyAny>,
+        owns_source: bool,
+        name: Option<String>,
+    ) -> PyResult<File> {
         let held = Held::new(source)?;
         Ok(File {
             source: source.clone().unbind(),
@@ -195,14 +199,16 @@ impl File {
         let mut found = Vec::new();
         for section in offload_sections(&file) {
             let section = section.map_err(|e| core_error(py, &e, 0))?;
-            if !matches!(section.kind, SectionKind::HipWrappers | SectionKind::CudaWrappers) {
+            if !matches!(
+                section.kind,
+                SectionKind::HipWrappers | SectionKind::CudaWrappers
+            ) {
                 continue;
             }
             let base = section.section.offset();
             let name = String::from_utf8_lossy(section.section.name()).into_owned();
             for (record, target) in wrapper_targets(&file, &section.section) {
-                let target_offset =
-                    target.and_then(|(target, at)| target.offset().checked_add(at));
+                let target_offset = target.and_then(|(target, at)| target.offset().checked_add(at));
                 found.push(Wrapper {
                     offset: base.saturating_add(record.offset),
                     section: name.clone(),
@@ -253,7 +259,10 @@ impl File {
     /// Whether `close()` has succeeded.
     #[getter]
     fn closed(&self) -> bool {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner).is_none()
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
     }
 
     /// The path given to `open()`, or None.

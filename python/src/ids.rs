@@ -95,9 +95,7 @@ impl EntryId {
                     .map(|_| TargetId::unchecked(id.target_id(), id.triple().arch))
             })
         })?;
-        parsed
-            .transpose()
-            .map_err(|e| id_error(py, &e, &self.text))
+        parsed.transpose().map_err(|e| id_error(py, &e, &self.text))
     }
 
     /// The processor of its target ID (aliases resolved, features
@@ -132,9 +130,11 @@ impl EntryId {
         requested: &EntryId,
         hip_openmp_compatible: bool,
     ) -> PyResult<bool> {
-        let other = BundleEntryId::parse(&requested.text)
-            .map_err(|e| id_error(py, &e, &requested.text))?;
-        self.with(py, |id| id.is_compatible_with(&other, hip_openmp_compatible))
+        let other =
+            BundleEntryId::parse(&requested.text).map_err(|e| id_error(py, &e, &requested.text))?;
+        self.with(py, |id| {
+            id.is_compatible_with(&other, hip_openmp_compatible)
+        })
     }
 
     /// Whether clang-offload-bundler 22 gives this entry to `-targets=`
@@ -147,10 +147,11 @@ impl EntryId {
         requested: &EntryId,
         hip_openmp_compatible: bool,
     ) -> PyResult<bool> {
-        let other = BundleEntryId::parse(&requested.text)
-            .map_err(|e| id_error(py, &e, &requested.text))?;
+        let other =
+            BundleEntryId::parse(&requested.text).map_err(|e| id_error(py, &e, &requested.text))?;
         self.with(py, |id| {
-            as_read_by_bundler(id).is_compatible_with(&as_read_by_bundler(&other), hip_openmp_compatible)
+            as_read_by_bundler(id)
+                .is_compatible_with(&as_read_by_bundler(&other), hip_openmp_compatible)
         })
     }
 

@@ -49,7 +49,11 @@ pub(crate) fn detachable<'h>(held: &Held, bytes: &'h [u8]) -> Cow<'h, [u8]> {
 }
 
 /// Output `index` of a bundler plan as one new `bytes`.
-fn output_bytes<'py>(py: Python<'py>, plan: &Plan<'_>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
+fn output_bytes<'py>(
+    py: Python<'py>,
+    plan: &Plan<'_>,
+    index: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
     let size = usize::try_from(plan.output_size(index))
         .map_err(|_| PyValueError::new_err("output does not fit in memory"))?;
     PyBytes::new_with(py, size, |out| {
@@ -176,7 +180,8 @@ pub fn unbundle<'py>(
         hip_openmp_compatible,
         ..bundler::UnbundleRequest::default()
     };
-    let plan = bundler::unbundle(held.bytes(), &request, &mut ()).map_err(|e| bundler_error(py, &e))?;
+    let plan =
+        bundler::unbundle(held.bytes(), &request, &mut ()).map_err(|e| bundler_error(py, &e))?;
     // LLVM writes what it found, then fails; here the failure is all.
     if let Some(failure) = plan.failure() {
         return Err(bundler_error(py, failure));
@@ -192,8 +197,13 @@ pub fn unbundle<'py>(
 #[pyo3(signature = (data, *, file_type="o"))]
 pub fn list_ids(py: Python<'_>, data: &Bound<'_, PyAny>, file_type: &str) -> PyResult<Vec<String>> {
     let held = Held::new(data)?;
-    let listed = bundler::list(held.bytes(), self::file_type(py, file_type)?, Decoding::default(), &mut ())
-        .map_err(|e| bundler_error(py, &e))?;
+    let listed = bundler::list(
+        held.bytes(),
+        self::file_type(py, file_type)?,
+        Decoding::default(),
+        &mut (),
+    )
+    .map_err(|e| bundler_error(py, &e))?;
     Ok(listed
         .iter()
         .map(|(_, id)| String::from_utf8_lossy(id).into_owned())
