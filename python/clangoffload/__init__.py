@@ -20,7 +20,15 @@ from __future__ import annotations
 
 import mmap as _mmap
 import os as _os
-from typing import Union
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    import sys
+
+    if sys.version_info >= (3, 12):
+        from collections.abc import Buffer
+    else:
+        from typing_extensions import Buffer
 
 from ._native import (
     BadMagicError,
@@ -96,7 +104,7 @@ class _EmptyMapping(bytes):
         pass
 
 
-def parse(data: object) -> File:
+def parse(data: Buffer) -> File:
     """Returns the :class:`File` for any buffer-protocol object (``bytes``,
     ``bytearray``, ``memoryview``, ``mmap``, ...), holding its buffer export
     until ``close()``: a ``bytearray`` cannot be resized and an ``mmap``
@@ -110,7 +118,7 @@ def parse(data: object) -> File:
     return _parse(data)
 
 
-def scan(data: object) -> list[Container]:
+def scan(data: Buffer) -> list[Container]:
     """Every container anywhere in ``data`` (a memory image, an unknown
     file), validated; magics that start no valid container are skipped."""
     return parse(data).scan()
