@@ -144,7 +144,8 @@ class Entry:
     def id(self) -> str:
         """The entry ID (an image's target ID)."""
     @property
-    def index(self) -> int: ...
+    def index(self) -> int | None:
+        """Its index in its container; None for a chosen code object."""
     @property
     def offset(self) -> int:
         """In the file; in the decoded bundle for a compressed one."""

@@ -235,7 +235,7 @@ fn image_entries(
                 .ok_or_else(|| PyValueError::new_err("image outside its binary"))?;
             let arch = image.arch().map(text).unwrap_or_default();
             Ok(Entry {
-                index,
+                index: Some(index),
                 id: arch.clone(),
                 offset: start,
                 size: to_u64(image.image().len()),
@@ -386,7 +386,7 @@ impl Container {
         let start = offset_in(whole, picked.code)
             .ok_or_else(|| PyValueError::new_err("code object outside the file"))?;
         Ok(Some(Entry {
-            index: 0,
+            index: None,
             id: text(picked.id),
             offset: start,
             size: to_u64(picked.code.len()),
@@ -444,7 +444,7 @@ impl Container {
         })?;
         decoding.map_err(located)?;
         Ok(Some(Entry {
-            index: 0,
+            index: None,
             id: text(chosen.id()),
             offset: chosen.offset(),
             size: chosen.size(),
@@ -501,7 +501,9 @@ struct Image {
 /// One entry of a bundle (or one image of an OffloadBinary).
 #[pyclass(frozen, module = "clangoffload")]
 pub struct Entry {
-    index: usize,
+    /// Its index in its container; None for a code object chosen by
+    /// `select_for_device` (the runtime's rule gives the code, not where).
+    index: Option<usize>,
     id: String,
     offset: u64,
     size: u64,
@@ -526,7 +528,7 @@ impl Entry {
             .checked_add(base)
             .ok_or_else(|| PyValueError::new_err("entry offset overflows"))?;
         Ok(Entry {
-            index,
+            index: Some(index),
             id: text(&entry.id),
             offset: to_u64(start),
             size: entry.size,
@@ -570,9 +572,10 @@ impl Entry {
         &self.id
     }
 
-    /// Its index in its container.
+    /// Its index in its container (None for a code object chosen by
+    /// `select_for_device`).
     #[getter]
-    fn index(&self) -> usize {
+    fn index(&self) -> Option<usize> {
         self.index
     }
 

@@ -57,8 +57,9 @@ impl EntryId {
     /// Parses `text`; `InvalidIdError` if it has fewer than five components.
     #[new]
     fn new(py: Python<'_>, text: String) -> PyResult<EntryId> {
-        BundleEntryId::parse(&text).map_err(|e| id_error(py, &e, &text))?;
-        Ok(EntryId { text })
+        let id = EntryId { text };
+        id.with(py, |_| ())?;
+        Ok(id)
     }
 
     /// The offload kind (`host`, `hip`, `hipv4`, `openmp`, ...).
