@@ -126,14 +126,24 @@ def test_code_object_fields_as_inspect_shows_them() -> None:
     assert host.code_object_target is None and host.target_matches is None
 
 
-def test_wrappers_point_at_the_containers() -> None:
-    data = read("multi/libhip-mixed3.so")
+@pytest.mark.parametrize(
+    "name",
+    # A linked ELF library, PE DLLs, and relocatable objects (ELF, COFF)
+    # whose records a relocation fills.
+    ["multi/libhip-mixed3.so", "multi/hip-mixed3.dll", "multi/hip-compressed3.dll", "offload/hip.o", "coff/hip.o"],
+)
+def test_wrappers_point_at_the_containers(name: str) -> None:
+    data = read(name)
     f = co.parse(data)
     wrappers = f.wrappers()
-    assert [w.kind for w in wrappers] == ["HIPF"] * 3
+    assert wrappers and all(w.kind == "HIPF" and w.magic == 0x48495046 for w in wrappers)
     assert [w.target_offset for w in wrappers] == [c.offset for c in f.containers()]
     for w in wrappers:
-        assert data[w.offset : w.offset + 4] == b"HIPF"[::-1]  # little-endian magic 0x48495046
+        # The file offset of the record's magic, where kpack writes HIPK.
+        assert data[w.offset : w.offset + 4] == (0x48495046).to_bytes(4, "little")
+
+
+def test_no_wrappers_outside_host_files() -> None:
     assert co.parse(read("llvm22/hip-4096.bundle")).wrappers() == []
 
 
