@@ -80,21 +80,23 @@ __all__ = [
 ]
 
 
-def open(path: Union[str, "_os.PathLike[str]"]) -> File:  # noqa: A001 - the module's verb
+def open(path: Union[str, "_os.PathLike[str]"], *, verify_hash: bool = True) -> File:  # noqa: A001
     """Maps the file at ``path`` read-only and returns its :class:`File`.
 
     Nothing is read until asked for. ``close()`` (or leaving a ``with``
     block) unmaps it; it raises ``BufferError`` while a ``memoryview`` of the
     file's bytes (an entry's ``.data``) is alive, so no view can outlive the
-    mapping.
+    mapping. ``verify_hash=False`` decodes compressed bundles without
+    checking their MD5 (LLVM's bundler and the runtimes check none; the
+    check costs more than decoding).
     """
     name = _os.fspath(path)
     with _os.fdopen(_os.open(name, _os.O_RDONLY | getattr(_os, "O_BINARY", 0)), "rb") as handle:
         if _os.fstat(handle.fileno()).st_size == 0:
             # mmap cannot map an empty file.
-            return _open_mapped(_EmptyMapping(), name)
+            return _open_mapped(_EmptyMapping(), name, verify_hash=verify_hash)
         mapping = _mmap.mmap(handle.fileno(), 0, access=_mmap.ACCESS_READ)
-    return _open_mapped(mapping, name)
+    return _open_mapped(mapping, name, verify_hash=verify_hash)
 
 
 class _EmptyMapping(bytes):
@@ -104,7 +106,7 @@ class _EmptyMapping(bytes):
         pass
 
 
-def parse(data: Buffer) -> File:
+def parse(data: Buffer, *, verify_hash: bool = True) -> File:
     """Returns the :class:`File` for any buffer-protocol object (``bytes``,
     ``bytearray``, ``memoryview``, ``mmap``, ...), holding its buffer export
     until ``close()``: a ``bytearray`` cannot be resized and an ``mmap``
@@ -115,7 +117,7 @@ def parse(data: Buffer) -> File:
     """
     if isinstance(data, memoryview) and data.obj is None:
         data = data.tobytes()
-    return _parse(data)
+    return _parse(data, verify_hash=verify_hash)
 
 
 def scan(data: Buffer) -> list[Container]:

@@ -161,15 +161,16 @@ impl Container {
     }
 
     /// The decoded bundle of a compressed container: decoded once, straight
-    /// into a new `bytes`, with the GIL released, hash checked, under the
-    /// default 1 GiB limit.
+    /// into a new `bytes`, with the GIL released, under the default 1 GiB
+    /// limit, the hash checked unless the file was opened with
+    /// `verify_hash=False`.
     fn decoded<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if let Some(done) = self.decoded.get() {
             return Ok(done.bind(py).clone());
         }
         let held = self.file.get().held()?;
         let input = detachable(&held, self.bytes(&held)?);
-        let options = DecompressOptions::default();
+        let options = self.file.get().decompress_options();
         let bytes = decompress_to_bytes(py, &input, &options, to_u64(self.start))?;
         // Two threads may decode at once; the first one's bytes are kept.
         let kept = self.decoded.get_or_init(|| bytes.unbind());
@@ -207,7 +208,7 @@ impl Container {
             // A compressed binary (version 3) is small and rare: decoded here,
             // under the GIL, then read like any other.
             let inflated = binary
-                .decompress(&DecompressOptions::default())
+                .decompress(&self.file.get().decompress_options())
                 .map_err(|e| core_error(py, &e, base))?;
             let inflated = PyBytes::new(py, &inflated);
             let binary =
@@ -371,7 +372,7 @@ impl Container {
     fn select_for_device(&self, py: Python<'_>, device: &str) -> PyResult<Option<Entry>> {
         let target =
             clangoffload::id::parse_device(device).map_err(|e| id_error(py, &e, device))?;
-        let options = DecompressOptions::default();
+        let options = self.file.get().decompress_options();
         if self.kind == Kind::Compressed {
             return self.select_compressed(py, &target, &options);
         }

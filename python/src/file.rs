@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use clangoffload::locate::{offload_sections, wrapper_targets, SectionKind};
 use clangoffload::object::ObjectFile;
+use clangoffload::DecompressOptions;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
@@ -110,6 +111,8 @@ pub struct File {
     owns_source: bool,
     /// The path given to `open`, if any.
     name: Option<String>,
+    /// Whether decoding a compressed bundle checks its hash.
+    verify_hash: bool,
 }
 
 impl File {
@@ -118,6 +121,7 @@ impl File {
         source: &Bound<'_, PyAny>,
         owns_source: bool,
         name: Option<String>,
+        verify_hash: bool,
     ) -> PyResult<File> {
         let held = Held::new(source)?;
         Ok(File {
@@ -125,7 +129,17 @@ impl File {
             held: Mutex::new(Some(Arc::new(held))),
             owns_source,
             name,
+            verify_hash,
         })
+    }
+
+    /// How its compressed bundles are decoded: the default limit, the hash
+    /// checked as `open`/`parse` were asked.
+    pub(crate) fn decompress_options(&self) -> DecompressOptions {
+        DecompressOptions {
+            verify_hash: self.verify_hash,
+            ..DecompressOptions::default()
+        }
     }
 
     /// The export, for reading; an error once the file is closed.

@@ -233,17 +233,20 @@ pub fn decompress<'py>(
 }
 
 /// The file object for any buffer-protocol object, its export held until
-/// `close()`.
+/// `close()`; `verify_hash=False` decodes compressed bundles without
+/// checking their hash (as LLVM's bundler and the runtimes do).
 #[pyfunction]
-pub fn parse(data: &Bound<'_, PyAny>) -> PyResult<File> {
-    File::new(data, false, None)
+#[pyo3(signature = (data, *, verify_hash=true))]
+pub fn parse(data: &Bound<'_, PyAny>, verify_hash: bool) -> PyResult<File> {
+    File::new(data, false, None, verify_hash)
 }
 
 /// The file object for an mmap that `clangoffload.open` made: `close()`
 /// closes it.
 #[pyfunction]
-pub fn _open_mapped(mapping: &Bound<'_, PyAny>, name: String) -> PyResult<File> {
-    File::new(mapping, true, Some(name))
+#[pyo3(signature = (mapping, name, *, verify_hash=true))]
+pub fn _open_mapped(mapping: &Bound<'_, PyAny>, name: String, verify_hash: bool) -> PyResult<File> {
+    File::new(mapping, true, Some(name), verify_hash)
 }
 
 /// The ID clang-offload-bundler 22 writes for a `-targets=` entry.

@@ -39,6 +39,12 @@ def test_hash_mismatch() -> None:
         c.entries()
     assert e.value.kind == "HashMismatch"
     assert co.decompress(bytes(ccob), verify_hash=False) == read("compressed/llvm22/hip.bundle")
+    # As LLVM's bundler reads it: no hash check.
+    (unchecked,) = co.parse(bytes(ccob), verify_hash=False).containers()
+    assert [e.id for e in unchecked.entries()] == [e.id for e in co.parse(read("compressed/llvm22/hip.bundle")).containers()[0].entries()]
+    assert unchecked.select_for_device("gfx906") is not None
+    with pytest.raises(co.HashMismatchError):
+        c.select_for_device("gfx906")
 
 
 def test_size_limit() -> None:
