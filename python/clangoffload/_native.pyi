@@ -119,7 +119,16 @@ class Container:
     @property
     def method(self) -> Literal["zlib", "zstd", "unknown"] | None: ...
     @property
+    def method_id(self) -> int | None:
+        """The method field as stored (0 zlib, 1 zstd)."""
+    @property
     def total_size(self) -> int | None: ...
+    @property
+    def compressed_size(self) -> int | None:
+        """The stream's size, after the header."""
+    @property
+    def ratio(self) -> float | None:
+        """Uncompressed over compressed size."""
     @property
     def uncompressed_size(self) -> int | None: ...
     @property

@@ -56,8 +56,11 @@ impl Kind {
 struct Header {
     version: u16,
     method: &'static str,
+    method_id: u16,
     total_size: Option<u64>,
+    compressed_size: usize,
     uncompressed_size: u64,
+    ratio: f64,
     hash: u64,
 }
 
@@ -107,8 +110,11 @@ impl Container {
             CoreContainer::Compressed(c) => Some(Header {
                 version: c.version(),
                 method: c.method().name(),
+                method_id: c.method().raw(),
                 total_size: c.total_size(),
+                compressed_size: c.compressed().len(),
                 uncompressed_size: c.uncompressed_size(),
+                ratio: c.ratio(),
                 hash: c.hash(),
             }),
             _ => None,
@@ -321,6 +327,24 @@ impl Container {
     #[getter]
     fn hash(&self) -> Option<u64> {
         self.header.map(|h| h.hash)
+    }
+
+    /// A compressed bundle's method field as stored (0 zlib, 1 zstd).
+    #[getter]
+    fn method_id(&self) -> Option<u16> {
+        self.header.map(|h| h.method_id)
+    }
+
+    /// The size of a compressed bundle's stream (after its header).
+    #[getter]
+    fn compressed_size(&self) -> Option<usize> {
+        self.header.map(|h| h.compressed_size)
+    }
+
+    /// A compressed bundle's uncompressed over compressed size.
+    #[getter]
+    fn ratio(&self) -> Option<f64> {
+        self.header.map(|h| h.ratio)
     }
 
     /// A `memoryview` of the container's bytes in the file (compressed for

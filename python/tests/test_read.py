@@ -59,7 +59,11 @@ def test_plain_entries_are_views_of_the_callers_bytes() -> None:
 def test_compressed_entries_are_the_decoded_bundles_entries() -> None:
     plain = co.parse(read("compressed/llvm22/hip.bundle")).containers()[0]
     (ccob,) = co.parse(read("compressed/llvm22/hip.v3.ccob")).containers()
-    assert (ccob.kind, ccob.version, ccob.method) == ("compressed", 3, "zstd")
+    assert (ccob.kind, ccob.version, ccob.method, ccob.method_id) == ("compressed", 3, "zstd", 1)
+    assert ccob.compressed_size == ccob.size - 32  # the version 3 header
+    assert ccob.total_size == ccob.size
+    assert ccob.ratio == pytest.approx(ccob.uncompressed_size / ccob.compressed_size)
+    assert plain.version is None and plain.ratio is None
     assert ccob.uncompressed_size == plain.size
     assert bytes(ccob.bundle()) == read("compressed/llvm22/hip.bundle")
     got = [(e.id, e.offset, bytes(e.data)) for e in ccob.entries()]
