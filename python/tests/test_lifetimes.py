@@ -103,3 +103,12 @@ def test_a_writable_source_is_viewed_in_place_and_decoded_whole() -> None:
     decoded = f.containers()[0].bundle()
     assert bytes(decoded) == read("compressed/llvm22/hip.bundle")
     assert co.decompress(ccob) == bytes(decoded)
+
+
+def test_an_empty_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # mmap cannot map an empty file; open() still gives a File, and close().
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    with co.open(empty) as f:
+        assert (len(f), f.containers(), f.scan(), f.wrappers()) == (0, [], [], [])
+    assert f.closed
