@@ -49,7 +49,7 @@ pub use plan::{Piece, Plan};
 #[cfg(feature = "zstd")]
 pub use streamed::ExtractionSink;
 pub use targets::{check_targets, Mode, Targets};
-pub use unbundle::{unbundle, UnbundleRequest};
+pub use unbundle::{matches_target, unbundle, UnbundleRequest};
 
 use crate::text_bundle::Comment;
 
