@@ -85,9 +85,10 @@ impl FileType {
 /// How compressed bundles are decoded while a job reads its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decoding {
-    /// The most bytes all the compressed bundles of one input may decompress
-    /// to together (every decompressed bundle is held until the job ends, so
-    /// many small bombs must not add up to more than one).
+    /// The most bytes each compressed bundle of an input may decompress to:
+    /// a bundle over it is refused before it is inflated. Jobs hold only
+    /// what they write from (`extract`: the bundles in flight), so a file
+    /// whose bundles add up to more is still read.
     pub max_size: u64,
     /// Whether a wrong hash fails the job (LLVM never checks it).
     pub verify_hash: bool,
