@@ -397,7 +397,7 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_STRING_OUT_OF_BOUNDS = 107,
   // An OffloadBinary key or value has no terminating NUL.
   CLANGOFFLOAD_STATUS_UNTERMINATED_STRING = 108,
-  // Decompression was asked of an OffloadBinary that is not compressed.
+  // Decompression was asked of an OffloadBinary or a fat binary entry that is not compressed.
   CLANGOFFLOAD_STATUS_NOT_COMPRESSED = 109,
   // A key (or version 1 value) to be written contains a NUL byte.
   CLANGOFFLOAD_STATUS_NUL_IN_STRING = 110,
@@ -466,6 +466,15 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NOT_BITCODE = 160,
   // An LLVM bitcode file's bitstream or symbol table is damaged.
   CLANGOFFLOAD_STATUS_MALFORMED_BITCODE = 161,
+  // Not a CUDA fat binary (no magic `50 ED 55 BA`).
+  CLANGOFFLOAD_STATUS_NOT_FATBIN = 170,
+  // A fat binary or fat binary entry header states a size it cannot have.
+  CLANGOFFLOAD_STATUS_BAD_HEADER_SIZE = 171,
+  // A range a fat binary declares (its size, an entry's header or payload,
+  // an identifier, options, a `--concat` member) lies outside what holds it.
+  CLANGOFFLOAD_STATUS_FATBIN_OUT_OF_BOUNDS = 172,
+  // A fat binary entry's compressed size is larger than its payload.
+  CLANGOFFLOAD_STATUS_COMPRESSED_SIZE_TOO_LARGE = 173,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -669,7 +678,7 @@ enum clangoffload_section_kind
   CLANGOFFLOAD_SECTION_KIND_OFFLOAD_BINARIES = 1,
   // Bundles or compressed bundles (`.hip_fatbin`).
   CLANGOFFLOAD_SECTION_KIND_HIP_FATBIN = 2,
-  // An NVIDIA fat binary (`.nv_fatbin`), not parsed by this library.
+  // NVIDIA fat binaries back to back (`.nv_fatbin`).
   CLANGOFFLOAD_SECTION_KIND_NV_FATBIN = 3,
   // One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
   CLANGOFFLOAD_SECTION_KIND_BUNDLE_ENTRY = 4,
@@ -677,6 +686,8 @@ enum clangoffload_section_kind
   CLANGOFFLOAD_SECTION_KIND_HIP_WRAPPERS = 5,
   // CUDA fat-binary wrapper records (`.nvFatBinSegment`).
   CLANGOFFLOAD_SECTION_KIND_CUDA_WRAPPERS = 6,
+  // NVIDIA fat binaries of old-style relocatable device code (`__nv_relfatbin`).
+  CLANGOFFLOAD_SECTION_KIND_NV_REL_FATBIN = 7,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -418,7 +418,9 @@ impl<'data> Walk<'data> {
                     let id = name.strip_prefix(&BUNDLE_MAGIC[..]).unwrap_or(name);
                     self.note(here, NoteKind::BundleEntry { id, offset, size });
                 }
-                SectionKind::NvFatbin => self.note(here, NoteKind::NvFatbin { offset, size }),
+                SectionKind::NvFatbin | SectionKind::NvRelFatbin => {
+                    self.note(here, NoteKind::NvFatbin { offset, size })
+                }
                 SectionKind::HipWrappers | SectionKind::CudaWrappers => {
                     for (index, (wrapper, target)) in
                         wrapper_targets(&object, &section).into_iter().enumerate()
