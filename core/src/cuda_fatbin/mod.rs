@@ -48,9 +48,13 @@ mod elf_extent;
 pub mod host;
 mod lz4;
 pub mod select;
+#[cfg(feature = "alloc")]
+mod writer;
 
 pub use decode::{image_of, Compression};
 pub use select::{select_for_device, CudaMatch};
+#[cfg(feature = "alloc")]
+pub use writer::{prune, prune_in_place, write_fatbin, NewEntry};
 
 /// The magic that starts every fat binary, as a little-endian `u32`.
 pub const FATBIN_MAGIC: u32 = 0xBA55_ED50;

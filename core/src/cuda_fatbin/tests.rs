@@ -73,7 +73,7 @@ fn zstd_and_lz4_decode_to_the_stored_images() {
         let n = e[0]
             .decompress_into(&mut out, &DecompressOptions::default())
             .unwrap();
-        assert_eq!(&out[..n], &CUBIN80[..]);
+        assert_eq!(&out[..n], CUBIN80);
     }
 }
 
@@ -371,4 +371,182 @@ fn sm_parsing() {
     assert_eq!(sm("sm_"), None);
     assert_eq!(sm("sm_9x"), None);
     assert_eq!(sm("sm_a"), None);
+}
+
+const WRITER_THREE: &[u8] = include_bytes!("../../../tests/fixtures/cuda/raw-writer-three.fatbin");
+const CUBIN100F: &[u8] = include_bytes!("../../../tests/fixtures/cuda/inputs/k100f.cubin");
+
+fn new_entry<'a>(kind: EntryKind, sm: &str, data: &'a [u8]) -> NewEntry<'a> {
+    NewEntry {
+        kind,
+        sm: Sm::parse(sm).unwrap(),
+        data,
+        identifier: None,
+        options: None,
+        debug: false,
+    }
+}
+
+/// PTX as fatbinary stores it (it rewrites what it is given).
+fn stored_ptx() -> Vec<u8> {
+    image(&entries(STORED)[1])
+}
+
+#[test]
+fn writer_is_byte_identical_to_fatbinary() {
+    let ptx = stored_ptx();
+    let written = write_fatbin(&[
+        new_entry(EntryKind::Elf, "sm_90a", CUBIN90A),
+        new_entry(EntryKind::Ptx, "sm_80", &ptx),
+        new_entry(EntryKind::Elf, "sm_100f", CUBIN100F),
+    ])
+    .unwrap();
+    assert_eq!(written, WRITER_THREE);
+    let written = write_fatbin(&[
+        new_entry(EntryKind::Elf, "sm_80", CUBIN80),
+        new_entry(EntryKind::Ptx, "sm_80", &ptx),
+    ])
+    .unwrap();
+    assert_eq!(written, STORED);
+}
+
+#[test]
+fn writer_identifier_options_and_debug_read_back() {
+    let ptx = stored_ptx();
+    let mut elf = new_entry(EntryKind::Elf, "sm_80", CUBIN80);
+    elf.identifier = Some(b"myident.cu");
+    elf.debug = true;
+    let mut ptx_entry = new_entry(EntryKind::Ptx, "sm_80", &ptx);
+    ptx_entry.identifier = Some(b"myident.cu");
+    ptx_entry.options = Some(b"-O3 -v");
+    ptx_entry.debug = true;
+    let written = write_fatbin(&[elf, ptx_entry]).unwrap();
+    let e = entries(&written);
+    let reference = entries(IDENT);
+    for (ours, theirs) in e.iter().zip(&reference) {
+        // fatbinary got the PTX unminified: only the PTX payload differs.
+        assert_eq!(ours.header_bytes()[..8], theirs.header_bytes()[..8]);
+        assert_eq!(ours.header_bytes()[16..], theirs.header_bytes()[16..]);
+    }
+    assert_eq!(e[0].header_bytes(), reference[0].header_bytes());
+    assert_eq!(e[1].options(), Some(&b"-O3 -v"[..]));
+}
+
+#[test]
+fn prune_keeps_exactly_the_requested_code() {
+    let options = DecompressOptions::default();
+    let fatbin = Fatbin::parse(CONCAT).unwrap();
+    let keep = |_: EntryKind, sm: Sm| sm.number == 80 || sm.number == 120;
+    let pruned = prune(&fatbin, &keep, &options).unwrap().unwrap();
+    let mut kept = Vec::new();
+    for entry in entries(&pruned) {
+        let decoded = entry.decompress(&options).unwrap();
+        if entry.kind() == EntryKind::Concat {
+            for m in entry.members() {
+                kept.push((
+                    m.sm().to_string(),
+                    image_of(m.kind(), m.data(&decoded).unwrap()).to_vec(),
+                ));
+            }
+        } else {
+            kept.push((entry.sm().to_string(), entry.image(&decoded).to_vec()));
+        }
+    }
+    let names: Vec<&str> = kept.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["sm_80", "sm_80", "sm_120"]);
+    assert_eq!(kept[1].1, CUBIN80);
+    // Keeping everything changes nothing.
+    assert_eq!(prune(&fatbin, &|_, _| true, &options).unwrap(), None);
+}
+
+#[test]
+fn prune_in_place_keeps_offsets_and_zero_fills() {
+    let options = DecompressOptions::default();
+    let mut section = THREE.to_vec();
+    let keep = |kind: EntryKind, _: Sm| kind == EntryKind::Ptx;
+    assert_eq!(prune_in_place(&mut section, &keep, &options).unwrap(), 3);
+    assert_eq!(section.len(), THREE.len());
+    let found: Vec<(u64, usize)> = fatbins(&section)
+        .map(|f| f.unwrap())
+        .map(|(at, f)| (at, f.entries().count()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (0, 1),
+            (STORED.len() as u64, 1),
+            ((STORED.len() + LZ4.len()) as u64, 1)
+        ]
+    );
+}
+
+#[test]
+fn selection_follows_the_documented_rule_from_sm_70_to_sm_120() {
+    let ptx = stored_ptx();
+    let entry = |kind, sm| {
+        new_entry(
+            kind,
+            sm,
+            if kind == EntryKind::Ptx {
+                &ptx[..]
+            } else {
+                CUBIN80
+            },
+        )
+    };
+    let written = write_fatbin(&[
+        entry(EntryKind::Elf, "sm_70"),
+        entry(EntryKind::Elf, "sm_80"),
+        entry(EntryKind::Elf, "sm_86"),
+        entry(EntryKind::Elf, "sm_90a"),
+        entry(EntryKind::Elf, "sm_100f"),
+        entry(EntryKind::Elf, "sm_100a"),
+        entry(EntryKind::Ptx, "sm_75"),
+        entry(EntryKind::Ptx, "sm_90"),
+        entry(EntryKind::Ptx, "sm_120a"),
+    ])
+    .unwrap();
+    let fatbin = Fatbin::parse(&written).unwrap();
+    let chosen = |device: u32| {
+        select_for_device(&fatbin, device).map(|c| {
+            let kind = match c.kind {
+                CudaMatch::Cubin => "cubin",
+                CudaMatch::Ptx => "ptx",
+            };
+            std::format!("{kind} {}", c.sm)
+        })
+    };
+    let cases: [(u32, Option<&str>); 16] = [
+        (70, Some("cubin sm_70")),
+        (72, Some("cubin sm_70")),
+        (75, Some("cubin sm_70")),
+        (80, Some("cubin sm_80")),
+        (86, Some("cubin sm_86")),
+        (87, Some("cubin sm_86")),
+        (89, Some("cubin sm_86")),
+        (90, Some("cubin sm_90a")),
+        (100, Some("cubin sm_100a")),
+        (101, Some("cubin sm_100f")),
+        (103, Some("cubin sm_100f")),
+        (110, Some("ptx sm_90")),
+        (120, Some("ptx sm_120a")),
+        (121, Some("ptx sm_90")),
+        (61, None),
+        (0, None),
+    ];
+    for (device, expected) in cases {
+        assert_eq!(chosen(device).as_deref(), expected, "sm_{device}");
+    }
+    // Concat members are candidates too.
+    let concat = Fatbin::parse(CONCAT).unwrap();
+    let c = select_for_device(&concat, 90).unwrap();
+    assert_eq!(
+        (c.kind, c.sm.to_string(), c.member),
+        (CudaMatch::Cubin, "sm_90a".into(), Some(1))
+    );
+    let c = select_for_device(&concat, 89).unwrap();
+    assert_eq!(
+        (c.kind, c.sm.to_string(), c.member),
+        (CudaMatch::Cubin, "sm_80".into(), Some(0))
+    );
 }
