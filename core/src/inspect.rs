@@ -353,6 +353,8 @@ impl<'data> Walk<'data> {
         match kind {
             FileKind::Archive => self.archive(place, data),
             FileKind::Elf(_) | FileKind::Coff(_) => self.object(place, data),
+            // Read by crate::cuda_fatbin (host_fatbins), not as containers.
+            FileKind::CudaFatbin => {}
             _ => self.containers(place, data, 0),
         }
     }

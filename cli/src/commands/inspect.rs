@@ -25,6 +25,8 @@ struct Report<'a> {
     notes: Vec<String>,
     #[serde(rename = "error", serialize_with = "joined")]
     errors: Vec<String>,
+    /// CUDA fat binaries, every header field of every entry.
+    cuda_fatbins: Vec<super::cuda::FatbinReport>,
 }
 
 #[derive(Serialize)]
@@ -134,7 +136,12 @@ pub fn render(
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
     let inspection = Inspection::new(data, max_size, verify)?;
     let files = inspection.files();
-    let report = report(file, data.len(), &inspection, &files);
+    let mut report = report(file, data.len(), &inspection, &files);
+    let cuda = super::cuda::read(file, data)?;
+    if let Some(cuda) = &cuda {
+        report.cuda_fatbins = super::cuda::reports(cuda);
+        report.errors.extend(cuda.fault());
+    }
     let text = match mode {
         Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
         Mode::Objdump => to_objdump(&report, &files, &inspection),
@@ -217,7 +224,7 @@ fn report<'a>(
                     n.offset
                 ),
                 NoteKind::NvFatbin => format!(
-                    "{here}: NVIDIA fat binary, {size} bytes at offset {:#x} (not parsed)",
+                    "{here}: NVIDIA fat binaries, {size} bytes at offset {:#x}",
                     n.offset
                 ),
                 NoteKind::Wrapper => {
@@ -260,6 +267,7 @@ fn report<'a>(
         containers,
         notes,
         errors,
+        cuda_fatbins: Vec::new(),
     }
 }
 
@@ -403,6 +411,7 @@ fn to_text(report: &Report) -> String {
             let _ = writeln!(out, "  error: {error}");
         }
     }
+    super::cuda::text(&report.cuda_fatbins, &mut out);
     for note in &report.notes {
         let _ = writeln!(out, "{note}");
     }

@@ -690,7 +690,7 @@ pub struct ConcatMember<'data> {
     pub index: u64,
 }
 
-impl ConcatMember<'_> {
+impl<'data> ConcatMember<'data> {
     /// What the member holds.
     pub fn kind(&self) -> EntryKind {
         EntryKind::from_raw(self.header.kind.get())
@@ -717,7 +717,7 @@ impl ConcatMember<'_> {
     }
 
     /// The member's identifier, if its header has one inside it.
-    pub fn identifier(&self) -> Option<&[u8]> {
+    pub fn identifier(&self) -> Option<&'data [u8]> {
         let offset = u64::from(self.header.identifier_offset.get());
         let len = u64::from(self.header.identifier_length.get());
         (len != 0)
