@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
-use clangoffload::cuda_fatbin::{image_of, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
+use clangoffload::cuda_fatbin::{EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
 use clangoffload::{DecompressOptions, Error};
 
 use crate::compressed::limits;
@@ -449,11 +449,13 @@ pub unsafe extern "C" fn clangoffload_cuda_entry_image(
         let member = l
             .member
             .and_then(|m| l.entry.members().find(|x| x.index == m));
-        let bytes = match member {
-            Some(member) => member.data(&decoded).unwrap_or_default(),
-            None => &decoded,
+        let image = match member {
+            Some(member) => l.entry.member_image(&member, &decoded),
+            None => l.entry.image(&decoded),
         };
-        *out = clangoffload_buffer::from_vec(image_of(l.kind, bytes).to_vec());
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let image = image.map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(image.to_vec());
         Ok(())
     })
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use clangoffload::cuda_fatbin::host::{cuobjdump_base, host_fatbins, CuobjdumpCounter};
-use clangoffload::cuda_fatbin::{image_of, EntryKind, Fatbin, Sm};
+use clangoffload::cuda_fatbin::{EntryKind, Fatbin, Sm};
 use clangoffload::DecompressOptions;
 
 fn dir() -> PathBuf {
@@ -51,8 +51,7 @@ fn extract(name: &str, data: &[u8]) -> Vec<Extracted> {
             let decoded = entry.decompress(&options).unwrap();
             if entry.kind() == EntryKind::Concat {
                 for member in entry.members() {
-                    let bytes = member.data(&decoded).unwrap();
-                    let image = image_of(member.kind(), bytes).to_vec();
+                    let image = entry.member_image(&member, &decoded).unwrap().to_vec();
                     let id = member.identifier();
                     if let Some(n) = counter.next_name(base, id, member.kind(), member.sm()) {
                         out.push((n, image));
@@ -62,7 +61,7 @@ fn extract(name: &str, data: &[u8]) -> Vec<Extracted> {
             }
             let sm: Sm = entry.sm();
             if let Some(n) = counter.next_name(base, entry.identifier(), entry.kind(), sm) {
-                out.push((n, entry.image(&decoded).to_vec()));
+                out.push((n, entry.image(&decoded).unwrap().to_vec()));
             }
         }
     }

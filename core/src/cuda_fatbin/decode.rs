@@ -218,22 +218,53 @@ impl<'data> FatbinEntry<'data> {
 
     /// The image `cuobjdump -xelf`/`-xptx` writes, from the entry's
     /// decoded bytes (its payload when stored): a cubin cut to the length
-    /// its ELF headers give (kept whole if they give none inside it), PTX
-    /// cut before its first NUL; other kinds unchanged.
-    pub fn image<'d>(&self, decoded: &'d [u8]) -> &'d [u8] {
-        image_of(self.kind(), decoded)
+    /// its ELF headers give, PTX cut before its first NUL; other kinds
+    /// unchanged. An ELF entry whose bytes are not an ELF file whose
+    /// headers place everything inside them is [`ErrorKind::NotElf`], as
+    /// cuobjdump refuses it ("Invalid ELF"), located at the payload.
+    pub fn image<'d>(&self, decoded: &'d [u8]) -> Result<&'d [u8]> {
+        self.located_image(self.kind(), decoded)
+    }
+
+    /// [`FatbinEntry::image`] of a member of this concat entry, from the
+    /// entry's decoded bytes.
+    pub fn member_image<'d>(
+        &self,
+        member: &super::ConcatMember<'_>,
+        decoded: &'d [u8],
+    ) -> Result<&'d [u8]> {
+        let bytes = member.data(decoded).ok_or_else(|| {
+            Error::new(
+                ErrorKind::OutOfBounds {
+                    field: crate::Field::ConcatMember,
+                    offset: member.offset(),
+                    size: member.size(),
+                    len: crate::bytes::to_u64(decoded.len()),
+                },
+                self.payload_offset(),
+            )
+            .in_entry(self.index)
+        })?;
+        self.located_image(member.kind(), bytes)
+    }
+
+    fn located_image<'d>(&self, kind: EntryKind, decoded: &'d [u8]) -> Result<&'d [u8]> {
+        image_of(kind, decoded).ok_or_else(|| {
+            Error::new(ErrorKind::NotElf, self.payload_offset()).in_entry(self.index)
+        })
     }
 }
 
 /// The extracted image of `decoded` bytes of this kind (see
-/// [`FatbinEntry::image`]); also for concat members.
-pub fn image_of(kind: EntryKind, decoded: &[u8]) -> &[u8] {
+/// [`FatbinEntry::image`]); `None` for an ELF kind whose bytes are no ELF
+/// file with everything inside them.
+pub fn image_of(kind: EntryKind, decoded: &[u8]) -> Option<&[u8]> {
     match kind {
         EntryKind::Elf => elf_extent::cut(decoded),
         EntryKind::Ptx => {
             let end = memchr::memchr(0, decoded).unwrap_or(decoded.len());
-            decoded.get(..end).unwrap_or(decoded)
+            decoded.get(..end)
         }
-        _ => decoded,
+        _ => Some(decoded),
     }
 }

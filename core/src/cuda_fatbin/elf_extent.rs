@@ -12,13 +12,12 @@ use crate::elf::{
     ELF_MAGIC, SHT_NOBITS,
 };
 
-/// `data` cut to the cubin's length, or whole when its headers do not give
-/// a length inside it (not an ELF, or damaged).
-pub(crate) fn cut(data: &[u8]) -> &[u8] {
+/// `data` cut to the cubin's length; `None` when its headers do not give a
+/// length inside it (not an ELF, or damaged), which cuobjdump refuses.
+pub(crate) fn cut(data: &[u8]) -> Option<&[u8]> {
     extent(data)
         .and_then(|end| usize::try_from(end).ok())
         .and_then(|end| data.get(..end))
-        .unwrap_or(data)
 }
 
 /// The end of the furthest thing the headers place, if it is in `data`.

@@ -26,7 +26,7 @@ fn entries(data: &[u8]) -> Vec<FatbinEntry<'_>> {
 /// What cuobjdump extracts from an entry, decoded if need be.
 fn image(entry: &FatbinEntry<'_>) -> Vec<u8> {
     let decoded = entry.decompress(&DecompressOptions::default()).unwrap();
-    entry.image(&decoded).to_vec()
+    entry.image(&decoded).unwrap().to_vec()
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn concat_members_slice_the_decoded_blob() {
                 let bytes = member.data(&decoded).unwrap();
                 found.push((
                     member.sm().to_string(),
-                    image_of(member.kind(), bytes).to_vec(),
+                    image_of(member.kind(), bytes).unwrap().to_vec(),
                 ));
             }
         }
@@ -445,11 +445,16 @@ fn prune_keeps_exactly_the_requested_code() {
             for m in entry.members() {
                 kept.push((
                     m.sm().to_string(),
-                    image_of(m.kind(), m.data(&decoded).unwrap()).to_vec(),
+                    image_of(m.kind(), m.data(&decoded).unwrap())
+                        .unwrap()
+                        .to_vec(),
                 ));
             }
         } else {
-            kept.push((entry.sm().to_string(), entry.image(&decoded).to_vec()));
+            kept.push((
+                entry.sm().to_string(),
+                entry.image(&decoded).unwrap().to_vec(),
+            ));
         }
     }
     let names: Vec<&str> = kept.iter().map(|(n, _)| n.as_str()).collect();
@@ -548,5 +553,28 @@ fn selection_follows_the_documented_rule_from_sm_70_to_sm_120() {
     assert_eq!(
         (c.kind, c.sm.to_string(), c.member),
         (CudaMatch::Cubin, "sm_80".into(), Some(0))
+    );
+}
+
+#[test]
+fn an_elf_entry_that_is_no_elf_is_refused_as_cuobjdump_does() {
+    let mut d = STORED.to_vec();
+    // Zero the cubin's file header: cuobjdump says "Invalid ELF".
+    for b in &mut d[16 + 64..16 + 64 + 64] {
+        *b = 0;
+    }
+    let e = entries(&d);
+    let err = e[0].image(e[0].payload()).unwrap_err();
+    assert_eq!(
+        (err.kind(), err.offset(), err.entry()),
+        (ErrorKind::NotElf, 16 + 64, Some(0))
+    );
+    // A section table past the end of the payload is damage too.
+    let mut d = STORED.to_vec();
+    d[16 + 64 + 0x28..16 + 64 + 0x30].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let e = entries(&d);
+    assert_eq!(
+        e[0].image(e[0].payload()).unwrap_err().kind(),
+        ErrorKind::NotElf
     );
 }
