@@ -206,13 +206,21 @@ fn live_cuobjdump_agrees_when_present() {
         let mut theirs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&scratch)
             .unwrap()
             .map(|e| e.unwrap())
-            .map(|e| (e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap()))
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
             .collect();
         theirs.sort();
         let data = std::fs::read(&path).unwrap();
         let mut ours = extract(&fixture, &data);
         ours.sort();
-        assert!(ours == theirs, "{fixture}: extracted files differ from cuobjdump's");
+        assert!(
+            ours == theirs,
+            "{fixture}: extracted files differ from cuobjdump's"
+        );
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }

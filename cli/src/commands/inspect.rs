@@ -137,7 +137,11 @@ pub fn render(
     let inspection = Inspection::new(data, max_size, verify)?;
     let files = inspection.files();
     let mut report = report(file, data.len(), &inspection, &files);
-    let cuda = super::cuda::read(file, data)?;
+    // llvm-objdump's output has no place for CUDA fat binaries.
+    let cuda = match mode {
+        Mode::Objdump => None,
+        _ => super::cuda::read(file, data)?,
+    };
     if let Some(cuda) = &cuda {
         report.cuda_fatbins = super::cuda::reports(cuda);
         report.errors.extend(cuda.fault());
@@ -224,7 +228,7 @@ fn report<'a>(
                     n.offset
                 ),
                 NoteKind::NvFatbin => format!(
-                    "{here}: NVIDIA fat binaries, {size} bytes at offset {:#x}",
+                    "{here}: NVIDIA fat binary section, {size} bytes at offset {:#x}",
                     n.offset
                 ),
                 NoteKind::Wrapper => {

@@ -8,7 +8,8 @@
 //! `.nvFatBinSegment` wrappers (an executable without them still lists
 //! everything): so does [`host_fatbins`]. OffloadBinaries (a file, or
 //! `.llvm.offloading`) give their `fatbinary` images for `nvptx64`, which
-//! `cuobjdump` cannot read.
+//! `cuobjdump` cannot read. A section or image that does not start with a
+//! fat binary holds none (cuobjdump: "does not contain device code").
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -89,13 +90,21 @@ fn in_object<'data>(found: &mut Vec<HostFatbin<'data>>, file: &ObjectFile<'data>
     }
 }
 
-/// The fat binaries back to back in `bytes`, found at `base` in the file.
+/// The fat binaries back to back in `bytes`, found at `base` in the file. A
+/// section or image that does not start (after zero bytes) with a fat
+/// binary holds none, as cuobjdump has it ("does not contain device code"):
+/// clang fed PTX in place of a fat binary (`-fcuda-include-gpubinary`) puts
+/// the text in `.nv_fatbin`; bytes after a fat binary are damage.
 fn walk<'data>(
     found: &mut Vec<HostFatbin<'data>>,
     source: FatbinSource<'data>,
     bytes: &'data [u8],
     base: u64,
 ) {
+    let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
+    if !Fatbin::is_fatbin(bytes.get(start..).unwrap_or_default()) {
+        return;
+    }
     for item in fatbins(bytes) {
         let (offset, fatbin) = match item {
             Ok((offset, fatbin)) => (offset, Ok(fatbin)),

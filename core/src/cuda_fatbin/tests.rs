@@ -578,3 +578,16 @@ fn an_elf_entry_that_is_no_elf_is_refused_as_cuobjdump_does() {
         ErrorKind::NotElf
     );
 }
+
+#[test]
+fn a_section_that_starts_no_fat_binary_holds_none() {
+    // clang's old-driver object fed PTX in place of a fat binary.
+    let object = include_bytes!("../../../tests/fixtures/offload/cuda.o");
+    assert!(host::host_fatbins(object).is_empty());
+    // A fat binary followed by other bytes is damage.
+    let mut data = STORED.to_vec();
+    data.extend_from_slice(b"junk");
+    let found = host::host_fatbins(&data);
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[1].fatbin.unwrap_err().kind(), ErrorKind::NotFatbin);
+}
