@@ -80,6 +80,9 @@ struct ImageReport<'a> {
     strings: Vec<(&'a [u8], &'a [u8])>,
 }
 
+/// How damage to a CUDA fat binary starts, in the report's errors.
+pub const CUDA_DAMAGE: &str = "CUDA fat binary: ";
+
 /// How `inspect` prints what it found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -144,7 +147,11 @@ pub fn render(
     };
     if let Some(cuda) = &cuda {
         report.cuda_fatbins = super::cuda::reports(cuda);
-        report.errors.extend(cuda.fault());
+        // Marked, so that the --objdump view (which leaves fat binaries out)
+        // can be told apart: its damage is the rest.
+        report
+            .errors
+            .extend(cuda.fault().map(|f| format!("{CUDA_DAMAGE}{f}")));
     }
     let text = match mode {
         Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
