@@ -591,3 +591,49 @@ fn a_section_that_starts_no_fat_binary_holds_none() {
     assert_eq!(found.len(), 2);
     assert_eq!(found[1].fatbin.unwrap_err().kind(), ErrorKind::NotFatbin);
 }
+
+#[test]
+fn coff_objects_hold_fat_binaries_in_the_same_sections() {
+    use crate::coff::CoffFile;
+    use crate::coff::{rewrite_sections, NewSection};
+    let stubs = include_bytes!("../../../tests/fixtures/coff/stubs.obj");
+    let file = CoffFile::parse(stubs).unwrap();
+    // Initialized, readable data, as a Windows host's .nv_fatbin is.
+    let data = 0x4000_0040;
+    let object = rewrite_sections(
+        &file,
+        |_| true,
+        &[
+            NewSection {
+                name: b"__nv_relfatbin",
+                characteristics: data,
+                data: LZ4,
+            },
+            NewSection {
+                name: b".nv_fatbin",
+                characteristics: data,
+                data: THREE,
+            },
+        ],
+    )
+    .unwrap();
+    let found = host::host_fatbins(&object);
+    let names: Vec<_> = found
+        .iter()
+        .map(|f| match f.source {
+            host::FatbinSource::Section(name) => name,
+            _ => b"?",
+        })
+        .collect();
+    // .nv_fatbin's three first, whatever the section order, then __nv_relfatbin.
+    assert_eq!(
+        names,
+        [
+            &b".nv_fatbin"[..],
+            b".nv_fatbin",
+            b".nv_fatbin",
+            b"__nv_relfatbin"
+        ]
+    );
+    assert!(found.iter().all(|f| f.fatbin.is_ok()));
+}
