@@ -5,12 +5,13 @@
 //! and the name it gives it, and the code the CUDA driver chooses for a
 //! device.
 
+use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
-use clangoffload::cuda_fatbin::{EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
+use clangoffload::cuda_fatbin::{Compression, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
 use clangoffload::{DecompressOptions, Error};
 
 use crate::compressed::limits;
@@ -441,11 +442,17 @@ pub unsafe extern "C" fn clangoffload_cuda_entry_image(
             .ok_or(clangoffload_status::IndexOutOfRange)?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let decoded = l
-            .entry
-            .decompress(&options(max_size))
-            .map_err(|e| unsafe { report(&e, err) })?;
+        // A stored payload is read in place (one copy, into the buffer);
+        // a compressed one is decoded first.
+        let decoded: Cow<'_, [u8]> = match l.entry.compression() {
+            Compression::None => Cow::Borrowed(l.entry.payload()),
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            _ => Cow::Owned(
+                l.entry
+                    .decompress(&options(max_size))
+                    .map_err(|e| unsafe { report(&e, err) })?,
+            ),
+        };
         let member = l
             .member
             .and_then(|m| l.entry.members().find(|x| x.index == m));

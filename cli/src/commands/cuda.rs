@@ -75,14 +75,16 @@ pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
         .collect()
 }
 
-/// Writes every ELF and PTX image into `dir` under cuobjdump's names;
-/// returns the paths written. An existing file is an error before anything
-/// is written unless `force`.
+/// Writes every ELF and PTX image into `dir` under cuobjdump's names, on
+/// `threads` threads (each decodes and writes its share in turn); returns
+/// the paths written, in file order. An existing file is an error before
+/// anything is written unless `force`.
 pub fn extract(
     found: &CudaFatbins<'_>,
     dir: &Path,
     force: bool,
     max_size: u64,
+    threads: usize,
 ) -> Result<Vec<std::path::PathBuf>, Failure> {
     let entries = found.entries();
     let outputs: Vec<(usize, std::path::PathBuf)> = entries
@@ -102,19 +104,34 @@ pub fn extract(
             )));
         }
     }
-    let mut written = Vec::new();
-    for (index, path) in outputs {
-        let image = found.image(index, max_size).map_err(Failure)?;
-        std::fs::write(&path, image.bytes()).map_err(|e| {
+    let write = |(index, path): &(usize, std::path::PathBuf)| -> Result<(), Failure> {
+        let image = found.image(*index, max_size).map_err(Failure)?;
+        std::fs::write(path, image.bytes()).map_err(|e| {
             Failure(format!(
                 "'{}': {}",
                 path.display(),
                 crate::io::os_message(&e)
             ))
-        })?;
-        written.push(path);
-    }
-    Ok(written)
+        })
+    };
+    let share = outputs.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = outputs
+            .chunks(share)
+            .map(|chunk| scope.spawn(move || chunk.iter().try_for_each(write)))
+            .collect();
+        // Every worker joined (a panic in one would otherwise end the
+        // scope), then the first error reported.
+        let results: Vec<Result<(), Failure>> = workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(Failure("a worker thread panicked".into())))
+            })
+            .collect();
+        results.into_iter().try_for_each(|r| r)
+    })?;
+    Ok(outputs.into_iter().map(|(_, path)| path).collect())
 }
 
 /// A fat binary and its entries, as `inspect --json` shows them.

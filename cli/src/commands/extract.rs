@@ -77,7 +77,11 @@ fn extract_cuda(
     };
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| Failure(format!("'{}': {}", args.dir.display(), os_message(&e))))?;
-    for path in super::cuda::extract(cuda, &args.dir, args.force, options.max_size)? {
+    let threads = args
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1);
+    for path in super::cuda::extract(cuda, &args.dir, args.force, options.max_size, threads)? {
         outln!("{}", path.display())?;
     }
     match cuda.fault() {

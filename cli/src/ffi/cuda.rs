@@ -85,6 +85,11 @@ impl<'data> CudaFatbins<'data> {
     }
 }
 
+// SAFETY: the library's handles are read-only after creation and may be
+// used from several threads at once (docs/c-api.md); only `Drop` frees it,
+// which needs ownership.
+unsafe impl Sync for CudaFatbins<'_> {}
+
 impl Drop for CudaFatbins<'_> {
     fn drop(&mut self) {
         // SAFETY: the handle came from parse and is released once.
