@@ -92,8 +92,13 @@
 // Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
 #define CLANGOFFLOAD_VERBOSE 16
 
-// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
-// goes on).
+// Tell `notify` which parts of the input the job is done with
+// (`CLANGOFFLOAD_NOTE_DONE_WITH`), so that a caller that mapped a file can
+// let their pages go as the job goes on.
+#define CLANGOFFLOAD_NOTIFY_DONE_WITH 32
+
+// A note's kind, passed to `clangoffload_notify_fn` (a caller ignores
+// kinds it does not know): a warning (the job goes on).
 #define CLANGOFFLOAD_NOTE_WARNING 1
 
 // Lines LLVM's `-verbose` prints, each ending in `\n`.
@@ -106,6 +111,16 @@
 // The whole message of the failure a job reports once its outputs are
 // written (`clangoffload_job_failure`), given as the job is made.
 #define CLANGOFFLOAD_NOTE_FAILURE 4
+
+// Only with `CLANGOFFLOAD_NOTIFY_DONE_WITH`: `message` and `len` are not
+// text but a part of the job's input (a compressed bundle whose entry
+// table, or whole contents, the job has decoded into its own memory). The
+// job needs those bytes no more for now, so a caller that mapped a file
+// may drop their pages (`madvise(MADV_DONTNEED)` on a private read-only
+// map; Linux otherwise keeps mapped every large page-cache folio a job
+// touched). They must stay readable: the job, or a later job over the same
+// input, may read them again.
+#define CLANGOFFLOAD_NOTE_DONE_WITH 5
 
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0
@@ -855,6 +870,50 @@ typedef struct clangoffload_file_kind {
   // Text bundles only: the comment, `'/'` (`//`), `'#'` or `';'`; else 0.
   uint8_t text_comment;
 } clangoffload_file_kind;
+
+// `clangoffload_extraction_sink.next`: the next container to extract;
+// store its index in `*container` and return true, or return false when
+// none is left. Called whenever the stream can take one more.
+typedef bool (*clangoffload_extraction_next_fn)(void *context, size_t *container);
+
+// `clangoffload_extraction_sink.write`: the next `len` bytes of output
+// `output` (numbered across the input, as
+// `clangoffload_extraction_output_name` numbers them), at `offset` in it:
+// every output's bytes come in order, from its start, with no gap (an
+// output with no bytes gets no call: create its file when its container
+// is done). Return 0 to go on; anything else stops that output's
+// container (nothing more is said of it: no `done`).
+typedef int32_t (*clangoffload_extraction_write_fn)(void *context,
+                                                    size_t output,
+                                                    uint64_t offset,
+                                                    const uint8_t *bytes,
+                                                    size_t len);
+
+// `clangoffload_extraction_sink.done`: container `container` is extracted:
+// `status` is OK when every byte of its outputs was written and (unless
+// `CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK`) its hash checked; otherwise
+// `*error` says why (its whole message went to `notify` just before, as
+// `CLANGOFFLOAD_NOTE_ERROR`), and what was written of its outputs is
+// incomplete or unverified: delete it. `error` is valid during the call
+// only.
+typedef void (*clangoffload_extraction_done_fn)(void *context,
+                                                size_t container,
+                                                clangoffload_status status,
+                                                const struct clangoffload_error *error);
+
+// Where `clangoffload_extraction_stream` puts what it extracts: the
+// caller's callbacks, each called on the thread that called the stream,
+// with `context`.
+typedef struct clangoffload_extraction_sink {
+  // Hands out the next container.
+  clangoffload_extraction_next_fn next;
+  // Takes the next bytes of an output.
+  clangoffload_extraction_write_fn write;
+  // Hears that a container is done, or why not.
+  clangoffload_extraction_done_fn done;
+  // Passed to the callbacks.
+  void *context;
+} clangoffload_extraction_sink;
 
 // Receives a job's notes as they happen: `kind` is a
 // `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
@@ -2078,6 +2137,38 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
 clangoffload_status clangoffload_file_kind_detect(const uint8_t *data,
                                                   size_t len,
                                                   struct clangoffload_file_kind *out);
+
+// Extracts the containers `sink->next` asks for, handing their outputs'
+// bytes to `sink->write` as they are decoded and saying when each
+// container is done: up to `lanes` compressed bundles (1 to 4) are
+// decoded side by side on the calling thread, a step of each in turn,
+// their hashes computed together (MD5 in SIMD lanes: 4 cost about what
+// 1.5 cost one after the other), and each is written as it is decoded.
+// Each bundle in flight is held whole until it ends (a zstd frame may
+// refer back to any byte it made), in a buffer the next one reuses:
+// memory is `lanes` times the largest bundle per calling thread. The
+// bytes are those `clangoffload_extraction_plan` plans.
+// Several threads may stream one extraction at once, each with its own
+// sink (each `next` handing out different containers): that is how the
+// `clangoffload` tool uses every core. Warnings go to `notify`.
+//
+// Returns OK once `next` has no more (a container's failure is its
+// `done`), or an error for a bad argument.
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` and `sink` must not be NULL, nor `sink->next`,
+// `sink->write`, `sink->done`; `notify` may be NULL.
+//
+// # Safety
+// `extraction` must be a live extraction (its input still readable);
+// `sink` readable, its callbacks callable with its context during the
+// call; `notify`, if set, callable with `context`.
+clangoffload_status clangoffload_extraction_stream(const struct clangoffload_extraction *extraction,
+                                                   size_t lanes,
+                                                   const struct clangoffload_extraction_sink *sink,
+                                                   clangoffload_notify_fn notify,
+                                                   void *context);
 
 // Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does
 // (a repeated ID of a binary bundle once), or with an empty `file_type`

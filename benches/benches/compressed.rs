@@ -52,7 +52,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use clangoffload::compressed::{
-    compress, truncated_md5, CompressOptions, CompressedBundle, CompressionMethod,
+    compress, truncated_md5, truncated_md5s, CompressOptions, CompressedBundle, CompressionMethod,
     DecompressOptions, Limits, ZstdDecoder,
 };
 use clangoffload::id::{select_for_device, TargetId};
@@ -193,6 +193,18 @@ fn decompress(c: &mut Criterion, inputs: &Inputs) {
     group.bench_function("md5", |b| {
         b.iter(|| truncated_md5(black_box(&inputs.bundle)))
     });
+    // The same bytes as two and as four messages hashed side by side
+    // (`extract` hashes the two bundles each thread decodes so): the gain of
+    // running several chains of MD5 steps at once.
+    for parts in [2, 4] {
+        let messages: Vec<&[u8]> = inputs
+            .bundle
+            .chunks(inputs.bundle.len().div_ceil(parts))
+            .collect();
+        group.bench_function(BenchmarkId::new("md5_side_by_side", parts), |b| {
+            b.iter(|| truncated_md5s(black_box(&messages)))
+        });
+    }
     // The md5 crate (no_std builds) against the core's own rounds (std).
     group.bench_function("md5_crate", |b| {
         b.iter(|| md5::compute(black_box(&inputs.bundle)))

@@ -29,9 +29,13 @@ pub const CLANGOFFLOAD_CHECK_INPUT_ARCHIVE: u32 = 4;
 pub const CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK: u32 = 8;
 /// Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
 pub const CLANGOFFLOAD_VERBOSE: u32 = 16;
+/// Tell `notify` which parts of the input the job is done with
+/// (`CLANGOFFLOAD_NOTE_DONE_WITH`), so that a caller that mapped a file can
+/// let their pages go as the job goes on.
+pub const CLANGOFFLOAD_NOTIFY_DONE_WITH: u32 = 32;
 
-/// A note's kind, passed to `clangoffload_notify_fn`: a warning (the job
-/// goes on).
+/// A note's kind, passed to `clangoffload_notify_fn` (a caller ignores
+/// kinds it does not know): a warning (the job goes on).
 pub const CLANGOFFLOAD_NOTE_WARNING: u32 = 1;
 /// Lines LLVM's `-verbose` prints, each ending in `\n`.
 pub const CLANGOFFLOAD_NOTE_VERBOSE: u32 = 2;
@@ -41,6 +45,15 @@ pub const CLANGOFFLOAD_NOTE_ERROR: u32 = 3;
 /// The whole message of the failure a job reports once its outputs are
 /// written (`clangoffload_job_failure`), given as the job is made.
 pub const CLANGOFFLOAD_NOTE_FAILURE: u32 = 4;
+/// Only with `CLANGOFFLOAD_NOTIFY_DONE_WITH`: `message` and `len` are not
+/// text but a part of the job's input (a compressed bundle whose entry
+/// table, or whole contents, the job has decoded into its own memory). The
+/// job needs those bytes no more for now, so a caller that mapped a file
+/// may drop their pages (`madvise(MADV_DONTNEED)` on a private read-only
+/// map; Linux otherwise keeps mapped every large page-cache folio a job
+/// touched). They must stay readable: the job, or a later job over the same
+/// input, may read them again.
+pub const CLANGOFFLOAD_NOTE_DONE_WITH: u32 = 5;
 
 /// Receives a job's notes as they happen: `kind` is a
 /// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
@@ -307,6 +320,8 @@ struct Notifier {
     input_name: String,
     /// Whether verbose reports are wanted (`CLANGOFFLOAD_VERBOSE`).
     verbose: bool,
+    /// Whether the caller wants `CLANGOFFLOAD_NOTE_DONE_WITH`.
+    done_with: bool,
     #[cfg(feature = "std")]
     started: Option<std::time::Instant>,
 }
@@ -323,6 +338,7 @@ impl Notifier {
             context,
             input_name,
             verbose: flags & CLANGOFFLOAD_VERBOSE != 0,
+            done_with: flags & CLANGOFFLOAD_NOTIFY_DONE_WITH != 0,
             #[cfg(feature = "std")]
             started: None,
         }
@@ -332,10 +348,14 @@ impl Notifier {
         if kind == CLANGOFFLOAD_NOTE_VERBOSE && !self.verbose {
             return;
         }
+        self.send_bytes(kind, text.as_bytes());
+    }
+
+    fn send_bytes(&self, kind: u32, bytes: &[u8]) {
         if let Some(notify) = self.notify {
             // SAFETY: the caller gave this function and context for the
-            // job's duration; the text is live during the call.
-            unsafe { notify(self.context, kind, text.as_ptr(), text.len()) }
+            // job's duration; the bytes are live during the call.
+            unsafe { notify(self.context, kind, bytes.as_ptr(), bytes.len()) }
         }
     }
 
@@ -388,6 +408,12 @@ impl bundler::Observer for Notifier {
             _ => {}
         }
     }
+
+    fn done_with(&mut self, bytes: &[u8]) {
+        if self.done_with {
+            self.send_bytes(CLANGOFFLOAD_NOTE_DONE_WITH, bytes);
+        }
+    }
 }
 
 /// A warning's text as the tool prints it after `warning: `.
@@ -437,7 +463,8 @@ unsafe fn read_options(
         | CLANGOFFLOAD_HIP_OPENMP
         | CLANGOFFLOAD_CHECK_INPUT_ARCHIVE
         | CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK
-        | CLANGOFFLOAD_VERBOSE;
+        | CLANGOFFLOAD_VERBOSE
+        | CLANGOFFLOAD_NOTIFY_DONE_WITH;
     if options.flags & !known != 0 {
         return Err(clangoffload_status::InvalidArgument);
     }
@@ -516,6 +543,178 @@ unsafe fn fail(
     notifier.error(e);
     // SAFETY: forwarded to the caller.
     unsafe { report_bundler(e, &notifier.input_name, err) }
+}
+
+/// `clangoffload_extraction_sink.next`: the next container to extract;
+/// store its index in `*container` and return true, or return false when
+/// none is left. Called whenever the stream can take one more.
+pub type clangoffload_extraction_next_fn =
+    Option<unsafe extern "C" fn(context: *mut c_void, container: *mut usize) -> bool>;
+
+/// `clangoffload_extraction_sink.write`: the next `len` bytes of output
+/// `output` (numbered across the input, as
+/// `clangoffload_extraction_output_name` numbers them), at `offset` in it:
+/// every output's bytes come in order, from its start, with no gap (an
+/// output with no bytes gets no call: create its file when its container
+/// is done). Return 0 to go on; anything else stops that output's
+/// container (nothing more is said of it: no `done`).
+pub type clangoffload_extraction_write_fn = Option<
+    unsafe extern "C" fn(
+        context: *mut c_void,
+        output: usize,
+        offset: u64,
+        bytes: *const u8,
+        len: usize,
+    ) -> i32,
+>;
+
+/// `clangoffload_extraction_sink.done`: container `container` is extracted:
+/// `status` is OK when every byte of its outputs was written and (unless
+/// `CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK`) its hash checked; otherwise
+/// `*error` says why (its whole message went to `notify` just before, as
+/// `CLANGOFFLOAD_NOTE_ERROR`), and what was written of its outputs is
+/// incomplete or unverified: delete it. `error` is valid during the call
+/// only.
+pub type clangoffload_extraction_done_fn = Option<
+    unsafe extern "C" fn(
+        context: *mut c_void,
+        container: usize,
+        status: clangoffload_status,
+        error: *const clangoffload_error,
+    ),
+>;
+
+/// Where `clangoffload_extraction_stream` puts what it extracts: the
+/// caller's callbacks, each called on the thread that called the stream,
+/// with `context`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_extraction_sink {
+    /// Hands out the next container.
+    pub next: clangoffload_extraction_next_fn,
+    /// Takes the next bytes of an output.
+    pub write: clangoffload_extraction_write_fn,
+    /// Hears that a container is done, or why not.
+    pub done: clangoffload_extraction_done_fn,
+    /// Passed to the callbacks.
+    pub context: *mut c_void,
+}
+
+/// The sink's callbacks, called as core's stream asks.
+#[cfg(feature = "std")]
+struct CallbackSink {
+    sink: clangoffload_extraction_sink,
+    /// Where each output has got to.
+    written: alloc::collections::BTreeMap<usize, u64>,
+    /// Gets each failure's whole message (`CLANGOFFLOAD_NOTE_ERROR`).
+    notifier: Notifier,
+}
+
+#[cfg(feature = "std")]
+impl bundler::ExtractionSink for CallbackSink {
+    fn next(&mut self) -> Option<usize> {
+        let next = self.sink.next?;
+        let mut container = 0usize;
+        // SAFETY: the caller gave this callback and context for the call;
+        // `container` is writable.
+        unsafe { next(self.sink.context, &mut container) }.then_some(container)
+    }
+
+    fn write(&mut self, output: usize, bytes: &[u8]) -> core::ops::ControlFlow<()> {
+        let Some(write) = self.sink.write else {
+            return core::ops::ControlFlow::Break(());
+        };
+        let at = self.written.entry(output).or_insert(0);
+        let offset = *at;
+        *at = at.saturating_add(crate::ffi::len_u64(bytes.len()));
+        // SAFETY: as above; the bytes are live during the call.
+        match unsafe {
+            write(
+                self.sink.context,
+                output,
+                offset,
+                bytes.as_ptr(),
+                bytes.len(),
+            )
+        } {
+            0 => core::ops::ControlFlow::Continue(()),
+            _ => core::ops::ControlFlow::Break(()),
+        }
+    }
+
+    fn done(&mut self, container: usize, result: Result<(), BundlerError>) {
+        let Some(done) = self.sink.done else {
+            return;
+        };
+        let mut record = clangoffload_error::new(clangoffload_status::Ok, 0, None, "");
+        let status = match &result {
+            Ok(()) => clangoffload_status::Ok,
+            // SAFETY: `record` is writable.
+            Err(e) => unsafe { fail(e, &self.notifier, &mut record) },
+        };
+        // SAFETY: as above; the record is live during the call.
+        unsafe { done(self.sink.context, container, status, &record) }
+    }
+}
+
+/// Extracts the containers `sink->next` asks for, handing their outputs'
+/// bytes to `sink->write` as they are decoded and saying when each
+/// container is done: up to `lanes` compressed bundles (1 to 4) are
+/// decoded side by side on the calling thread, a step of each in turn,
+/// their hashes computed together (MD5 in SIMD lanes: 4 cost about what
+/// 1.5 cost one after the other), and each is written as it is decoded.
+/// Each bundle in flight is held whole until it ends (a zstd frame may
+/// refer back to any byte it made), in a buffer the next one reuses:
+/// memory is `lanes` times the largest bundle per calling thread. The
+/// bytes are those `clangoffload_extraction_plan` plans.
+/// Several threads may stream one extraction at once, each with its own
+/// sink (each `next` handing out different containers): that is how the
+/// `clangoffload` tool uses every core. Warnings go to `notify`.
+///
+/// Returns OK once `next` has no more (a container's failure is its
+/// `done`), or an error for a bad argument.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `extraction` and `sink` must not be NULL, nor `sink->next`,
+/// `sink->write`, `sink->done`; `notify` may be NULL.
+///
+/// # Safety
+/// `extraction` must be a live extraction (its input still readable);
+/// `sink` readable, its callbacks callable with its context during the
+/// call; `notify`, if set, callable with `context`.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_stream(
+    extraction: *const clangoffload_extraction,
+    lanes: usize,
+    sink: *const clangoffload_extraction_sink,
+    notify: clangoffload_notify_fn,
+    context: *mut c_void,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: live, as the caller promises.
+        let extraction = unsafe { handle_arg(extraction) }?;
+        // SAFETY: readable, as the caller promises.
+        let sink = *unsafe { handle_arg(sink) }?;
+        if sink.next.is_none() || sink.write.is_none() || sink.done.is_none() {
+            return Err(clangoffload_status::NullArgument);
+        }
+        if !(1..=4).contains(&lanes) {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        let name = extraction.input_name.clone();
+        let mut notifier = Notifier::new(notify, context, name.clone(), extraction.flags);
+        let mut callbacks = CallbackSink {
+            sink,
+            written: alloc::collections::BTreeMap::new(),
+            notifier: Notifier::new(notify, context, name, extraction.flags),
+        };
+        extraction
+            .extraction
+            .stream(lanes, &mut callbacks, &mut notifier);
+        Ok(())
+    })
 }
 
 /// Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does

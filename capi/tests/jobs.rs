@@ -427,3 +427,242 @@ fn unbundle_options(
         context: std::ptr::null_mut(),
     }
 }
+
+/// The parts of the input a job said it was done with
+/// (`CLANGOFFLOAD_NOTE_DONE_WITH`), as (offset, len) in the input.
+struct DoneWith {
+    base: usize,
+    parts: Vec<(usize, usize)>,
+    other_kinds: Vec<u32>,
+}
+
+unsafe extern "C" fn collect_done_with(
+    context: *mut std::ffi::c_void,
+    kind: u32,
+    message: *const u8,
+    len: usize,
+) {
+    // SAFETY: the test passes its DoneWith as the context.
+    let done = unsafe { &mut *context.cast::<DoneWith>() };
+    if kind == clangoffload_capi::CLANGOFFLOAD_NOTE_DONE_WITH {
+        done.parts.push((message as usize - done.base, len));
+    } else {
+        done.other_kinds.push(kind);
+    }
+}
+
+/// Lists `input` with `flags`, collecting the done-with notes.
+fn list_noting(input: &[u8], flags: u32) -> DoneWith {
+    let mut done = DoneWith {
+        base: input.as_ptr() as usize,
+        parts: Vec::new(),
+        other_kinds: Vec::new(),
+    };
+    let mut options = unbundle_options("", &[]);
+    options.flags = flags;
+    options.notify = Some(collect_done_with);
+    options.context = std::ptr::from_mut(&mut done).cast();
+    let mut job = std::ptr::null_mut();
+    // SAFETY: the input and options outlive the job, freed below.
+    let status = unsafe {
+        clangoffload_capi::clangoffload_bundler_list(
+            input.as_ptr(),
+            input.len(),
+            &options,
+            &mut job,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, clangoffload_capi::clangoffload_status::Ok);
+    // SAFETY: made above, freed once.
+    unsafe { clangoffload_capi::clangoffload_job_free(job) };
+    done
+}
+
+/// A caller that asks is told, container by container, which compressed
+/// bundles of a linked `.hip_fatbin` the list job is done with: each one
+/// whole, in file order, inside the input; a caller that does not ask
+/// gets no such note (it would not be text).
+#[test]
+fn list_says_which_compressed_bundles_it_is_done_with() {
+    for (file, compressed) in [
+        ("libhip-compressed3.so", 3),
+        ("libhip-mixed3.so", 1),
+        ("hip-compressed3.dll", 3),
+    ] {
+        let input = std::fs::read(root().join("tests/fixtures/multi").join(file)).unwrap();
+        let done = list_noting(&input, clangoffload_capi::CLANGOFFLOAD_NOTIFY_DONE_WITH);
+        assert_eq!(done.parts.len(), compressed, "{file}");
+        assert!(done.other_kinds.is_empty(), "{file}");
+        let mut end = 0;
+        for &(offset, len) in &done.parts {
+            assert!(offset >= end && offset + len <= input.len(), "{file}");
+            assert_eq!(&input[offset..offset + 4], b"CCOB", "{file}");
+            let total = u64::from_le_bytes(input[offset + 8..offset + 16].try_into().unwrap());
+            assert_eq!(
+                len as u64, total,
+                "{file}: the whole bundle (v3 total size)"
+            );
+            end = offset + len;
+        }
+        let quiet = list_noting(&input, 0);
+        assert!(quiet.parts.is_empty(), "{file}");
+    }
+}
+
+/// What a stream wrote and said, gathered by the callbacks below.
+#[derive(Default)]
+struct Streamed {
+    count: usize,
+    asked: usize,
+    outputs: Vec<Vec<u8>>,
+    done: Vec<(usize, clangoffload_capi::clangoffload_status)>,
+    gaps: usize,
+}
+
+unsafe extern "C" fn streamed_next(context: *mut std::ffi::c_void, container: *mut usize) -> bool {
+    // SAFETY: the test passes its Streamed as the context.
+    let s = unsafe { &mut *context.cast::<Streamed>() };
+    if s.asked == s.count {
+        return false;
+    }
+    // SAFETY: the library gives a writable slot.
+    unsafe { *container = s.asked };
+    s.asked += 1;
+    true
+}
+
+unsafe extern "C" fn streamed_write(
+    context: *mut std::ffi::c_void,
+    output: usize,
+    offset: u64,
+    bytes: *const u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: as above; `len` bytes live during the call.
+    let (s, bytes) = unsafe {
+        (
+            &mut *context.cast::<Streamed>(),
+            std::slice::from_raw_parts(bytes, len),
+        )
+    };
+    let out = &mut s.outputs[output];
+    if out.len() as u64 != offset {
+        s.gaps += 1;
+    }
+    out.extend_from_slice(bytes);
+    0
+}
+
+unsafe extern "C" fn streamed_done(
+    context: *mut std::ffi::c_void,
+    container: usize,
+    status: clangoffload_capi::clangoffload_status,
+    _error: *const clangoffload_capi::clangoffload_error,
+) {
+    // SAFETY: as above.
+    let s = unsafe { &mut *context.cast::<Streamed>() };
+    s.done.push((container, status));
+}
+
+/// `clangoffload_extraction_stream` gives every output the bytes the
+/// whole extraction gives, in order and without gaps, with any number of
+/// lanes; bad arguments are refused.
+#[test]
+fn an_extraction_streamed_gives_every_output_its_bytes() {
+    use clangoffload_capi::clangoffload_status as S;
+    for file in [
+        "libhip-compressed3.so",
+        "libhip-mixed3.so",
+        "hip-compressed3.dll",
+    ] {
+        let input = std::fs::read(root().join("tests/fixtures/multi").join(file)).unwrap();
+        let whole = clangoffload::bundler::extract(
+            &input,
+            b"f",
+            clangoffload::bundler::Decoding::default(),
+            &mut (),
+        )
+        .unwrap();
+        let options = unbundle_options("", &[]);
+        let mut x = std::ptr::null_mut();
+        // SAFETY: the input and options outlive the extraction, freed below.
+        let made = unsafe {
+            clangoffload_capi::clangoffload_bundler_extraction(
+                input.as_ptr(),
+                input.len(),
+                &options,
+                &mut x,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(made, S::Ok, "{file}");
+        // SAFETY: live.
+        let count = unsafe { clangoffload_capi::clangoffload_extraction_container_count(x) };
+        for lanes in [1, 2, 4] {
+            let mut s = Streamed {
+                count,
+                outputs: vec![Vec::new(); whole.output_count()],
+                ..Streamed::default()
+            };
+            let sink = clangoffload_capi::clangoffload_extraction_sink {
+                next: Some(streamed_next),
+                write: Some(streamed_write),
+                done: Some(streamed_done),
+                context: std::ptr::from_mut(&mut s).cast(),
+            };
+            // SAFETY: the extraction is live; the sink and context too.
+            let status = unsafe {
+                clangoffload_capi::clangoffload_extraction_stream(
+                    x,
+                    lanes,
+                    &sink,
+                    None,
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(status, S::Ok, "{file}, {lanes} lanes");
+            assert_eq!(s.gaps, 0);
+            let mut done = s.done.clone();
+            done.sort_unstable_by_key(|d| d.0);
+            assert_eq!(done, (0..count).map(|c| (c, S::Ok)).collect::<Vec<_>>());
+            for (i, bytes) in s.outputs.iter().enumerate() {
+                assert_eq!(bytes, &whole.output_bytes(i).unwrap(), "{file}: output {i}");
+            }
+        }
+        let mut s = Streamed::default();
+        let mut sink = clangoffload_capi::clangoffload_extraction_sink {
+            next: Some(streamed_next),
+            write: Some(streamed_write),
+            done: Some(streamed_done),
+            context: std::ptr::from_mut(&mut s).cast(),
+        };
+        for lanes in [0, 5] {
+            // SAFETY: as above.
+            let status = unsafe {
+                clangoffload_capi::clangoffload_extraction_stream(
+                    x,
+                    lanes,
+                    &sink,
+                    None,
+                    std::ptr::null_mut(),
+                )
+            };
+            assert_eq!(status, S::InvalidArgument);
+        }
+        sink.write = None;
+        // SAFETY: as above.
+        let status = unsafe {
+            clangoffload_capi::clangoffload_extraction_stream(
+                x,
+                2,
+                &sink,
+                None,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(status, S::NullArgument);
+        // SAFETY: made above, freed once.
+        unsafe { clangoffload_capi::clangoffload_extraction_free(x) };
+    }
+}

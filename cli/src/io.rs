@@ -122,6 +122,23 @@ impl Input {
             unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
     }
 
+    /// [`Input::release`] of `part`, a slice of [`Input::data`] (anything
+    /// else is ignored).
+    // The part's place is its address's distance from the input's: the
+    // only `as` here is pointer to address (`<*const u8>::addr` is newer
+    // than the MSRV).
+    #[allow(clippy::as_conversions)]
+    pub fn release_part(&self, part: &[u8]) {
+        let base = self.data().as_ptr() as usize;
+        let Some(offset) = (part.as_ptr() as usize).checked_sub(base) else {
+            return;
+        };
+        if offset.saturating_add(part.len()) <= self.data().len() {
+            let wide = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+            self.release(wide(offset), wide(part.len()));
+        }
+    }
+
     /// The open file, for copying from it file to file (regular files).
     pub fn fd(&self) -> Option<RawFd> {
         self.file.as_ref().map(AsRawFd::as_raw_fd)

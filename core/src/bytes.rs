@@ -15,9 +15,10 @@ pub(crate) fn range(data: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
     data.get(start..end)
 }
 
-/// Where `part` starts in `whole`, if it is a slice of it.
+/// Where `part` starts in `whole`, if it is a slice of it (a view a reader
+/// handed out, placed back in the buffer it was read from).
 #[cfg(feature = "alloc")]
-pub(crate) fn offset_in(whole: &[u8], part: &[u8]) -> Option<u64> {
+pub fn offset_in(whole: &[u8], part: &[u8]) -> Option<u64> {
     // Addresses only, compared and subtracted: no pointer is made from them.
     #[allow(clippy::as_conversions)]
     let (start, at) = (whole.as_ptr() as usize, part.as_ptr() as usize);

@@ -541,6 +541,33 @@ impl<'data> Walk<'data> {
     }
 }
 
+/// A bundle's entries as [`inspect`] reports them: each ID borrowed, each
+/// payload that is an AMDGPU code object checked against its ID; the first
+/// damaged descriptor is the error. For callers that hold the bundle (a
+/// decoded one, or one they found themselves) and want what the report says
+/// of it.
+///
+/// ```
+/// use clangoffload::inspect::bundle_entries;
+/// use clangoffload::Bundle;
+///
+/// let bundle = Bundle::parse(include_bytes!("../../tests/fixtures/llvm22/clang-hip.fatbin"))?;
+/// let entries = bundle_entries(&bundle)?;
+/// let device = entries.iter().find(|e| e.id.ends_with(b"--gfx906")).unwrap();
+/// assert!(device.code_object.is_some_and(|c| c.id_agrees));
+/// assert!(entries.iter().all(|e| e.id.starts_with(b"host") != e.code_object.is_some()));
+/// # Ok::<(), clangoffload::Error>(())
+/// ```
+pub fn bundle_entries<'data>(bundle: &Bundle<'data>) -> Result<Vec<InspectedEntry<'data>>> {
+    entries(bundle, Cow::Borrowed).map_err(|error| match error {
+        ContainerError::MalformedBundle(e) | ContainerError::Unreadable(e) => e,
+        // `entries` reports malformed descriptors only.
+        ContainerError::HashMismatch { stored, computed } => {
+            Error::new(crate::ErrorKind::HashMismatch { stored, computed }, 0)
+        }
+    })
+}
+
 /// A bundle's entries, each ID kept as `keep` says, each payload that is an
 /// AMDGPU code object checked against its ID.
 fn entries<'b, 'data>(

@@ -372,6 +372,8 @@ pub mod scan;
 pub mod text_bundle;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter, EntryPosition};
+#[cfg(feature = "alloc")]
+pub use bytes::offset_in;
 pub use compressed::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
 pub use container::{Container, Containers};
 pub use error::{Error, ErrorKind, Field};

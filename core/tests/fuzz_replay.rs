@@ -64,6 +64,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ("elf_locate", &checks::elf_locate::check),
         ("elf_object_bundle", &checks::elf_object_bundle::check),
         ("entry_id_parse", &text(checks::entry_id_parse::check)),
+        ("extract_stream", &checks::extract_stream::check),
         ("inspect", &checks::inspect::check),
         ("offload_binary", &checks::offload_binary::check),
         ("packager_extract", &checks::packager_extract::check),

@@ -10,17 +10,21 @@ use clangoffload::cuda_fatbin::{
 };
 use clangoffload::DecompressOptions;
 
+/// One entry to write.
+#[derive(Debug, Arbitrary)]
+pub struct EntryInput {
+    ptx: bool,
+    number: u8,
+    variant: u8,
+    data: Vec<u8>,
+    identifier: Option<Vec<u8>>,
+    options: Option<Vec<u8>>,
+    debug: bool,
+}
+
 #[derive(Debug, Arbitrary)]
 pub struct Input {
-    entries: Vec<(
-        bool,
-        u8,
-        u8,
-        Vec<u8>,
-        Option<Vec<u8>>,
-        Option<Vec<u8>>,
-        bool,
-    )>,
+    entries: Vec<EntryInput>,
     keep_below: u8,
 }
 
@@ -29,23 +33,25 @@ pub fn check(input: Input) {
         .entries
         .iter()
         .take(16)
-        .map(
-            |(ptx, number, variant, data, identifier, options, debug)| NewEntry {
-                kind: if *ptx { EntryKind::Ptx } else { EntryKind::Elf },
-                sm: Sm {
-                    number: u32::from(*number),
-                    variant: match variant % 3 {
-                        0 => SmVariant::Plain,
-                        1 => SmVariant::Family,
-                        _ => SmVariant::Arch,
-                    },
-                },
-                data,
-                identifier: identifier.as_deref(),
-                options: options.as_deref(),
-                debug: *debug,
+        .map(|e| NewEntry {
+            kind: if e.ptx {
+                EntryKind::Ptx
+            } else {
+                EntryKind::Elf
             },
-        )
+            sm: Sm {
+                number: u32::from(e.number),
+                variant: match e.variant % 3 {
+                    0 => SmVariant::Plain,
+                    1 => SmVariant::Family,
+                    _ => SmVariant::Arch,
+                },
+            },
+            data: &e.data,
+            identifier: e.identifier.as_deref(),
+            options: e.options.as_deref(),
+            debug: e.debug,
+        })
         .collect();
     let written = write_fatbin(&entries).unwrap();
     let fatbin = Fatbin::parse(&written).expect("what we write parses");

@@ -19,6 +19,7 @@ pub mod cuda_writer;
 pub mod elf_locate;
 pub mod elf_object_bundle;
 pub mod entry_id_parse;
+pub mod extract_stream;
 pub mod inspect;
 pub mod offload_binary;
 pub mod packager_extract;

@@ -294,7 +294,7 @@ fn list(argv0: &str, file_type: &str, path: &str, config: Config) -> Result<(), 
         max_size: max_decompressed_size()?,
         input_name: path,
     };
-    let listed = Job::list(argv0, input.data(), &options).map_err(Failure)?;
+    let listed = Job::list(argv0, &input, &options).map_err(Failure)?;
     let mut out = std::io::BufWriter::new(crate::stdio::Stdout);
     for (_, id) in listed.listed() {
         out.write_all(id)?;
@@ -317,7 +317,7 @@ fn unbundle_files(args: &Args) -> Result<(), Failure> {
         max_size: max_decompressed_size()?,
         input_name: path,
     };
-    let job = Job::unbundle(args.argv0, input.data(), &options).map_err(Failure)?;
+    let job = Job::unbundle(args.argv0, &input, &options).map_err(Failure)?;
     for (i, (path, output)) in args.outputs.iter().zip(job.outputs()).enumerate() {
         if output.written {
             write_output(&job, i, path, &[&input])?;

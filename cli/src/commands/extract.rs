@@ -13,21 +13,31 @@
 //! CUDA fat binaries' ELF and PTX images are written as
 //! `cuobjdump -xelf all -xptx all` names them (docs/cli.md).
 //!
-//! Containers are decoded on `N` threads (default: one per core), each
-//! written as soon as it is decoded and then released, so memory holds at
-//! most `N` decoded containers, never the whole file. Paths, warnings and
-//! errors are printed in file order, as one thread would print them.
+//! Containers are extracted on `N` threads (default: one per core), each
+//! streaming two compressed bundles at once
+//! (`clangoffload_extraction_stream`): their bytes go to the files as they
+//! are decoded, and their hashes are checked side by side; memory holds
+//! the bundles in flight (two per thread), never the file's. The files of a container that fails (damage, a wrong hash) are
+//! removed, and the message says which outputs. Paths, warnings and errors
+//! are printed in file order, as one thread would print them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 use super::Failure;
 use crate::ffi::c::clangoffload_extraction_container as Container;
-use crate::ffi::job::Extraction;
-use crate::io::os_message;
+use crate::ffi::job::{Extraction, Streamer};
+use crate::io::{os_message, Input};
 use crate::stdio::{err, outln};
+
+/// Compressed bundles each thread decodes side by side: two hash together
+/// faster than one after the other, and each is held whole while it is
+/// decoded, so memory is twice the largest bundle per thread.
+const LANES: usize = 2;
 
 const USAGE: &str = "usage: clangoffload extract FILE [-o DIR] [--force] [-j THREADS]";
 
@@ -97,11 +107,8 @@ struct Done {
     notes: String,
     /// The paths written, in order.
     written: Vec<PathBuf>,
-    /// Why the rest of its outputs were not written.
+    /// Why its outputs were not written.
     error: Option<String>,
-    /// Whether the error ends the whole extraction (an output that cannot
-    /// be written) rather than this container alone (damage in it).
-    fatal: bool,
 }
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
@@ -109,7 +116,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let input = super::open(args.file)?;
     let options = super::bundler::any_file(args.file)?;
     let cuda = super::cuda::read(args.file, input.data())?;
-    let extraction = match Extraction::new(program, input.data(), &options) {
+    let extraction = match Extraction::new(program, &input, &options) {
         Ok(extraction) => extraction,
         // A file of CUDA fat binaries only is no bundle: not an error here.
         Err(_) if cuda.is_some() => return extract_cuda(&args, cuda.as_ref(), &options),
@@ -136,44 +143,45 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1)
         .clamp(1, containers.len().max(1));
+    let shared = Shared {
+        next: AtomicUsize::new(0),
+        ended: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        results: Mutex::new((0..containers.len()).map(|_| None).collect()),
+        changed: Condvar::new(),
+    };
     let context = Context {
         program,
         input: &input,
-        file: Path::new(args.file),
         extraction: &extraction,
+        containers: &containers,
         paths: &paths,
         force: args.force,
+        shared: &shared,
     };
     let mut errors = Vec::new();
     std::thread::scope(|scope| -> Result<(), Failure> {
-        let mut pending = containers.iter().copied().enumerate();
-        let mut in_flight = VecDeque::new();
-        let mut stop = false;
-        loop {
-            while !stop && in_flight.len() < threads {
-                let Some((index, container)) = pending.next() else {
-                    break;
-                };
-                let context = &context;
-                in_flight.push_back(scope.spawn(move || context.write(index, container)));
-            }
-            let Some(worker) = in_flight.pop_front() else {
-                break;
-            };
-            let done = worker.join().unwrap_or_else(|_| Done {
-                error: Some("internal error: a worker thread panicked".into()),
-                fatal: true,
-                ..Done::default()
-            });
-            err!("{}", done.notes);
-            for path in &done.written {
-                outln!("{}", path.display())?;
-            }
-            if let Some(error) = done.error {
-                errors.push(error);
-                // Damage in one container leaves the others to extract; an
-                // output that cannot be written stops the rest.
-                stop |= done.fatal;
+        for _ in 0..threads {
+            let context = &context;
+            scope.spawn(move || context.work());
+        }
+        // Print each container's paths and notes once it and every one
+        // before it are done; a container never handed out (the run
+        // stopped) is skipped once every worker has ended.
+        let mut printed = 0;
+        let mut results = shared.results.lock().map_err(|_| panicked())?;
+        while printed < containers.len() {
+            match results.get_mut(printed).and_then(Option::take) {
+                Some(done) => {
+                    err!("{}", done.notes);
+                    for path in &done.written {
+                        outln!("{}", path.display())?;
+                    }
+                    errors.extend(done.error);
+                    printed = printed.saturating_add(1);
+                }
+                None if shared.finished(threads) => printed = printed.saturating_add(1),
+                None => results = shared.changed.wait(results).map_err(|_| panicked())?,
             }
         }
         Ok(())
@@ -197,73 +205,245 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     }
 }
 
+fn panicked() -> Failure {
+    Failure("internal error: a worker thread panicked".into())
+}
+
+/// What the workers share with the printer.
+struct Shared {
+    /// The next container to hand out.
+    next: AtomicUsize,
+    /// How many workers have ended.
+    ended: AtomicUsize,
+    /// An output could not be written: hand out no more.
+    stop: AtomicBool,
+    /// What each container's extraction did, until printed.
+    results: Mutex<Vec<Option<Done>>>,
+    changed: Condvar,
+}
+
+impl Shared {
+    /// Whether every worker has ended.
+    fn finished(&self, threads: usize) -> bool {
+        self.ended.load(Ordering::SeqCst) >= threads
+    }
+}
+
 /// What every worker shares.
 struct Context<'a, 'data> {
     program: &'a str,
-    input: &'a crate::io::Input,
-    file: &'a Path,
+    input: &'a Input,
     extraction: &'a Extraction<'data>,
+    containers: &'a [Container],
     paths: &'a [PathBuf],
     force: bool,
+    shared: &'a Shared,
 }
 
 impl Context<'_, '_> {
-    /// Decodes and writes container `index`; its job, and the decoded bytes
-    /// it holds, are released before this returns.
-    fn write(&self, index: usize, container: Container) -> Done {
-        let first = container.first_output;
-        let outputs = first..first.saturating_add(container.output_count);
-        let (job, notes) = self.extraction.plan(self.program, index);
-        let mut done = Done {
-            notes,
-            ..Done::default()
+    /// One worker: streams containers until none is left.
+    fn work(&self) {
+        let mut worker = Worker {
+            context: self,
+            open: HashMap::new(),
+            created: HashSet::new(),
+            current: None,
+            notes: HashMap::new(),
         };
-        let not_written = |done: &Done| {
-            format!(
-                "outputs {}..{} of the container at offset {:#x} not written",
-                outputs.start.saturating_add(done.written.len()),
-                outputs.end,
-                container.offset
-            )
-        };
-        let job = match job {
-            Ok(job) => job,
-            Err(e) => {
-                done.error = Some(format!("{e} ({})", not_written(&done)));
-                return done;
+        self.extraction
+            .stream(self.program, self.input, LANES, &mut worker);
+        // Under the lock, so that the printer cannot miss the wake-up
+        // between its check and its wait.
+        let _results = self.shared.results.lock();
+        self.shared.ended.fetch_add(1, Ordering::SeqCst);
+        self.shared.changed.notify_all();
+    }
+
+    /// Records what extracting container `index` did.
+    fn record(&self, index: usize, done: Done) {
+        if let Ok(mut results) = self.shared.results.lock() {
+            if let Some(slot) = results.get_mut(index) {
+                *slot = Some(done);
             }
-        };
-        // A descriptor of this thread's own, so that copies on other threads
-        // do not move its offset.
-        let own = File::open(self.file).ok();
-        let fds = [own.as_ref().map_or(-1, AsRawFd::as_raw_fd)];
-        for (i, path) in self
-            .paths
-            .get(outputs.clone())
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let written = create(path, self.force).and_then(|out| {
-                job.write_from(i, &out, &fds).map_err(|e| {
-                    // No partial file is left behind unannounced.
-                    drop(out);
-                    let _ = std::fs::remove_file(path);
-                    format!("'{}': {e}; removed", path.display())
-                })
-            });
-            if let Err(e) = written {
-                done.error = Some(format!("{e} ({})", not_written(&done)));
-                done.fatal = true;
-                return done;
-            }
-            done.written.push(path.clone());
         }
-        // Its input bytes are no longer needed: memory holds the containers
-        // in flight, not the file read so far.
-        drop(job);
-        self.input.release(container.offset, container.size);
-        done
+        self.shared.changed.notify_all();
+    }
+
+    /// The message for container `index`'s outputs that are not written.
+    fn not_written(&self, index: usize) -> String {
+        let container = self.containers.get(index);
+        let first = container.map_or(0, |c| c.first_output);
+        let count = container.map_or(0, |c| c.output_count);
+        format!(
+            "outputs {}..{} of the container at offset {:#x} not written",
+            first,
+            first.saturating_add(count),
+            container.map_or(0, |c| c.offset)
+        )
+    }
+
+    /// Output `output`'s path.
+    fn path(&self, output: usize) -> &Path {
+        self.paths.get(output).map_or(Path::new(""), |p| p)
+    }
+
+    /// The container output `output` belongs to.
+    fn container_of(&self, output: usize) -> usize {
+        self.containers
+            .partition_point(|c| c.first_output.saturating_add(c.output_count) <= output)
+    }
+
+    fn outputs(&self, index: usize) -> std::ops::Range<usize> {
+        let container = self.containers.get(index);
+        let first = container.map_or(0, |c| c.first_output);
+        first..first.saturating_add(container.map_or(0, |c| c.output_count))
+    }
+}
+
+/// Files a worker keeps open at once: outputs come one after the other
+/// within a container, and a container may have many thousands.
+const OPEN_FILES: usize = 16;
+
+/// One worker's files and held notes.
+struct Worker<'a, 'b, 'data> {
+    context: &'a Context<'b, 'data>,
+    /// Each open output's file.
+    open: HashMap<usize, File>,
+    /// The outputs created so far, of the containers in flight.
+    created: HashSet<usize>,
+    /// The container last handed out, whose notes come next.
+    current: Option<usize>,
+    notes: HashMap<usize, String>,
+}
+
+impl Worker<'_, '_, '_> {
+    /// Output `output`'s file, open for writing: created (exclusively
+    /// unless `--force`) on its first bytes, opened again to append if it
+    /// was closed to keep few open.
+    fn file(&mut self, output: usize) -> Result<&mut File, String> {
+        let path = self.context.path(output);
+        if !self.open.contains_key(&output) {
+            if self.open.len() >= OPEN_FILES {
+                self.open.clear();
+            }
+            let file = if self.created.insert(output) {
+                create(path, self.context.force)?
+            } else {
+                OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| format!("'{}': {}", path.display(), os_message(&e)))?
+            };
+            self.open.insert(output, file);
+        }
+        self.open
+            .get_mut(&output)
+            .ok_or_else(|| format!("'{}': not open", path.display()))
+    }
+
+    /// Closes container `index`'s files: removing those created if
+    /// `remove`, else creating those that got no bytes (empty outputs).
+    fn close(&mut self, index: usize, remove: bool) -> Result<(), String> {
+        let mut result = Ok(());
+        for output in self.context.outputs(index) {
+            self.open.remove(&output);
+            let created = self.created.remove(&output);
+            let path = self.context.path(output);
+            if remove {
+                if created {
+                    let _ = std::fs::remove_file(path);
+                }
+            } else if !created && result.is_ok() {
+                result = create(path, self.context.force).map(drop);
+                self.created.insert(output);
+            }
+        }
+        result
+    }
+
+    /// Ends container `index` with `error`, its files removed; `fatal`
+    /// stops the whole run (an output that cannot be written).
+    fn fail(&mut self, index: usize, error: String, fatal: bool) {
+        let _ = self.close(index, true);
+        if fatal {
+            self.context.shared.stop.store(true, Ordering::SeqCst);
+        }
+        let done = Done {
+            notes: self.notes.remove(&index).unwrap_or_default(),
+            written: Vec::new(),
+            error: Some(format!(
+                "{error} ({}; removed)",
+                self.context.not_written(index)
+            )),
+        };
+        self.context.record(index, done);
+    }
+}
+
+impl Streamer for Worker<'_, '_, '_> {
+    fn next(&mut self) -> Option<usize> {
+        let shared = self.context.shared;
+        if shared.stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        let index = shared.next.fetch_add(1, Ordering::SeqCst);
+        if index >= self.context.containers.len() {
+            return None;
+        }
+        self.current = Some(index);
+        Some(index)
+    }
+
+    fn write(&mut self, output: usize, bytes: &[u8]) -> bool {
+        let written = self
+            .file(output)
+            .and_then(|file| file.write_all(bytes).map_err(|e| os_message(&e)));
+        match written {
+            Ok(()) => true,
+            Err(e) => {
+                let path = self.context.path(output);
+                let error = if e.starts_with('\'') {
+                    e
+                } else {
+                    format!("'{}': {e}", path.display())
+                };
+                let index = self.context.container_of(output);
+                self.fail(index, error, true);
+                false
+            }
+        }
+    }
+
+    fn done(&mut self, index: usize, error: Option<String>) {
+        match error {
+            Some(error) => self.fail(index, error, false),
+            None => match self.close(index, false) {
+                Err(error) => self.fail(index, error, true),
+                Ok(()) => {
+                    let done = Done {
+                        notes: self.notes.remove(&index).unwrap_or_default(),
+                        written: self
+                            .context
+                            .paths
+                            .get(self.context.outputs(index))
+                            .unwrap_or_default()
+                            .to_vec(),
+                        error: None,
+                    };
+                    self.context.record(index, done);
+                }
+            },
+        }
+        // Its input bytes are no longer needed: memory holds the
+        // containers in flight, not the file read so far.
+        if let Some(container) = self.context.containers.get(index) {
+            self.context.input.release(container.offset, container.size);
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        let index = self.current.unwrap_or(0);
+        self.notes.entry(index).or_default().push_str(text);
     }
 }
 

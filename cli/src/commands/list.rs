@@ -18,7 +18,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let input = super::open(file)?;
     let cuda = super::cuda::read(file, input.data())?;
     let options = super::bundler::any_file(file)?;
-    let listed = match Job::list(program, input.data(), &options) {
+    let listed = match Job::list(program, &input, &options) {
         Ok(listed) => Some(listed),
         // A file of CUDA fat binaries only is no bundle: not an error here.
         Err(_) if cuda.is_some() => None,

@@ -6,7 +6,8 @@ use std::ffi::c_int;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-use super::{blank_error, c, check, record, view, with_held_notes, with_notes, Handle, Status};
+use super::{blank_error, c, check, record, view, with_notes, with_notes_on};
+use super::{Handle, Status};
 use crate::io::Input;
 
 /// A C job function that reads one input.
@@ -60,33 +61,46 @@ impl<'data> Job<'data> {
         Ok(Job { handle, failure })
     }
 
-    /// `-unbundle` of `data`.
-    pub fn unbundle(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        Self::read(program, data, o, c::clangoffload_bundler_unbundle)
+    /// `-unbundle` of `input`.
+    pub fn unbundle(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        Self::read(program, input, o, c::clangoffload_bundler_unbundle)
     }
 
-    /// `-list` of `data` (an empty file type: every ID of any file).
-    pub fn list(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
-        Self::read(program, data, o, c::clangoffload_bundler_list)
+    /// `-list` of `input` (an empty file type: every ID of any file).
+    pub fn list(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        Self::read(program, input, o, c::clangoffload_bundler_list)
     }
 
-    /// Runs a job that reads one input with `o`.
-    fn read(program: &str, data: &'data [u8], o: &Options, job: ReadJob) -> Result<Self, String> {
-        Self::make(program, |notify, context, out| {
-            read_input(o, notify, context, |options| {
-                // SAFETY: data, the options and their views are live for
-                // the call, and data for the job ('data).
-                unsafe {
-                    job(
-                        data.as_ptr(),
-                        data.len(),
-                        options,
-                        out,
-                        std::ptr::null_mut(),
-                    )
-                }
-            })
-        })
+    /// Runs a job that reads `input` with `o`, letting go of the pages of
+    /// each part of it the library is done with.
+    fn read(program: &str, input: &'data Input, o: &Options, job: ReadJob) -> Result<Self, String> {
+        let data = input.data();
+        let mut failure = None;
+        let handle = Handle::make(c::clangoffload_job_free, |out| {
+            failure = with_notes_on(program, input, |notify, context| {
+                read_input(
+                    o,
+                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
+                    notify,
+                    context,
+                    |options| {
+                        // SAFETY: data, the options and their views are live
+                        // for the call, and data for the job ('data).
+                        unsafe {
+                            job(
+                                data.as_ptr(),
+                                data.len(),
+                                options,
+                                out,
+                                std::ptr::null_mut(),
+                            )
+                        }
+                    },
+                )
+            })?;
+            Ok(())
+        })?;
+        Ok(Job { handle, failure })
     }
 
     /// Bundling `inputs` for `o.targets`.
@@ -192,9 +206,11 @@ impl<'data> Job<'data> {
     }
 }
 
-/// Calls `call` with the C options for reading an input as `o` says.
+/// Calls `call` with the C options for reading an input as `o` says, and
+/// `flags` besides.
 fn read_input(
     o: &Options,
+    flags: u32,
     notify: c::clangoffload_notify_fn,
     context: *mut std::ffi::c_void,
     call: impl FnOnce(&c::clangoffload_bundler_options) -> Status,
@@ -204,7 +220,7 @@ fn read_input(
         file_type: view(o.file_type.as_bytes()),
         targets: targets.as_ptr(),
         target_count: targets.len(),
-        flags: o.flags,
+        flags: o.flags | flags,
         max_decompressed_size: o.max_size,
         input_name: view(o.input_name.as_bytes()),
         notify,
@@ -229,24 +245,32 @@ pub struct Extraction<'data> {
 unsafe impl Sync for Extraction<'_> {}
 
 impl<'data> Extraction<'data> {
-    /// Finds and names what `extract` writes from `data`.
-    pub fn new(program: &str, data: &'data [u8], o: &Options) -> Result<Self, String> {
+    /// Finds and names what `extract` writes from `input` (letting go of
+    /// the pages of each container once its entry table is read).
+    pub fn new(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
+        let data = input.data();
         let mut failure = None;
         let handle = Handle::make(c::clangoffload_extraction_free, |out| {
-            failure = with_notes(program, |notify, context| {
-                read_input(o, notify, context, |options| {
-                    // SAFETY: data, the options and their views are live
-                    // for the call, and data for the extraction ('data).
-                    unsafe {
-                        c::clangoffload_bundler_extraction(
-                            data.as_ptr(),
-                            data.len(),
-                            options,
-                            out,
-                            std::ptr::null_mut(),
-                        )
-                    }
-                })
+            failure = with_notes_on(program, input, |notify, context| {
+                read_input(
+                    o,
+                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
+                    notify,
+                    context,
+                    |options| {
+                        // SAFETY: data, the options and their views are live
+                        // for the call, and data for the extraction ('data).
+                        unsafe {
+                            c::clangoffload_bundler_extraction(
+                                data.as_ptr(),
+                                data.len(),
+                                options,
+                                out,
+                                std::ptr::null_mut(),
+                            )
+                        }
+                    },
+                )
             })?;
             Ok(())
         })?;
@@ -281,30 +305,39 @@ impl<'data> Extraction<'data> {
         )
     }
 
-    /// Container `index` decoded and planned, with its warnings held to be
-    /// printed in order.
-    pub fn plan(&self, program: &str, index: usize) -> (Result<Job<'data>, String>, String) {
-        let mut held = String::new();
-        let mut failure = None;
-        let handle = Handle::make(c::clangoffload_job_free, |out| {
-            let (result, notes) = with_held_notes(program, |notify, context| {
-                // SAFETY: the extraction is live; `out` writable.
-                unsafe {
-                    c::clangoffload_extraction_plan(
-                        self.handle.ptr(),
-                        index,
-                        notify,
-                        context,
-                        out,
-                        std::ptr::null_mut(),
-                    )
-                }
-            });
-            held = notes;
-            failure = result?;
-            Ok(())
-        });
-        (handle.map(|handle| Job { handle, failure }), held)
+    /// Streams the containers `streamer` asks for, `lanes` compressed
+    /// bundles at a time (`clangoffload_extraction_stream`), letting go of
+    /// `input`'s pages as the library is done with them.
+    pub fn stream(&self, program: &str, input: &Input, lanes: usize, streamer: &mut dyn Streamer) {
+        let mut state = Streaming {
+            program,
+            input,
+            streamer,
+            error: None,
+        };
+        let sink = c::clangoffload_extraction_sink {
+            next: Some(stream_next),
+            write: Some(stream_write),
+            done: Some(stream_done),
+            context: std::ptr::from_mut(&mut state).cast(),
+        };
+        // SAFETY: the extraction is live; the sink and its context live
+        // through the call; the same context serves the notes.
+        let status = unsafe {
+            c::clangoffload_extraction_stream(
+                self.handle.ptr(),
+                lanes,
+                &sink,
+                Some(stream_note),
+                sink.context,
+            )
+        };
+        if status != Status::Ok {
+            let message = super::status_message(status);
+            state
+                .streamer
+                .note(&format!("{program}: error: {message}\n"));
+        }
     }
 
     /// Damage found while finding the containers, to report once the others
@@ -358,4 +391,113 @@ pub fn normalize(target: &str) -> Result<String, String> {
 pub fn detect(data: &[u8]) -> Option<c::clangoffload_file_kind> {
     // SAFETY: data is live for the call; the record is the library's to fill.
     record(|out| unsafe { c::clangoffload_file_kind_detect(data.as_ptr(), data.len(), out) })
+}
+
+/// What extracting a container at a time needs from its caller
+/// ([`Extraction::stream`]).
+pub trait Streamer {
+    /// The next container to extract, its output files created; `None`
+    /// when none is left.
+    fn next(&mut self) -> Option<usize>;
+    /// The next bytes of `output`; false stops its container.
+    fn write(&mut self, output: usize, bytes: &[u8]) -> bool;
+    /// The container is done: every output written, or why not.
+    fn done(&mut self, container: usize, error: Option<String>);
+    /// A warning or report, as printed, for the container last handed out.
+    fn note(&mut self, text: &str);
+}
+
+/// A stream's callbacks' context.
+struct Streaming<'a> {
+    program: &'a str,
+    input: &'a Input,
+    streamer: &'a mut dyn Streamer,
+    /// The whole message of the failure the next `done` reports.
+    error: Option<String>,
+}
+
+/// # Safety
+/// `context` is the `Streaming` given with the call.
+unsafe fn streaming<'a>(context: *mut std::ffi::c_void) -> &'a mut Streaming<'a> {
+    // SAFETY: as the caller promises; the library calls back on the
+    // calling thread only, one callback at a time.
+    unsafe { &mut *context.cast::<Streaming>() }
+}
+
+unsafe extern "C" fn stream_next(context: *mut std::ffi::c_void, container: *mut usize) -> bool {
+    // SAFETY: the context given with the call.
+    let state = unsafe { streaming(context) };
+    match state.streamer.next() {
+        Some(index) => {
+            // SAFETY: the library gives a writable slot.
+            unsafe { *container = index };
+            true
+        }
+        None => false,
+    }
+}
+
+unsafe extern "C" fn stream_write(
+    context: *mut std::ffi::c_void,
+    output: usize,
+    _offset: u64,
+    bytes: *const u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: the context given with the call; `len` bytes live during it.
+    let (state, bytes) = unsafe { (streaming(context), super::slice(view_raw(bytes, len))) };
+    i32::from(!state.streamer.write(output, bytes))
+}
+
+unsafe extern "C" fn stream_done(
+    context: *mut std::ffi::c_void,
+    container: usize,
+    status: Status,
+    error: *const c::clangoffload_error,
+) {
+    // SAFETY: the context given with the call.
+    let state = unsafe { streaming(context) };
+    let error = (status != Status::Ok).then(|| {
+        state.error.take().unwrap_or_else(|| {
+            // SAFETY: the library passes a live record.
+            let record = unsafe { error.as_ref() };
+            record.map_or_else(
+                || super::status_message(status),
+                |record| super::check(status, record).err().unwrap_or_default(),
+            )
+        })
+    });
+    state.streamer.done(container, error);
+}
+
+unsafe extern "C" fn stream_note(
+    context: *mut std::ffi::c_void,
+    kind: u32,
+    message: *const u8,
+    len: usize,
+) {
+    // SAFETY: the context given with the call; `len` bytes live during it.
+    let (state, bytes) = unsafe { (streaming(context), super::slice(view_raw(message, len))) };
+    // Not text: a part of the input.
+    if kind == c::CLANGOFFLOAD_NOTE_DONE_WITH {
+        state.input.release_part(bytes);
+        return;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    match kind {
+        c::CLANGOFFLOAD_NOTE_WARNING => {
+            let program = state.program;
+            state
+                .streamer
+                .note(&format!("{program}: warning: {text}\n"));
+        }
+        c::CLANGOFFLOAD_NOTE_VERBOSE => state.streamer.note(&text),
+        c::CLANGOFFLOAD_NOTE_ERROR => state.error = Some(text.into_owned()),
+        _ => {}
+    }
+}
+
+/// A view of `len` bytes at `ptr`, as the library passed them.
+fn view_raw(ptr: *const u8, len: usize) -> c::clangoffload_bytes {
+    c::clangoffload_bytes { ptr, len }
 }

@@ -9,6 +9,7 @@ pub mod job;
 pub mod packaging;
 pub mod wrapping;
 
+use crate::io::Input;
 use crate::stdio::err;
 use std::ffi::{c_char, c_void, CStr};
 use std::marker::PhantomData;
@@ -66,20 +67,9 @@ struct Sink<'a> {
     program: &'a str,
     error: Option<String>,
     failure: Option<String>,
-    held: Option<String>,
-}
-
-impl Sink<'_> {
-    /// Prints `text` to stderr, or holds it.
-    fn say(&mut self, text: std::fmt::Arguments<'_>) {
-        match &mut self.held {
-            Some(held) => {
-                use std::fmt::Write;
-                let _ = held.write_fmt(text);
-            }
-            None => err!("{text}"),
-        }
-    }
+    /// The input the call reads, whose pages go as the library is done
+    /// with them (`CLANGOFFLOAD_NOTE_DONE_WITH`).
+    input: Option<&'a Input>,
 }
 
 unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
@@ -91,15 +81,22 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
             slice(Bytes { ptr: message, len }),
         )
     };
+    if kind == c::CLANGOFFLOAD_NOTE_DONE_WITH {
+        if let Some(input) = sink.input {
+            input.release_part(text);
+        }
+        return;
+    }
     let text = String::from_utf8_lossy(text);
     match kind {
         c::CLANGOFFLOAD_NOTE_WARNING => {
             let program = sink.program;
-            sink.say(format_args!("{program}: warning: {text}\n"));
+            err!("{program}: warning: {text}\n");
         }
-        c::CLANGOFFLOAD_NOTE_VERBOSE => sink.say(format_args!("{text}")),
+        c::CLANGOFFLOAD_NOTE_VERBOSE => err!("{text}"),
         c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
-        _ => sink.error = Some(text.into_owned()),
+        c::CLANGOFFLOAD_NOTE_ERROR => sink.error = Some(text.into_owned()),
+        _ => {}
     }
 }
 
@@ -109,35 +106,34 @@ pub fn with_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
 ) -> Result<Option<String>, String> {
-    notes(program, None, call).0
+    notes(program, None, call)
 }
 
-/// [`with_notes`], holding the warnings and verbose reports instead of
-/// printing them: returned as one text, to print when their turn comes.
-pub fn with_held_notes(
+/// [`with_notes`] for a call that reads `input` and says which parts of it
+/// it is done with (`CLANGOFFLOAD_NOTIFY_DONE_WITH`): their pages go.
+pub fn with_notes_on(
     program: &str,
+    input: &Input,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> (Result<Option<String>, String>, String) {
-    let (result, held) = notes(program, Some(String::new()), call);
-    (result, held.unwrap_or_default())
+) -> Result<Option<String>, String> {
+    notes(program, Some(input), call)
 }
 
 fn notes(
     program: &str,
-    held: Option<String>,
+    input: Option<&Input>,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> (Result<Option<String>, String>, Option<String>) {
+) -> Result<Option<String>, String> {
     let mut sink = Sink {
         program,
         error: None,
         failure: None,
-        held,
+        input,
     };
-    let result = match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
+    match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
         Status::Ok => Ok(sink.failure),
         status => Err(sink.error.unwrap_or_else(|| status_message(status))),
-    };
-    (result, sink.held)
+    }
 }
 
 /// A record the library fills when it returns OK.

@@ -23,28 +23,28 @@ use crate::{Bundle, CompressedBundle, FileKind};
 /// [`extract`] for what is extracted and how outputs are named.
 #[derive(Debug)]
 pub struct Extraction<'data> {
-    units: Vec<Unit<'data>>,
+    pub(super) units: Vec<Unit<'data>>,
     names: Vec<Vec<u8>>,
-    decoding: Decoding,
+    pub(super) decoding: Decoding,
     failure: Option<BundlerError>,
 }
 
 /// One container and the outputs it gives.
 #[derive(Debug)]
-struct Unit<'data> {
+pub(super) struct Unit<'data> {
     /// Where it is in the input.
-    at: u64,
+    pub(super) at: u64,
     /// How many bytes of the input it takes.
     size: u64,
     /// Its outputs' names start with this.
-    prefix: String,
+    pub(super) prefix: String,
     /// Its outputs, by index across the whole file.
-    outputs: Range<usize>,
-    what: What<'data>,
+    pub(super) outputs: Range<usize>,
+    pub(super) what: What<'data>,
 }
 
 #[derive(Debug)]
-enum What<'data> {
+pub(super) enum What<'data> {
     Bundle(&'data [u8]),
     Compressed(CompressedBundle<'data>),
     /// OffloadBinaries back to back.
@@ -113,8 +113,11 @@ impl<'data> Extraction<'data> {
                         place: super::Place::At(at),
                     })
                     .map(|b| (What::Bundle(bundle.data()), ids(&b))),
-                Container::Compressed(compressed) => compressed_ids(at, compressed, decoding)
-                    .map(|ids| (What::Compressed(*compressed), ids)),
+                Container::Compressed(compressed) => {
+                    let ids = compressed_ids(at, compressed, decoding);
+                    observer.done_with(compressed.data());
+                    ids.map(|ids| (What::Compressed(*compressed), ids))
+                }
                 Container::OffloadBinary(binary) => {
                     let first = extraction.names.len();
                     images(binary.data(), &prefix, first, at).map(|part| {
@@ -252,17 +255,26 @@ impl<'data> Extraction<'data> {
             }
         }
         if plan.output_count() != unit.outputs.len() {
-            // The table decoded whole differs from the one read first: only a
-            // decoder that is not deterministic on this stream could do that.
-            return Err(BundlerError::Input(crate::Error::new(
-                crate::ErrorKind::CountTooLarge {
-                    count: crate::bytes::to_u64(plan.output_count()),
-                    max: crate::bytes::to_u64(unit.outputs.len()),
-                },
-                unit.at,
-            )));
+            return Err(self.miscounted(index, plan.output_count()));
         }
         Ok(plan)
+    }
+
+    /// Container `index` planned with `count` outputs, where its entry
+    /// table, read first, gave another count: only a decoder that is not
+    /// deterministic on this stream could do that.
+    pub(super) fn miscounted(&self, index: usize, count: usize) -> BundlerError {
+        let (at, max) = self
+            .units
+            .get(index)
+            .map_or((0, 0), |unit| (unit.at, unit.outputs.len()));
+        BundlerError::Input(crate::Error::new(
+            crate::ErrorKind::CountTooLarge {
+                count: crate::bytes::to_u64(count),
+                max: crate::bytes::to_u64(max),
+            },
+            at,
+        ))
     }
 }
 
@@ -386,7 +398,7 @@ pub fn extract<'data>(
 /// (which holds its buffer), each named `<prefix>.<i>.<entry ID>` with `i`
 /// counting from `first` plus `part`'s outputs, so that names stay unique
 /// across every container of a file.
-fn add_bundle<'data>(
+pub(super) fn add_bundle<'data>(
     part: &mut Plan<'data>,
     container: &Loaded<'data>,
     prefix: &str,
@@ -396,7 +408,8 @@ fn add_bundle<'data>(
     let mut entries = Vec::new();
     {
         let bundle = container.bundle(part.buffers())?;
-        let budget = crate::bytes::to_u64(bundle.data().len());
+        // The bundle's whole size, also when only its table is read.
+        let budget = bundle.size();
         let mut written = 0u64;
         for (entry_index, entry) in bundle.entries().map_while(Result::ok).enumerate() {
             written = written.saturating_add(entry.size());

@@ -236,6 +236,7 @@ pub(crate) fn load<'data>(
             }
             Container::Compressed(compressed) if budget.tables => {
                 let table = decode_table(offset, &compressed, budget, binary_only)?;
+                observer.done_with(compressed.data());
                 buffers.push(table);
                 loaded.push(Loaded {
                     offset,
@@ -247,6 +248,7 @@ pub(crate) fn load<'data>(
             }
             Container::Compressed(compressed) => {
                 let bytes = decode(offset, &compressed, budget, binary_only, observer)?;
+                observer.done_with(compressed.data());
                 buffers.push(bytes);
                 loaded.push(Loaded {
                     offset,
@@ -271,7 +273,7 @@ fn options(budget: &Budget) -> DecompressOptions {
 
 /// Decodes one compressed bundle's header and entry table only (no hash:
 /// it covers the whole bundle), and checks what it holds.
-fn decode_table(
+pub(crate) fn decode_table(
     offset: u64,
     compressed: &crate::CompressedBundle<'_>,
     budget: &Budget,
@@ -301,6 +303,7 @@ pub(crate) fn fill(
         if let LoadedBytes::Table { buffer, compressed } = container.bytes {
             if plan.uses_buffer(buffer) {
                 let bytes = decode(container.offset, &compressed, budget, true, observer)?;
+                observer.done_with(compressed.data());
                 plan.set_buffer(buffer, bytes);
             }
         }

@@ -35,6 +35,8 @@ mod input;
 mod list;
 mod plan;
 pub mod report;
+#[cfg(feature = "zstd")]
+mod streamed;
 mod targets;
 mod unbundle;
 
@@ -44,8 +46,10 @@ pub use extract::{extract, safe_name, ExtractedContainer, Extraction};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};
+#[cfg(feature = "zstd")]
+pub use streamed::ExtractionSink;
 pub use targets::{check_targets, Mode, Targets};
-pub use unbundle::{unbundle, UnbundleRequest};
+pub use unbundle::{matches_target, unbundle, UnbundleRequest};
 
 use crate::text_bundle::Comment;
 
@@ -81,9 +85,10 @@ impl FileType {
 /// How compressed bundles are decoded while a job reads its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decoding {
-    /// The most bytes all the compressed bundles of one input may decompress
-    /// to together (every decompressed bundle is held until the job ends, so
-    /// many small bombs must not add up to more than one).
+    /// The most bytes each compressed bundle of an input may decompress to:
+    /// a bundle over it is refused before it is inflated. Jobs hold only
+    /// what they write from (`extract`: the bundles in flight), so a file
+    /// whose bundles add up to more is still read.
     pub max_size: u64,
     /// Whether a wrong hash fails the job (LLVM never checks it).
     pub verify_hash: bool,
@@ -252,6 +257,17 @@ impl core::fmt::Display for WarningMessage<'_> {
 pub trait Observer {
     /// Called for each note, in order.
     fn note(&mut self, note: Note);
+
+    /// Called when the job has taken what it needs of `bytes`, a part of
+    /// its input (a compressed bundle whose entry table, or whole contents,
+    /// it has decoded into its own buffers), so that a caller reading a
+    /// mapped file may let those pages go: a kernel that maps a file in
+    /// large folios keeps every place a job touched resident otherwise. The
+    /// job may still read them again (a later decode of the same bundle);
+    /// they must stay readable. Ignored by default.
+    fn done_with(&mut self, bytes: &[u8]) {
+        let _ = bytes;
+    }
 }
 
 impl Observer for () {

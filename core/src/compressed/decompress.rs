@@ -89,6 +89,29 @@ pub fn truncated_md5(data: &[u8]) -> u64 {
     hasher.truncated()
 }
 
+/// [`truncated_md5`] of each of `messages`, computed side by side: the
+/// whole blocks they have in common go through MD5 together (two as two
+/// interleaved chains of steps, three or four in SSE2's lanes), which costs
+/// less than hashing them one after the other (benches/README.md); the
+/// rest of each is hashed alone. For a caller that checks many bundles.
+#[cfg(feature = "zstd")]
+pub fn truncated_md5s(messages: &[&[u8]]) -> alloc::vec::Vec<u64> {
+    use super::md5::{consume_blocks_together, Hasher};
+    let mut hashers: alloc::vec::Vec<Hasher> = messages.iter().map(|_| Hasher::new()).collect();
+    let mut pairs: alloc::vec::Vec<(&mut Hasher, &[u8])> =
+        hashers.iter_mut().zip(messages.iter().copied()).collect();
+    // Longest first, so that messages of like length share lanes.
+    pairs.sort_by_key(|(_, message)| core::cmp::Reverse(message.len()));
+    for group in pairs.chunks_mut(super::md5::LANES) {
+        let common = consume_blocks_together(group);
+        for (hasher, message) in group.iter_mut() {
+            hasher.consume(message.get(common..).unwrap_or_default());
+        }
+    }
+    drop(pairs);
+    hashers.into_iter().map(Hasher::truncated).collect()
+}
+
 /// One compressed stream inside a container, with the facts needed to check
 /// and decode it and to place its errors: shared by compressed bundles and
 /// compressed OffloadBinaries, so there is one bounded decoder.
@@ -124,7 +147,7 @@ impl Stream<'_> {
     /// [`Stream::check`] but for the zstd frame's extent, which takes
     /// reading every block header of the frame: a walk that stops early
     /// (an entry table) touches only the stream's first pages.
-    fn check_header(&self, limits: &Limits) -> Result<usize> {
+    pub(crate) fn check_header(&self, limits: &Limits) -> Result<usize> {
         let declared = self.declared;
         let too_large = |limit| {
             Error::new(
@@ -262,10 +285,7 @@ impl Stream<'_> {
         let declared = self.declared;
         match decoded {
             Decoded::Exact => Ok(()),
-            Decoded::Long => Err(Error::new(
-                ErrorKind::DecompressedTooLarge { declared },
-                self.declared_at,
-            )),
+            Decoded::Long => Err(self.too_long()),
             Decoded::Short(actual) => Err(Error::new(
                 ErrorKind::DecompressedTooSmall { declared, actual },
                 self.declared_at,
@@ -311,37 +331,56 @@ impl Stream<'_> {
                 .ok_or_else(|| self.method_error())?,
                 CompressionMethod::Unknown(_) => return Err(self.method_error()),
             }
-            .map_err(|(fault, at)| {
-                // A damaged frame: where its blocks go wrong, if they do,
-                // says more than the decoder (libzstd locates nothing).
-                match self.method {
-                    CompressionMethod::Zstd => self.check_zstd_extent().err(),
-                    _ => None,
-                }
-                .unwrap_or_else(|| self.error(fault, at))
-            })?
+            .map_err(|error| self.walk_fault(error))?
         };
         if too_long {
-            return Err(Error::new(
-                ErrorKind::DecompressedTooLarge { declared },
-                self.declared_at,
-            ));
+            return Err(self.too_long());
         }
+        self.walk_end(ended, produced)?;
+        Ok(produced)
+    }
+
+    #[cfg(feature = "alloc")]
+    /// A decoder's fault in a walk, located: for a damaged zstd frame,
+    /// where its blocks go wrong, if they do, says more than the decoder
+    /// (libzstd locates nothing).
+    pub(crate) fn walk_fault(&self, (fault, at): super::zstd_frame::FrameError) -> Error {
+        match self.method {
+            CompressionMethod::Zstd => self.check_zstd_extent().err(),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.error(fault, at))
+    }
+
+    /// More output than the declared size.
+    pub(crate) fn too_long(&self) -> Error {
+        Error::new(
+            ErrorKind::DecompressedTooLarge {
+                declared: self.declared,
+            },
+            self.declared_at,
+        )
+    }
+
+    #[cfg(feature = "alloc")]
+    /// The checks at the end of a walk that gave `produced` bytes: at the
+    /// stream's end (`ended`), the zstd frame's extent and blocks as
+    /// [`Stream::check`] has them, so that a walk to the end refuses what
+    /// one-shot decoding does, and exactly the declared size.
+    pub(crate) fn walk_end(&self, ended: bool, produced: u64) -> Result<()> {
         if ended && self.method == CompressionMethod::Zstd {
-            // Read through: the frame's extent and blocks as `check` has
-            // them, so a walk to the end refuses what one-shot decoding does.
             self.check_zstd_extent()?;
         }
-        if ended && produced != declared {
+        if ended && produced != self.declared {
             return Err(Error::new(
                 ErrorKind::DecompressedTooSmall {
-                    declared,
+                    declared: self.declared,
                     actual: produced,
                 },
                 self.declared_at,
             ));
         }
-        Ok(produced)
+        Ok(())
     }
 
     /// Walks the stream to its end ([`Stream::walk`]), handing `sink` every
@@ -387,9 +426,9 @@ impl Stream<'_> {
     }
 }
 
-impl CompressedBundle<'_> {
+impl<'data> CompressedBundle<'data> {
     /// The compressed stream and where its header fields are.
-    pub(crate) fn stream(&self) -> Stream<'_> {
+    pub(crate) fn stream(&self) -> Stream<'data> {
         Stream {
             method: self.method,
             bytes: self.compressed(),

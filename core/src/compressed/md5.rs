@@ -45,6 +45,276 @@ impl Hasher {
     }
 }
 
+/// How many MD5s [`consume_blocks_together`] computes side by side (only
+/// the walk of many bundles at once, which needs libzstd, uses it).
+#[cfg(feature = "zstd")]
+pub(crate) const LANES: usize = 4;
+
+/// Hashes the whole 64-byte blocks all `data` have in common, each after
+/// what its hasher has hashed, side by side: one MD5 in each lane of a
+/// vector (SSE2 on x86-64). MD5 is one long chain of dependent steps within
+/// a message, so one message leaves most of a core idle, and four go
+/// through in about the time of one and a half (benches/README.md).
+/// Returns how many bytes of each `data` were hashed (the same for all);
+/// none when a hasher holds part of a block, or there are fewer than two.
+#[cfg(feature = "zstd")]
+pub(crate) fn consume_blocks_together(pairs: &mut [(&mut Hasher, &[u8])]) -> usize {
+    let aligned = pairs.iter().all(|(hasher, _)| hasher.state.wanting() == 0);
+    let blocks = pairs
+        .iter()
+        .map(|(_, data)| data.len() / 64)
+        .min()
+        .unwrap_or(0);
+    if !aligned || blocks == 0 || pairs.len() < 2 {
+        return 0;
+    }
+    for group in pairs.chunks_mut(LANES) {
+        lanes::hash_blocks(group, blocks);
+    }
+    blocks.saturating_mul(64)
+}
+
+/// Whole blocks of several messages side by side.
+#[cfg(feature = "zstd")]
+mod lanes {
+    use super::{scheduled, Hasher, LANES};
+
+    /// Hashes the first `blocks` blocks of each message of `group` (at most
+    /// [`LANES`], each with no pending block) into its hasher.
+    pub(super) fn hash_blocks(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
+        if let [(first, a), (second, b)] = group {
+            let mut words = [first.state.words(), second.state.words()];
+            for (a, b) in a.chunks_exact(64).zip(b.chunks_exact(64)).take(blocks) {
+                pair::compress(&mut words, [a, b]);
+            }
+            let [one, other] = words;
+            first.state.advanced(one, blocks);
+            second.state.advanced(other, blocks);
+            return;
+        }
+        let mut words = [[0u32; 4]; LANES];
+        for (lane, (hasher, _)) in words.iter_mut().zip(group.iter()) {
+            *lane = hasher.state.words();
+        }
+        // Lanes without a message hash zeros, into words nobody reads.
+        const IDLE: [u8; 64] = [0; 64];
+        for block in 0..blocks {
+            let at = block.saturating_mul(64);
+            let mut input = [&IDLE[..]; LANES];
+            for (lane, (_, data)) in input.iter_mut().zip(group.iter()) {
+                *lane = data.get(at..at.saturating_add(64)).unwrap_or(&IDLE);
+            }
+            compress(&mut words, input);
+        }
+        for (lane, (hasher, _)) in words.iter().zip(group.iter_mut()) {
+            hasher.state.advanced(*lane, blocks);
+        }
+    }
+
+    /// Two messages as two chains of scalar steps, interleaved: the
+    /// processor runs a step of each at once (about 1.45 times one MD5's
+    /// speed, benches/README.md), where a vector of four lanes with two idle
+    /// would be no faster than one.
+    mod pair {
+        use super::scheduled::{rounds, Word};
+
+        #[derive(Clone, Copy)]
+        pub(super) struct Pair(u32, u32);
+
+        impl Word for Pair {
+            #[inline(always)]
+            fn splat(k: u32) -> Self {
+                Pair(k, k)
+            }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                Pair(self.0.wrapping_add(o.0), self.1.wrapping_add(o.1))
+            }
+            #[inline(always)]
+            fn and(self, o: Self) -> Self {
+                Pair(self.0 & o.0, self.1 & o.1)
+            }
+            #[inline(always)]
+            fn xor(self, o: Self) -> Self {
+                Pair(self.0 ^ o.0, self.1 ^ o.1)
+            }
+            #[inline(always)]
+            fn and_not(self, o: Self) -> Self {
+                Pair(self.0 & !o.0, self.1 & !o.1)
+            }
+            #[inline(always)]
+            fn or_not(self, o: Self) -> Self {
+                Pair(self.0 | !o.0, self.1 | !o.1)
+            }
+            #[inline(always)]
+            fn rotl<const L: i32, const R: i32>(self) -> Self {
+                let by = L.unsigned_abs();
+                Pair(self.0.rotate_left(by), self.1.rotate_left(by))
+            }
+        }
+
+        /// One 64-byte block into each message's words.
+        pub(super) fn compress(words: &mut [[u32; 4]; 2], blocks: [&[u8]; 2]) {
+            let [a, b] = blocks;
+            let mut m = [Pair(0, 0); 16];
+            for (word, (x, y)) in m.iter_mut().zip(a.chunks_exact(4).zip(b.chunks_exact(4))) {
+                let le = |bytes: &[u8]| {
+                    let mut four = [0u8; 4];
+                    four.copy_from_slice(bytes);
+                    u32::from_le_bytes(four)
+                };
+                *word = Pair(le(x), le(y));
+            }
+            let [one, other] = *words;
+            let state = [
+                Pair(one[0], other[0]),
+                Pair(one[1], other[1]),
+                Pair(one[2], other[2]),
+                Pair(one[3], other[3]),
+            ];
+            let ends = rounds(state, &m);
+            for (i, (start, end)) in state.into_iter().zip(ends).enumerate() {
+                let sum = start.add(end);
+                if let [Some(x), Some(y)] = words.each_mut().map(|w| w.get_mut(i)) {
+                    *x = sum.0;
+                    *y = sum.1;
+                }
+            }
+        }
+    }
+
+    /// One 64-byte block into each lane's words.
+    #[cfg(not(target_arch = "x86_64"))]
+    fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8]; LANES]) {
+        for (lane, block) in words.iter_mut().zip(blocks) {
+            scheduled::compress(lane, block);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    use sse2::compress;
+
+    /// The rounds on four lanes of 32 bits: the only unsafe code here is
+    /// calling SSE2's intrinsics, which every x86-64 processor has (the
+    /// baseline of every x86_64 Rust target), on values, plus the 16-byte
+    /// loads and stores of arrays of 16 bytes; run under ASan by
+    /// `core/tests/sanitize`.
+    #[cfg(target_arch = "x86_64")]
+    #[allow(unsafe_code)]
+    mod sse2 {
+        use super::scheduled::{rounds, Word};
+        use super::LANES;
+        use core::arch::x86_64::{
+            __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_loadu_si128, _mm_or_si128,
+            _mm_set1_epi32, _mm_set_epi32, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128,
+            _mm_unpackhi_epi32, _mm_unpackhi_epi64, _mm_unpacklo_epi32, _mm_unpacklo_epi64,
+            _mm_xor_si128,
+        };
+
+        /// Four words, one per lane.
+        #[derive(Clone, Copy)]
+        pub(super) struct Lanes(__m128i);
+
+        // SAFETY (every block below): SSE2 is enabled on every x86_64
+        // target, and these intrinsics only compute on their arguments.
+        impl Word for Lanes {
+            #[inline(always)]
+            fn splat(k: u32) -> Self {
+                Lanes(unsafe { _mm_set1_epi32(i32::from_ne_bytes(k.to_ne_bytes())) })
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_add_epi32(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_and_si128(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn xor(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_xor_si128(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and_not(self, other: Self) -> Self {
+                // andnot(x, y) is !x & y.
+                Lanes(unsafe { _mm_andnot_si128(other.0, self.0) })
+            }
+            #[inline(always)]
+            fn or_not(self, other: Self) -> Self {
+                let ones = unsafe { _mm_set1_epi32(-1) };
+                Lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
+            }
+            #[inline(always)]
+            fn rotl<const L: i32, const R: i32>(self) -> Self {
+                Lanes(unsafe {
+                    _mm_or_si128(_mm_slli_epi32::<L>(self.0), _mm_srli_epi32::<R>(self.0))
+                })
+            }
+        }
+
+        /// One 64-byte block into each lane's words. The blocks are read 16
+        /// bytes at a time and transposed, so that vector `j` holds word `j`
+        /// of every lane's block.
+        pub(super) fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8]; LANES]) {
+            let zero = Lanes::splat(0);
+            let mut m = [zero; 16];
+            let mut rows = [[zero.0; 4]; LANES];
+            for (row, block) in rows.iter_mut().zip(blocks) {
+                for (quarter, bytes) in row.iter_mut().zip(block.chunks_exact(16)) {
+                    // SAFETY: `bytes` is 16 readable bytes; loadu takes any
+                    // alignment.
+                    *quarter = unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) };
+                }
+            }
+            let [r0, r1, r2, r3] = rows;
+            for (q, out) in m.chunks_exact_mut(4).enumerate() {
+                let (Some(&a), Some(&b), Some(&c), Some(&d)) =
+                    (r0.get(q), r1.get(q), r2.get(q), r3.get(q))
+                else {
+                    continue;
+                };
+                // SAFETY: as for `Word` above.
+                let columns = unsafe {
+                    let t0 = _mm_unpacklo_epi32(a, b);
+                    let t1 = _mm_unpacklo_epi32(c, d);
+                    let t2 = _mm_unpackhi_epi32(a, b);
+                    let t3 = _mm_unpackhi_epi32(c, d);
+                    [
+                        _mm_unpacklo_epi64(t0, t1),
+                        _mm_unpackhi_epi64(t0, t1),
+                        _mm_unpacklo_epi64(t2, t3),
+                        _mm_unpackhi_epi64(t2, t3),
+                    ]
+                };
+                for (word, column) in out.iter_mut().zip(columns) {
+                    *word = Lanes(column);
+                }
+            }
+            let lane_word = |i: usize| {
+                let w = |lane: usize| {
+                    let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
+                    i32::from_ne_bytes(word.to_ne_bytes())
+                };
+                // SAFETY: as for `Word` above.
+                Lanes(unsafe { _mm_set_epi32(w(3), w(2), w(1), w(0)) })
+            };
+            let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
+            let ends = rounds(state, &m);
+            for (i, (start, end)) in state.into_iter().zip(ends).enumerate() {
+                let mut sum = [0u32; 4];
+                // SAFETY: `sum` is 16 writable bytes; storeu takes any
+                // alignment.
+                unsafe { _mm_storeu_si128(sum.as_mut_ptr().cast(), start.add(end).0) };
+                for (lane, word) in words.iter_mut().zip(sum) {
+                    if let Some(w) = lane.get_mut(i) {
+                        *w = word;
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(feature = "std")]
 mod scheduled {
     /// The four state words, the bytes of a block not yet complete and the
@@ -92,6 +362,28 @@ mod scheduled {
             self.filled = rest.len();
         }
 
+        #[cfg(feature = "zstd")]
+        /// Bytes still wanted to complete the pending block (0 when none
+        /// is pending).
+        pub(super) fn wanting(&self) -> usize {
+            64usize.wrapping_sub(self.filled) & 63
+        }
+
+        #[cfg(feature = "zstd")]
+        /// The state words, to be advanced by whole blocks elsewhere
+        /// ([`Self::advanced`]); only with no block pending.
+        pub(super) fn words(&self) -> [u32; 4] {
+            self.words
+        }
+
+        #[cfg(feature = "zstd")]
+        /// Takes `words`, the state after `blocks` more whole blocks.
+        pub(super) fn advanced(&mut self, words: [u32; 4], blocks: usize) {
+            self.words = words;
+            let bytes = crate::bytes::to_u64(blocks).wrapping_mul(64);
+            self.length = self.length.wrapping_add(bytes);
+        }
+
         pub(super) fn finalize(mut self) -> [u8; 16] {
             let bits = self.length.wrapping_mul(8).to_le_bytes();
             // 0x80, then zeros up to 56 bytes into a block, then the length.
@@ -113,11 +405,11 @@ mod scheduled {
     /// rotation and an add wait on the previous step.
     macro_rules! step {
         ($a:ident, $b:ident, $early:expr, $late:expr, $m:expr, $k:expr, $s:expr) => {
-            $a = $b.wrapping_add(
-                $a.wrapping_add($m.wrapping_add($k))
-                    .wrapping_add($early)
-                    .wrapping_add($late)
-                    .rotate_left($s),
+            $a = $b.add(
+                $a.add($m.add(W::splat($k)))
+                    .add($early)
+                    .add($late)
+                    .rotl::<$s, { 32 - $s }>(),
             );
         };
     }
@@ -129,103 +421,158 @@ mod scheduled {
     /// H = b ^ c ^ d; I = c ^ (b | !d), no early part.
     macro_rules! f {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, 0, (($c ^ $d) & $b) ^ $d, $m, $k, $s)
+            step!($a, $b, W::splat(0), $c.xor($d).and($b).xor($d), $m, $k, $s)
         };
     }
     macro_rules! g {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, $c & !$d, $b & $d, $m, $k, $s)
+            step!($a, $b, $c.and_not($d), $b.and($d), $m, $k, $s)
         };
     }
     macro_rules! h {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, 0, $b ^ ($c ^ $d), $m, $k, $s)
+            step!($a, $b, W::splat(0), $b.xor($c.xor($d)), $m, $k, $s)
         };
     }
     macro_rules! i {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, 0, $c ^ ($b | !$d), $m, $k, $s)
+            step!($a, $b, W::splat(0), $c.xor($b.or_not($d)), $m, $k, $s)
         };
     }
 
-    /// Hashes one 64-byte block into `words` (RFC 1321, section 3.4).
-    fn compress(words: &mut [u32; 4], block: &[u8]) {
+    /// A 32-bit word of MD5's state, or several of them side by side (one
+    /// per lane, for several MD5s computed at once): the operations the
+    /// rounds use.
+    pub(super) trait Word: Copy {
+        fn splat(k: u32) -> Self;
+        fn add(self, other: Self) -> Self;
+        fn and(self, other: Self) -> Self;
+        fn xor(self, other: Self) -> Self;
+        /// `self & !other`.
+        fn and_not(self, other: Self) -> Self;
+        /// `self | !other`.
+        fn or_not(self, other: Self) -> Self;
+        /// Rotates left by `L` (`R` is `32 - L`).
+        fn rotl<const L: i32, const R: i32>(self) -> Self;
+    }
+
+    impl Word for u32 {
+        #[inline(always)]
+        fn splat(k: u32) -> Self {
+            k
+        }
+        #[inline(always)]
+        fn add(self, other: Self) -> Self {
+            self.wrapping_add(other)
+        }
+        #[inline(always)]
+        fn and(self, other: Self) -> Self {
+            self & other
+        }
+        #[inline(always)]
+        fn xor(self, other: Self) -> Self {
+            self ^ other
+        }
+        #[inline(always)]
+        fn and_not(self, other: Self) -> Self {
+            self & !other
+        }
+        #[inline(always)]
+        fn or_not(self, other: Self) -> Self {
+            self | !other
+        }
+        #[inline(always)]
+        fn rotl<const L: i32, const R: i32>(self) -> Self {
+            self.rotate_left(L.unsigned_abs())
+        }
+    }
+
+    /// The 64 steps over one block's words `m`, from `[a, b, c, d]`; what
+    /// they end with, to be added to the state (RFC 1321, section 3.4).
+    #[inline(always)]
+    pub(super) fn rounds<W: Word>(state: [W; 4], m: &[W; 16]) -> [W; 4] {
+        let [mut a, mut b, mut c, mut d] = state;
+        let [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = *m;
+        f!(a, b, c, d, m0, 0xd76a_a478, 7);
+        f!(d, a, b, c, m1, 0xe8c7_b756, 12);
+        f!(c, d, a, b, m2, 0x2420_70db, 17);
+        f!(b, c, d, a, m3, 0xc1bd_ceee, 22);
+        f!(a, b, c, d, m4, 0xf57c_0faf, 7);
+        f!(d, a, b, c, m5, 0x4787_c62a, 12);
+        f!(c, d, a, b, m6, 0xa830_4613, 17);
+        f!(b, c, d, a, m7, 0xfd46_9501, 22);
+        f!(a, b, c, d, m8, 0x6980_98d8, 7);
+        f!(d, a, b, c, m9, 0x8b44_f7af, 12);
+        f!(c, d, a, b, m10, 0xffff_5bb1, 17);
+        f!(b, c, d, a, m11, 0x895c_d7be, 22);
+        f!(a, b, c, d, m12, 0x6b90_1122, 7);
+        f!(d, a, b, c, m13, 0xfd98_7193, 12);
+        f!(c, d, a, b, m14, 0xa679_438e, 17);
+        f!(b, c, d, a, m15, 0x49b4_0821, 22);
+
+        g!(a, b, c, d, m1, 0xf61e_2562, 5);
+        g!(d, a, b, c, m6, 0xc040_b340, 9);
+        g!(c, d, a, b, m11, 0x265e_5a51, 14);
+        g!(b, c, d, a, m0, 0xe9b6_c7aa, 20);
+        g!(a, b, c, d, m5, 0xd62f_105d, 5);
+        g!(d, a, b, c, m10, 0x0244_1453, 9);
+        g!(c, d, a, b, m15, 0xd8a1_e681, 14);
+        g!(b, c, d, a, m4, 0xe7d3_fbc8, 20);
+        g!(a, b, c, d, m9, 0x21e1_cde6, 5);
+        g!(d, a, b, c, m14, 0xc337_07d6, 9);
+        g!(c, d, a, b, m3, 0xf4d5_0d87, 14);
+        g!(b, c, d, a, m8, 0x455a_14ed, 20);
+        g!(a, b, c, d, m13, 0xa9e3_e905, 5);
+        g!(d, a, b, c, m2, 0xfcef_a3f8, 9);
+        g!(c, d, a, b, m7, 0x676f_02d9, 14);
+        g!(b, c, d, a, m12, 0x8d2a_4c8a, 20);
+
+        h!(a, b, c, d, m5, 0xfffa_3942, 4);
+        h!(d, a, b, c, m8, 0x8771_f681, 11);
+        h!(c, d, a, b, m11, 0x6d9d_6122, 16);
+        h!(b, c, d, a, m14, 0xfde5_380c, 23);
+        h!(a, b, c, d, m1, 0xa4be_ea44, 4);
+        h!(d, a, b, c, m4, 0x4bde_cfa9, 11);
+        h!(c, d, a, b, m7, 0xf6bb_4b60, 16);
+        h!(b, c, d, a, m10, 0xbebf_bc70, 23);
+        h!(a, b, c, d, m13, 0x289b_7ec6, 4);
+        h!(d, a, b, c, m0, 0xeaa1_27fa, 11);
+        h!(c, d, a, b, m3, 0xd4ef_3085, 16);
+        h!(b, c, d, a, m6, 0x0488_1d05, 23);
+        h!(a, b, c, d, m9, 0xd9d4_d039, 4);
+        h!(d, a, b, c, m12, 0xe6db_99e5, 11);
+        h!(c, d, a, b, m15, 0x1fa2_7cf8, 16);
+        h!(b, c, d, a, m2, 0xc4ac_5665, 23);
+
+        i!(a, b, c, d, m0, 0xf429_2244, 6);
+        i!(d, a, b, c, m7, 0x432a_ff97, 10);
+        i!(c, d, a, b, m14, 0xab94_23a7, 15);
+        i!(b, c, d, a, m5, 0xfc93_a039, 21);
+        i!(a, b, c, d, m12, 0x655b_59c3, 6);
+        i!(d, a, b, c, m3, 0x8f0c_cc92, 10);
+        i!(c, d, a, b, m10, 0xffef_f47d, 15);
+        i!(b, c, d, a, m1, 0x8584_5dd1, 21);
+        i!(a, b, c, d, m8, 0x6fa8_7e4f, 6);
+        i!(d, a, b, c, m15, 0xfe2c_e6e0, 10);
+        i!(c, d, a, b, m6, 0xa301_4314, 15);
+        i!(b, c, d, a, m13, 0x4e08_11a1, 21);
+        i!(a, b, c, d, m4, 0xf753_7e82, 6);
+        i!(d, a, b, c, m11, 0xbd3a_f235, 10);
+        i!(c, d, a, b, m2, 0x2ad7_d2bb, 15);
+        i!(b, c, d, a, m9, 0xeb86_d391, 21);
+        [a, b, c, d]
+    }
+
+    /// Hashes one 64-byte block into `words`.
+    pub(super) fn compress(words: &mut [u32; 4], block: &[u8]) {
         let mut m = [0u32; 16];
         for (word, bytes) in m.iter_mut().zip(block.chunks_exact(4)) {
             let mut le = [0u8; 4];
             le.copy_from_slice(bytes);
             *word = u32::from_le_bytes(le);
         }
-        let [mut a, mut b, mut c, mut d] = *words;
-        f!(a, b, c, d, m[0], 0xd76a_a478, 7);
-        f!(d, a, b, c, m[1], 0xe8c7_b756, 12);
-        f!(c, d, a, b, m[2], 0x2420_70db, 17);
-        f!(b, c, d, a, m[3], 0xc1bd_ceee, 22);
-        f!(a, b, c, d, m[4], 0xf57c_0faf, 7);
-        f!(d, a, b, c, m[5], 0x4787_c62a, 12);
-        f!(c, d, a, b, m[6], 0xa830_4613, 17);
-        f!(b, c, d, a, m[7], 0xfd46_9501, 22);
-        f!(a, b, c, d, m[8], 0x6980_98d8, 7);
-        f!(d, a, b, c, m[9], 0x8b44_f7af, 12);
-        f!(c, d, a, b, m[10], 0xffff_5bb1, 17);
-        f!(b, c, d, a, m[11], 0x895c_d7be, 22);
-        f!(a, b, c, d, m[12], 0x6b90_1122, 7);
-        f!(d, a, b, c, m[13], 0xfd98_7193, 12);
-        f!(c, d, a, b, m[14], 0xa679_438e, 17);
-        f!(b, c, d, a, m[15], 0x49b4_0821, 22);
-
-        g!(a, b, c, d, m[1], 0xf61e_2562, 5);
-        g!(d, a, b, c, m[6], 0xc040_b340, 9);
-        g!(c, d, a, b, m[11], 0x265e_5a51, 14);
-        g!(b, c, d, a, m[0], 0xe9b6_c7aa, 20);
-        g!(a, b, c, d, m[5], 0xd62f_105d, 5);
-        g!(d, a, b, c, m[10], 0x0244_1453, 9);
-        g!(c, d, a, b, m[15], 0xd8a1_e681, 14);
-        g!(b, c, d, a, m[4], 0xe7d3_fbc8, 20);
-        g!(a, b, c, d, m[9], 0x21e1_cde6, 5);
-        g!(d, a, b, c, m[14], 0xc337_07d6, 9);
-        g!(c, d, a, b, m[3], 0xf4d5_0d87, 14);
-        g!(b, c, d, a, m[8], 0x455a_14ed, 20);
-        g!(a, b, c, d, m[13], 0xa9e3_e905, 5);
-        g!(d, a, b, c, m[2], 0xfcef_a3f8, 9);
-        g!(c, d, a, b, m[7], 0x676f_02d9, 14);
-        g!(b, c, d, a, m[12], 0x8d2a_4c8a, 20);
-
-        h!(a, b, c, d, m[5], 0xfffa_3942, 4);
-        h!(d, a, b, c, m[8], 0x8771_f681, 11);
-        h!(c, d, a, b, m[11], 0x6d9d_6122, 16);
-        h!(b, c, d, a, m[14], 0xfde5_380c, 23);
-        h!(a, b, c, d, m[1], 0xa4be_ea44, 4);
-        h!(d, a, b, c, m[4], 0x4bde_cfa9, 11);
-        h!(c, d, a, b, m[7], 0xf6bb_4b60, 16);
-        h!(b, c, d, a, m[10], 0xbebf_bc70, 23);
-        h!(a, b, c, d, m[13], 0x289b_7ec6, 4);
-        h!(d, a, b, c, m[0], 0xeaa1_27fa, 11);
-        h!(c, d, a, b, m[3], 0xd4ef_3085, 16);
-        h!(b, c, d, a, m[6], 0x0488_1d05, 23);
-        h!(a, b, c, d, m[9], 0xd9d4_d039, 4);
-        h!(d, a, b, c, m[12], 0xe6db_99e5, 11);
-        h!(c, d, a, b, m[15], 0x1fa2_7cf8, 16);
-        h!(b, c, d, a, m[2], 0xc4ac_5665, 23);
-
-        i!(a, b, c, d, m[0], 0xf429_2244, 6);
-        i!(d, a, b, c, m[7], 0x432a_ff97, 10);
-        i!(c, d, a, b, m[14], 0xab94_23a7, 15);
-        i!(b, c, d, a, m[5], 0xfc93_a039, 21);
-        i!(a, b, c, d, m[12], 0x655b_59c3, 6);
-        i!(d, a, b, c, m[3], 0x8f0c_cc92, 10);
-        i!(c, d, a, b, m[10], 0xffef_f47d, 15);
-        i!(b, c, d, a, m[1], 0x8584_5dd1, 21);
-        i!(a, b, c, d, m[8], 0x6fa8_7e4f, 6);
-        i!(d, a, b, c, m[15], 0xfe2c_e6e0, 10);
-        i!(c, d, a, b, m[6], 0xa301_4314, 15);
-        i!(b, c, d, a, m[13], 0x4e08_11a1, 21);
-        i!(a, b, c, d, m[4], 0xf753_7e82, 6);
-        i!(d, a, b, c, m[11], 0xbd3a_f235, 10);
-        i!(c, d, a, b, m[2], 0x2ad7_d2bb, 15);
-        i!(b, c, d, a, m[9], 0xeb86_d391, 21);
-
-        for (word, add) in words.iter_mut().zip([a, b, c, d]) {
+        let ends = rounds(*words, &m);
+        for (word, add) in words.iter_mut().zip(ends) {
             *word = word.wrapping_add(add);
         }
     }
@@ -276,6 +623,80 @@ mod tests {
                 .collect();
             let expected = u64::from_le_bytes(first8.try_into().unwrap());
             assert_eq!(truncated(&[input]), expected, "{input:?}");
+        }
+    }
+
+    /// Messages hashed side by side, in steps of every kind (whole blocks,
+    /// parts of blocks, nothing, lanes that end early; what the lanes do
+    /// not have in common hashed alone), give each message's own MD5, for
+    /// every number of lanes up to more than a vector holds.
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn messages_hashed_together_hash_as_each_alone() {
+        let data: Vec<u8> = (0..40_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for lanes in 1..=super::LANES * 2 + 1 {
+            // Lane i hashes data[i * 101..][..len_i], fed in steps that
+            // differ per lane and per round.
+            let lens: Vec<usize> = (0..lanes).map(|i| 9_000 + i * 1_237 % 5_000).collect();
+            let mut hashers: Vec<Hasher> = (0..lanes).map(|_| Hasher::new()).collect();
+            let mut fed = alloc::vec![0usize; lanes];
+            for round in 0.. {
+                let steps: Vec<usize> = (0..lanes)
+                    .map(|i| match (round + i) % 5 {
+                        0 => 4096,
+                        1 => 640,
+                        2 => 0,
+                        3 => 77,
+                        _ => 1_000,
+                    })
+                    .collect();
+                let mut pairs: Vec<(&mut Hasher, &[u8])> = hashers
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        let message = &data[i * 101..][..lens[i]];
+                        let take = steps[i].min(lens[i] - fed[i]);
+                        let piece = &message[fed[i]..fed[i] + take];
+                        fed[i] += take;
+                        (h, piece)
+                    })
+                    .collect();
+                let common = super::consume_blocks_together(&mut pairs);
+                for (hasher, piece) in pairs {
+                    hasher.consume(&piece[common..]);
+                }
+                if fed.iter().zip(&lens).all(|(f, l)| f == l) {
+                    break;
+                }
+            }
+            for (i, hasher) in hashers.into_iter().enumerate() {
+                let message = &data[i * 101..][..lens[i]];
+                assert_eq!(
+                    hasher.truncated(),
+                    reference(message),
+                    "{lanes} lanes, lane {i}"
+                );
+            }
+        }
+    }
+
+    /// `truncated_md5s` gives each message's own hash, for every count of
+    /// messages and unequal lengths.
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn messages_hashed_side_by_side_hash_as_each_alone() {
+        let data: Vec<u8> = (0..50_000u32)
+            .map(|i| (i.wrapping_mul(40_503) >> 5) as u8)
+            .collect();
+        for count in 0..7 {
+            let messages: Vec<&[u8]> = (0..count)
+                .map(|i| &data[i * 77..i * 77 + 9_000 + i * 3_001])
+                .collect();
+            let side_by_side = crate::compressed::truncated_md5s(&messages);
+            let alone: Vec<u64> = messages.iter().map(|m| reference(m)).collect();
+            assert_eq!(side_by_side, alone, "{count} messages");
         }
     }
 

@@ -29,6 +29,8 @@ use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
 pub(crate) mod decompress;
+#[cfg(feature = "zstd")]
+pub(crate) mod many;
 mod md5;
 #[cfg(feature = "std")]
 mod overlap;
@@ -38,6 +40,8 @@ mod zlib;
 mod zstd;
 mod zstd_frame;
 
+#[cfg(feature = "zstd")]
+pub use decompress::truncated_md5s;
 pub use decompress::{truncated_md5, DecompressOptions, Limits};
 #[cfg(feature = "alloc")]
 pub use writer::{compress, CompressOptions};

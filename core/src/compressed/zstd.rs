@@ -98,7 +98,7 @@ pub(crate) fn walk(
 
 /// How much output a walk hands over at a time.
 #[cfg(feature = "alloc")]
-const STRETCH: usize = 256 << 10;
+pub(crate) const STRETCH: usize = 256 << 10;
 
 /// Splits the first `n` bytes off `rest`, which a decoder has just written,
 /// and hands them to `emit`.
@@ -179,31 +179,74 @@ pub(crate) mod libzstd {
         max_window: u64,
         emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
     ) -> Result<bool, FrameError> {
-        use zstd_safe::{DParameter, InBuffer, OutBuffer};
-        let malformed = (StreamFault::Malformed, 0);
-        let mut context = DCtx::try_create().ok_or(malformed)?;
-        let window_log = max_window.max(2).ilog2().min(31);
-        context
-            .set_parameter(DParameter::WindowLogMax(window_log))
-            .map_err(|_| malformed)?;
+        let mut walker = Walker::new(frame, max_window)?;
         let mut stretch = alloc::vec![0u8; super::STRETCH];
-        let mut input = InBuffer::around(frame);
         loop {
-            let mut output = OutBuffer::around(&mut stretch[..]);
-            let hint = context
-                .decompress_stream(&mut output, &mut input)
-                .map_err(fault)?;
-            let written = output.pos();
+            let (written, ended) = walker.fill(&mut stretch)?;
             let done = stretch.get(..written).unwrap_or_default();
             if !done.is_empty() && emit(done).is_break() {
                 return Ok(false);
             }
-            if hint == 0 {
+            if ended {
                 return Ok(true);
             }
-            if written == 0 && input.pos() == frame.len() {
-                // The frame stops before its end.
-                return Err((StreamFault::Malformed, to_u64(frame.len())));
+        }
+    }
+
+    /// One frame decoded by libzstd's buffered streaming decoder, a buffer
+    /// at a time, whenever its owner asks: several frames can be decoded in
+    /// turn on one thread, each keeping its own window (at most
+    /// `max_window`).
+    pub(crate) struct Walker<'f> {
+        context: DCtx<'static>,
+        frame: &'f [u8],
+        /// How much of the frame libzstd has taken.
+        consumed: usize,
+    }
+
+    impl<'f> Walker<'f> {
+        pub(crate) fn new(frame: &'f [u8], max_window: u64) -> Result<Self, FrameError> {
+            use zstd_safe::DParameter;
+            let malformed = (StreamFault::Malformed, 0);
+            let mut context = DCtx::try_create().ok_or(malformed)?;
+            let window_log = max_window.max(2).ilog2().min(31);
+            context
+                .set_parameter(DParameter::WindowLogMax(window_log))
+                .map_err(|_| malformed)?;
+            Ok(Walker {
+                context,
+                frame,
+                consumed: 0,
+            })
+        }
+
+        /// Decodes into `out` until it is full or the frame ends: how much
+        /// it wrote, and whether the frame ended. A frame that stops
+        /// before its end is malformed.
+        pub(crate) fn fill(&mut self, out: &mut [u8]) -> Result<(usize, bool), FrameError> {
+            use zstd_safe::{InBuffer, OutBuffer};
+            let frame = self.frame;
+            let mut input = InBuffer::around(frame);
+            input.set_pos(self.consumed);
+            let room = out.len();
+            let mut output = OutBuffer::around(out);
+            loop {
+                let before = (input.pos(), output.pos());
+                let hint = self
+                    .context
+                    .decompress_stream(&mut output, &mut input)
+                    .map_err(fault)?;
+                self.consumed = input.pos();
+                if hint == 0 {
+                    return Ok((output.pos(), true));
+                }
+                if output.pos() == room {
+                    return Ok((output.pos(), false));
+                }
+                if (input.pos(), output.pos()) == before && input.pos() == frame.len() {
+                    // The frame stops before its end.
+                    return Err((StreamFault::Malformed, to_u64(frame.len())));
+                }
             }
         }
     }
@@ -245,8 +288,7 @@ pub(crate) mod libzstd {
         max_window: u64,
         each: &mut dyn FnMut(&'o [u8], usize) -> core::ops::ControlFlow<()>,
     ) -> Result<Option<Decoded>, FrameError> {
-        let malformed = (StreamFault::Malformed, 0);
-        let mut stream = stable::Stream::new(out, max_window).ok_or(malformed)?;
+        let mut stream = stable::Stream::new(out, max_window).ok_or((StreamFault::Malformed, 0))?;
         let mut fed = 0usize;
         loop {
             fed = frame.len().min(fed.saturating_add(IN_STEP));
@@ -255,15 +297,78 @@ pub(crate) mod libzstd {
             if stream.written() > before.1 && each(stream.finished(0), before.1).is_break() {
                 return Ok(None);
             }
-            match status {
-                Err(code) => return failed(code).map(Some),
-                Ok(0) if stream.written() == stream.len() => return Ok(Some(Decoded::Exact)),
-                Ok(0) => return Ok(Some(Decoded::Short(to_u64(stream.written())))),
-                Ok(_) if fed == frame.len() && (stream.consumed(), stream.written()) == before => {
-                    return Err(malformed)
-                }
-                Ok(_) => {}
+            if let Some(ended) = outcome(status, &stream, before, fed == frame.len())? {
+                return Ok(Some(ended));
             }
+        }
+    }
+
+    /// How a step of `stream` that returned `status` leaves the frame:
+    /// ended (as one-shot decoding ends), going on (`None`), or malformed
+    /// when the whole frame was fed (`all_fed`) and the step moved nothing
+    /// from where it was `before` (consumed, written).
+    fn outcome(
+        status: Result<usize, ErrorCode>,
+        stream: &stable::Stream<'_>,
+        before: (usize, usize),
+        all_fed: bool,
+    ) -> Result<Option<Decoded>, FrameError> {
+        match status {
+            Err(code) => failed(code).map(Some),
+            Ok(0) if stream.written() == stream.len() => Ok(Some(Decoded::Exact)),
+            Ok(0) => Ok(Some(Decoded::Short(to_u64(stream.written())))),
+            Ok(_) if all_fed && (stream.consumed(), stream.written()) == before => {
+                Err((StreamFault::Malformed, 0))
+            }
+            Ok(_) => Ok(None),
+        }
+    }
+
+    /// One frame decoded straight into a buffer of exactly its size that it
+    /// owns, a step at a time whenever its owner asks, so that several
+    /// frames can be decoded in turn on one thread; the buffer is given
+    /// back for the next frame.
+    pub(crate) struct Filling<'f> {
+        owned: stable::Owned,
+        frame: &'f [u8],
+        fed: usize,
+    }
+
+    impl<'f> Filling<'f> {
+        /// A decoder of `frame` into `buffer`, whose length must be the
+        /// declared size; the buffer back if libzstd cannot have one.
+        pub(crate) fn new(
+            frame: &'f [u8],
+            buffer: alloc::vec::Vec<u8>,
+            max_window: u64,
+        ) -> Result<Self, alloc::vec::Vec<u8>> {
+            let owned = stable::Owned::new(buffer, max_window)?;
+            Ok(Filling {
+                owned,
+                frame,
+                fed: 0,
+            })
+        }
+
+        /// Feeds the next `IN_STEP` bytes of the frame: how the frame ended,
+        /// once it has ([`Decoded`], as one-shot decoding ends).
+        pub(crate) fn step(&mut self) -> Result<Option<Decoded>, FrameError> {
+            let frame = self.frame;
+            self.fed = frame.len().min(self.fed.saturating_add(IN_STEP));
+            let stream = self.owned.stream();
+            let before = (stream.consumed(), stream.written());
+            let status = stream.step(frame, self.fed);
+            outcome(status, stream, before, self.fed == frame.len())
+        }
+
+        /// The output from `from` to what is written: final.
+        pub(crate) fn finished(&self, from: usize) -> &[u8] {
+            self.owned.finished(from)
+        }
+
+        /// The buffer, for the next frame.
+        pub(crate) fn into_buffer(self) -> alloc::vec::Vec<u8> {
+            self.owned.into_buffer()
         }
     }
 
@@ -387,6 +492,56 @@ pub(crate) mod libzstd {
                         self.output.pos.saturating_sub(from),
                     )
                 }
+            }
+        }
+
+        /// A [`Stream`] into a buffer it owns and gives back at the end,
+        /// so that one buffer serves frame after frame without being had
+        /// from the allocator (and faulted in) again.
+        pub(super) struct Owned {
+            // Declared before `buffer`, so dropped first: libzstd writes
+            // into the buffer only while the stream lives.
+            stream: Stream<'static>,
+            /// Not reached while `stream` lives, but by `into_buffer`, which
+            /// ends the stream first.
+            buffer: alloc::vec::Vec<u8>,
+        }
+
+        impl Owned {
+            /// A decoder for one frame into all of `buffer`; the buffer
+            /// back if libzstd cannot have one.
+            pub(super) fn new(
+                mut buffer: alloc::vec::Vec<u8>,
+                max_window: u64,
+            ) -> Result<Self, alloc::vec::Vec<u8>> {
+                // SAFETY: the slice is the vector's initialized elements, in
+                // its heap allocation, which stays put when the vector (or
+                // this struct) moves, and is reached only through the stream
+                // until `into_buffer` ends it; `'static` never leaves this
+                // struct: `finished` ties what it lends to `&self`.
+                let out: &'static mut [u8] =
+                    unsafe { core::slice::from_raw_parts_mut(buffer.as_mut_ptr(), buffer.len()) };
+                match Stream::new(out, max_window) {
+                    Some(stream) => Ok(Owned { stream, buffer }),
+                    None => Err(buffer),
+                }
+            }
+
+            pub(super) fn stream(&mut self) -> &mut Stream<'static> {
+                &mut self.stream
+            }
+
+            /// The output from `from` to what is written, lent for as long
+            /// as `self` is.
+            pub(super) fn finished(&self, from: usize) -> &[u8] {
+                self.stream.finished(from)
+            }
+
+            /// Ends the stream and gives the buffer back.
+            pub(super) fn into_buffer(self) -> alloc::vec::Vec<u8> {
+                let Owned { stream, buffer } = self;
+                drop(stream);
+                buffer
             }
         }
 

@@ -1,0 +1,357 @@
+//! Extraction streamed: [`Extraction::stream`] writes every output of the
+//! containers a sink asks for as their bytes are decoded, never holding a
+//! decoded container longer than it is being decoded. Compressed bundles
+//! are walked a stretch at a time, several side by side on the calling
+//! thread, so that their hashes go through MD5 together
+//! (`compressed::many`).
+
+use alloc::vec::Vec;
+use core::cell::RefCell;
+use core::ops::{ControlFlow, Range};
+
+use super::extract::{add_bundle, Unit, What};
+use super::input::{decode_table, Budget, Loaded, LoadedBytes};
+use super::plan::Piece;
+use super::{BundlerError, CompressedProblem, Extraction, Observer, Plan};
+use crate::bytes::to_u64;
+use crate::compressed::many::{walk_many, Walked};
+use crate::compressed::DecompressOptions;
+use crate::CompressedBundle;
+
+/// Where [`Extraction::stream`] puts what it extracts.
+pub trait ExtractionSink {
+    /// The next container to extract (its index), or `None` when there is
+    /// none left. Asked as the stream can take one more.
+    fn next(&mut self) -> Option<usize>;
+
+    /// The next `bytes` of `output` (numbered across the input, as
+    /// [`Extraction::output_name`] numbers them), in order from its start.
+    /// Breaking stops that output's container: nothing more is said of it.
+    fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()>;
+
+    /// Container `container` is extracted: every byte of its outputs was
+    /// written and, as the decoding policy says, its hash checked; or why
+    /// not, in which case what was written of its outputs is incomplete or
+    /// unverified and must not be kept.
+    fn done(&mut self, container: usize, result: Result<(), BundlerError>);
+}
+
+/// A compressed bundle being streamed: where its outputs lie in its
+/// decoded bytes, and how far the walk has come.
+struct Flowing<'data> {
+    container: usize,
+    at: u64,
+    compressed: CompressedBundle<'data>,
+    outputs: Vec<(usize, Range<u64>)>,
+    walked: u64,
+}
+
+impl<'data> Extraction<'data> {
+    /// Extracts the containers `sink` asks for, writing their outputs to it
+    /// as their bytes are decoded, `lanes` compressed bundles at a time on
+    /// this thread (1 to 4; each held whole while it is decoded, since a
+    /// zstd frame may refer back to any byte it made: memory is `lanes`
+    /// times the largest). Calls on several threads, each with its own
+    /// sink, share the work of one extraction. What [`plan`](Self::plan)
+    /// plans, the same bytes, in order within each output.
+    pub fn stream(&self, lanes: usize, sink: &mut dyn ExtractionSink, observer: &mut dyn Observer) {
+        let sink = RefCell::new(sink);
+        let observer = RefCell::new(observer);
+        let flowing: RefCell<Vec<Flowing<'data>>> = RefCell::new(Vec::new());
+        let options = DecompressOptions {
+            limits: crate::compressed::Limits {
+                max_uncompressed_size: self.decoding.max_size,
+            },
+            verify_hash: false,
+            ..DecompressOptions::default()
+        };
+        let mut next = || loop {
+            let index = sink.borrow_mut().next()?;
+            let Some(unit) = self.units.get(index) else {
+                sink.borrow_mut().done(index, Ok(()));
+                continue;
+            };
+            let What::Compressed(compressed) = unit.what else {
+                let planned = self.plan(index, &mut **observer.borrow_mut());
+                let result =
+                    planned.and_then(|plan| write_plan(&plan, unit, &mut **sink.borrow_mut()));
+                if let Ok(Some(())) | Err(_) = &result {
+                    sink.borrow_mut().done(index, result.map(|_| ()));
+                }
+                continue;
+            };
+            match self.outputs_of(index, unit, compressed, &mut **observer.borrow_mut()) {
+                Ok(outputs) => {
+                    flowing.borrow_mut().push(Flowing {
+                        container: index,
+                        at: unit.at,
+                        compressed,
+                        outputs,
+                        walked: 0,
+                    });
+                    return Some((index, compressed));
+                }
+                Err(error) => sink.borrow_mut().done(index, Err(error)),
+            }
+        };
+        let verify = self.decoding.verify_hash;
+        let mut told = |container: usize, walked: Walked<'_>| {
+            let mut all = flowing.borrow_mut();
+            let Some(place) = all.iter().position(|f| f.container == container) else {
+                return ControlFlow::Break(());
+            };
+            let Some(flow) = all.get_mut(place) else {
+                return ControlFlow::Break(());
+            };
+            match walked {
+                Walked::Stretch(bytes) => {
+                    let flow_on = flow.write(bytes, &mut **sink.borrow_mut());
+                    if flow_on.is_break() {
+                        all.swap_remove(place);
+                    }
+                    flow_on
+                }
+                Walked::Done(result) => {
+                    let flow = all.swap_remove(place);
+                    let result = flow.checked(result, verify);
+                    observer.borrow_mut().done_with(flow.compressed.data());
+                    sink.borrow_mut().done(container, result);
+                    ControlFlow::Continue(())
+                }
+            }
+        };
+        walk_many(&options, verify, lanes, &mut next, &mut told);
+    }
+
+    /// Where the outputs of compressed container `index` lie in its decoded
+    /// bytes, from its entry table alone, by the rule [`Extraction::plan`]
+    /// follows.
+    fn outputs_of(
+        &self,
+        index: usize,
+        unit: &Unit<'data>,
+        compressed: CompressedBundle<'data>,
+        observer: &mut dyn Observer,
+    ) -> Result<Vec<(usize, Range<u64>)>, BundlerError> {
+        let budget = Budget::new(self.decoding);
+        let table = decode_table(unit.at, &compressed, &budget, true)?;
+        let loaded = Loaded {
+            offset: unit.at,
+            bytes: LoadedBytes::Table {
+                buffer: 0,
+                compressed,
+            },
+        };
+        let first = unit.outputs.start;
+        let mut part = Plan::new(0, alloc::vec![table])?;
+        add_bundle(&mut part, &loaded, &unit.prefix, first, observer)?;
+        if part.output_count() != unit.outputs.len() {
+            return Err(self.miscounted(index, part.output_count()));
+        }
+        (0..part.output_count())
+            .map(|i| {
+                let range = match part.output(i) {
+                    [] => 0..0,
+                    [Piece::Made { range, .. }] => to_u64(range.start)..to_u64(range.end),
+                    _ => return Err(self.miscounted(index, part.output_count())),
+                };
+                Ok((first.saturating_add(i), range))
+            })
+            .collect()
+    }
+}
+
+impl Flowing<'_> {
+    /// Hands `sink` the parts of the next decoded `bytes` that belong to
+    /// outputs.
+    fn write(&mut self, bytes: &[u8], sink: &mut dyn ExtractionSink) -> ControlFlow<()> {
+        let start = self.walked;
+        let end = start.saturating_add(to_u64(bytes.len()));
+        self.walked = end;
+        for (output, range) in &self.outputs {
+            let (from, to) = (range.start.max(start), range.end.min(end));
+            if from >= to {
+                continue;
+            }
+            let local = |at: u64| usize::try_from(at.saturating_sub(start)).unwrap_or(usize::MAX);
+            let part = bytes.get(local(from)..local(to)).unwrap_or_default();
+            sink.write(*output, part)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// How the walk ended, with the hash compared as the policy says.
+    fn checked(&self, result: crate::Result<u64>, verify: bool) -> Result<(), BundlerError> {
+        let fail = |problem| BundlerError::Compressed {
+            offset: self.at,
+            problem,
+        };
+        let computed = result.map_err(|error| fail(CompressedProblem::Decode(error)))?;
+        let stored = self.compressed.hash();
+        if verify && computed != stored {
+            return Err(fail(CompressedProblem::HashMismatch { stored, computed }));
+        }
+        Ok(())
+    }
+}
+
+/// Writes what `plan` (of a container that is not compressed) plans for
+/// each output of `unit`, in order: `Some` when all was written, `None`
+/// when the sink stopped it.
+fn write_plan(
+    plan: &Plan<'_>,
+    unit: &Unit<'_>,
+    sink: &mut dyn ExtractionSink,
+) -> Result<Option<()>, BundlerError> {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    for (i, output) in unit.outputs.clone().enumerate() {
+        for piece in plan.output(i) {
+            let flow = match piece {
+                Piece::Zeros(mut left) => {
+                    let mut flow = ControlFlow::Continue(());
+                    while left > 0 && flow.is_continue() {
+                        let n = usize::try_from(left).unwrap_or(usize::MAX).min(ZEROS.len());
+                        flow = sink.write(output, ZEROS.get(..n).unwrap_or_default());
+                        left = left.saturating_sub(to_u64(n));
+                    }
+                    flow
+                }
+                other => sink.write(output, plan.bytes(other).unwrap_or_default()),
+            };
+            if flow.is_break() {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(Some(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundler::{extract, Decoding};
+    use alloc::vec;
+
+    macro_rules! fixture {
+        ($name:literal) => {
+            &include_bytes!(concat!("../../../tests/fixtures/", $name))[..]
+        };
+    }
+
+    /// Gathers what a stream writes, asking for `order`.
+    struct Gathered {
+        order: Vec<usize>,
+        asked: usize,
+        outputs: Vec<Vec<u8>>,
+        done: Vec<(usize, Result<(), BundlerError>)>,
+        /// Stop the container of this output at its first write.
+        stop_at: Option<usize>,
+    }
+
+    impl ExtractionSink for Gathered {
+        fn next(&mut self) -> Option<usize> {
+            let index = self.order.get(self.asked).copied();
+            self.asked += 1;
+            index
+        }
+        fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()> {
+            if self.stop_at == Some(output) {
+                return ControlFlow::Break(());
+            }
+            self.outputs[output].extend_from_slice(bytes);
+            ControlFlow::Continue(())
+        }
+        fn done(&mut self, container: usize, result: Result<(), BundlerError>) {
+            self.done.push((container, result));
+        }
+    }
+
+    fn stream(data: &[u8], order: Vec<usize>, stop_at: Option<usize>) -> Gathered {
+        let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+        let mut gathered = Gathered {
+            order,
+            asked: 0,
+            outputs: vec![Vec::new(); extraction.output_count()],
+            done: Vec::new(),
+            stop_at,
+        };
+        extraction.stream(2, &mut gathered, &mut ());
+        gathered
+    }
+
+    #[test]
+    fn a_stream_writes_what_the_whole_extraction_plans() {
+        for data in [
+            fixture!("multi/libhip-compressed3.so"),
+            fixture!("multi/hip-mixed3.dll"),
+            fixture!("compressed/concat/hip.hip_fatbin"),
+            fixture!("compressed/synthetic/hip.zlib-v3.ccob"),
+            fixture!("compressed/llvm22/big.v3.ccob"),
+            fixture!("offload/offload.a"),
+        ] {
+            let whole = extract(data, b"f", Decoding::default(), &mut ()).unwrap();
+            let count = Extraction::new(data, b"f", Decoding::default(), &mut ())
+                .unwrap()
+                .container_count();
+            // Backwards, so that lanes fill and empty out of file order.
+            let gathered = stream(data, (0..count).rev().collect(), None);
+            let mut done: Vec<usize> = gathered.done.iter().map(|(c, _)| *c).collect();
+            done.sort_unstable();
+            assert_eq!(done, (0..count).collect::<Vec<_>>());
+            for (container, result) in &gathered.done {
+                assert!(result.is_ok(), "container {container}: {result:?}");
+            }
+            assert_eq!(gathered.outputs.len(), whole.output_count());
+            for (i, bytes) in gathered.outputs.iter().enumerate() {
+                assert_eq!(bytes, &whole.output_bytes(i).unwrap(), "output {i}");
+            }
+        }
+    }
+
+    /// A wrong stored hash, a damaged stream: that container is done with
+    /// an error, the others are extracted whole.
+    #[test]
+    fn damage_in_one_compressed_bundle_costs_its_own_outputs_only() {
+        let data = fixture!("multi/libhip-compressed3.so");
+        let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+        let second = extraction.container(1).unwrap().offset as usize;
+        let size = extraction.container(1).unwrap().size as usize;
+        drop(extraction);
+        // v3: the hash is at 24..32 of the header; the stream starts at 32.
+        let mut wrong_hash = data.to_vec();
+        wrong_hash[second + 24] ^= 1;
+        let mut damaged = data.to_vec();
+        for b in &mut damaged[second + size / 2..second + size / 2 + 64] {
+            *b ^= 0x5a;
+        }
+        for (input, hash) in [(wrong_hash, true), (damaged, false)] {
+            let gathered = stream(&input, vec![0, 1, 2], None);
+            for (container, result) in &gathered.done {
+                match (container, result) {
+                    // Damage in the stream shows in decoding or in the hash.
+                    (1, Err(BundlerError::Compressed { problem, .. })) => {
+                        assert!(!hash || matches!(problem, CompressedProblem::HashMismatch { .. }))
+                    }
+                    (1, other) => panic!("container 1: {other:?}"),
+                    (_, result) => assert!(result.is_ok()),
+                }
+            }
+            assert_eq!(gathered.done.len(), 3);
+        }
+    }
+
+    #[test]
+    fn a_sink_that_stops_a_container_hears_no_more_of_it() {
+        let data = fixture!("multi/libhip-compressed3.so");
+        let gathered = stream(data, vec![0, 1, 2], Some(4));
+        let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+        let stopped = (0..3)
+            .find(|&c| extraction.container(c).unwrap().outputs.contains(&4))
+            .unwrap();
+        assert!(gathered
+            .done
+            .iter()
+            .all(|(c, r)| *c != stopped && r.is_ok()));
+        assert_eq!(gathered.done.len(), 2);
+    }
+}

@@ -1,0 +1,264 @@
+# Hand-written stubs of the native module (python/src/*.rs), checked against
+# it by python/tests/test_stubs.py: every public name here exists there with
+# the same kind (class, function, property), and the other way round.
+import sys
+from typing import Literal, Self, final
+
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer
+else:
+    from typing_extensions import Buffer
+
+__all__ = [
+    "BadMagicError",
+    "BundlerFailure",
+    "Container",
+    "Entry",
+    "EntryId",
+    "Error",
+    "File",
+    "HashMismatchError",
+    "InvalidIdError",
+    "LimitExceededError",
+    "TargetId",
+    "TruncatedError",
+    "UnsupportedError",
+    "Wrapper",
+    "_open_mapped",
+    "bundle",
+    "decompress",
+    "list_ids",
+    "normalize_entry_id",
+    "parse",
+    "unbundle",
+]
+
+_ContainerKind = Literal["bundle", "compressed", "offload_binary"]
+_DeviceMatch = Literal["native", "generic", "spirv"]
+_FeatureSetting = Literal["on", "off", "any"]
+
+class Error(ValueError):
+    """What is wrong with an input. ``str()`` is the core's message."""
+
+    kind: str
+    """The core's error kind, e.g. ``"Truncated"``, ``"HashMismatch"``."""
+    offset: int | None
+    """The byte offset of the field at fault (in the caller's buffer; in the
+    decoded bundle for a compressed bundle's contents), or None."""
+    entry: int | None
+    """The index of the entry at fault, or None."""
+
+class TruncatedError(Error):
+    """The input ends inside a field, or a field points past its end."""
+
+class BadMagicError(Error):
+    """The bytes are not the container or file they were read as."""
+
+class HashMismatchError(Error):
+    """A compressed bundle decoded to bytes whose hash is not the stored one."""
+
+class LimitExceededError(Error):
+    """Decoding would exceed a size limit, or memory could not be reserved."""
+
+class UnsupportedError(Error):
+    """A version, method or file variant this library does not read."""
+
+class InvalidIdError(Error):
+    """An entry ID or target ID that does not parse (``offset``: where in it)."""
+
+class BundlerFailure(Error):
+    """A bundler job refused its request (targets, alignment, missing entries)."""
+
+@final
+class File:
+    """The bytes of one file or buffer (see ``clangoffload.open``/``parse``)."""
+
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def data(self) -> memoryview:
+        """All the bytes, as a view."""
+    def containers(self) -> list[Container]:
+        """Every container, in file order, as ``clangoffload inspect`` finds them."""
+    def scan(self) -> list[Container]:
+        """Every container anywhere in the bytes, found by magic and validated."""
+    def extract(self, *, target: str | None = None, arch: str | None = None) -> list[Entry]:
+        """Every entry whose code the bundler gives to ``target`` and/or whose
+        processor is ``arch``, in file order."""
+    def wrappers(self) -> list[Wrapper]:
+        """The HIP/CUDA fat-binary wrapper records, with file offsets."""
+    def close(self) -> None:
+        """Releases the buffer (unmaps a file from ``open``); ``BufferError``
+        while views of its bytes are alive."""
+    def __len__(self) -> int: ...
+    def __enter__(self) -> File: ...
+    def __exit__(self, *exc: object) -> None: ...
+
+@final
+class Container:
+    """A bundle, compressed bundle or OffloadBinary in a :class:`File`."""
+
+    @property
+    def kind(self) -> _ContainerKind: ...
+    @property
+    def offset(self) -> int:
+        """Where it starts in the file."""
+    @property
+    def size(self) -> int: ...
+    @property
+    def section(self) -> str | None:
+        """The ELF/COFF section it is in."""
+    @property
+    def member(self) -> str | None:
+        """The archive member it is in."""
+    @property
+    def version(self) -> int | None:
+        """A compressed bundle's header version."""
+    @property
+    def method(self) -> Literal["zlib", "zstd", "unknown"] | None: ...
+    @property
+    def method_id(self) -> int | None:
+        """The method field as stored (0 zlib, 1 zstd)."""
+    @property
+    def total_size(self) -> int | None: ...
+    @property
+    def compressed_size(self) -> int | None:
+        """The stream's size, after the header."""
+    @property
+    def ratio(self) -> float | None:
+        """Uncompressed over compressed size."""
+    @property
+    def uncompressed_size(self) -> int | None: ...
+    @property
+    def hash(self) -> int | None:
+        """A compressed bundle's stored hash (low 64 bits of MD5)."""
+    @property
+    def data(self) -> memoryview:
+        """The container's bytes in the file."""
+    def bundle(self) -> memoryview | bytes | None:
+        """The bundle's bytes: a view for a plain bundle, the decoded bytes
+        (hash checked) for a compressed one, None for an OffloadBinary."""
+    def entries(self) -> list[Entry]:
+        """The entries (an OffloadBinary's images), in file order."""
+    def select_for_device(self, device: str) -> Entry | None:
+        """The code object the HIP runtime loads on ``device``; None if none fits."""
+
+@final
+class Entry:
+    """A bundle entry, or an OffloadBinary image."""
+
+    @property
+    def id(self) -> str:
+        """The entry ID (an image's target ID)."""
+    @property
+    def index(self) -> int | None:
+        """Its index in its container; None for a chosen code object."""
+    @property
+    def offset(self) -> int:
+        """In the file; in the decoded bundle for a compressed one."""
+    @property
+    def size(self) -> int: ...
+    @property
+    def data(self) -> memoryview:
+        """The bytes: a view of the file, or of the decoded bundle."""
+    @property
+    def code_object_target(self) -> str | None: ...
+    @property
+    def target_matches(self) -> bool | None: ...
+    @property
+    def how(self) -> _DeviceMatch | None:
+        """How ``select_for_device`` chose it."""
+    @property
+    def processor(self) -> str | None:
+        """The processor its code is for, aliases resolved, features dropped."""
+    def matches(self, target: str, hip_openmp_compatible: bool = False) -> bool:
+        """Whether the bundler gives this entry to ``-targets=target``."""
+    @property
+    def triple(self) -> str | None: ...
+    @property
+    def arch(self) -> str | None: ...
+    @property
+    def image_kind(self) -> str | None: ...
+    @property
+    def offload_kind(self) -> str | None: ...
+    @property
+    def strings(self) -> list[tuple[str, str]] | None: ...
+
+@final
+class Wrapper:
+    """A HIP/CUDA fat-binary wrapper record, with file offsets."""
+
+    offset: int
+    section: str
+    kind: Literal["HIPF", "HIPK", "CUDA", "unknown magic"]
+    magic: int
+    version: int
+    binary_address: int
+    target_offset: int | None
+
+@final
+class EntryId:
+    """A bundle entry ID, ``<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]``."""
+
+    def __new__(cls, text: str) -> Self: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def triple(self) -> str: ...
+    @property
+    def arch(self) -> str: ...
+    @property
+    def target_id(self) -> str: ...
+    @property
+    def target(self) -> TargetId | None: ...
+    @property
+    def processor(self) -> str | None: ...
+    @property
+    def is_host(self) -> bool: ...
+    def normalized(self) -> str: ...
+    def is_compatible_with(self, requested: EntryId, hip_openmp_compatible: bool = False) -> bool: ...
+    def bundler_matches(self, requested: EntryId, hip_openmp_compatible: bool = False) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class TargetId:
+    """An AMDGPU target ID, ``<processor>(:<feature>(+|-))*``."""
+
+    def __new__(cls, text: str) -> Self: ...
+    @property
+    def processor(self) -> str: ...
+    @property
+    def canonical(self) -> str: ...
+    @property
+    def xnack(self) -> _FeatureSetting: ...
+    @property
+    def sramecc(self) -> _FeatureSetting: ...
+    def is_compatible_with(self, requested: TargetId) -> bool: ...
+    def conflicts_with(self, other: TargetId) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def parse(data: Buffer, *, verify_hash: bool = True) -> File: ...
+def _open_mapped(mapping: Buffer, name: str, *, verify_hash: bool = True) -> File: ...
+def bundle(
+    entries: list[tuple[str, Buffer]],
+    align: int = 4096,
+    compress: bool | Literal["zstd", "zlib"] | None = None,
+    *,
+    version: Literal[2, 3] = 3,
+    level: int | None = None,
+) -> bytes: ...
+def unbundle(
+    data: Buffer,
+    targets: list[str],
+    *,
+    file_type: str = "o",
+    allow_missing: bool = False,
+    hip_openmp_compatible: bool = False,
+) -> list[bytes]: ...
+def list_ids(data: Buffer, *, file_type: str = "o") -> list[str]: ...
+def decompress(data: Buffer, *, verify_hash: bool = True, max_size: int | None = None) -> bytes: ...
+def normalize_entry_id(text: str) -> str: ...
