@@ -143,6 +143,21 @@
 // clang-offload-bundler uses.
 #define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
 
+// Where a fat binary is: the input is fat binaries back to back.
+#define CLANGOFFLOAD_CUDA_SOURCE_RAW 0
+
+// In a host section (`.nv_fatbin`, `__nv_relfatbin`).
+#define CLANGOFFLOAD_CUDA_SOURCE_SECTION 1
+
+// In a `fatbinary` image of an OffloadBinary.
+#define CLANGOFFLOAD_CUDA_SOURCE_OFFLOAD_IMAGE 2
+
+// Cubin: the code chosen runs as it is.
+#define CLANGOFFLOAD_CUDA_MATCH_CUBIN 1
+
+// PTX: the code chosen is JIT-compiled.
+#define CLANGOFFLOAD_CUDA_MATCH_PTX 2
+
 // `clangoffload_inspect`'s flags: decode each compressed bundle only as far
 // as its header and entry table (a few KiB of its stream): entries' IDs,
 // offsets and sizes, but no hash (`has_computed_hash` false) and no
@@ -412,7 +427,7 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_STRING_OUT_OF_BOUNDS = 107,
   // An OffloadBinary key or value has no terminating NUL.
   CLANGOFFLOAD_STATUS_UNTERMINATED_STRING = 108,
-  // Decompression was asked of an OffloadBinary that is not compressed.
+  // Decompression was asked of an OffloadBinary or a fat binary entry that is not compressed.
   CLANGOFFLOAD_STATUS_NOT_COMPRESSED = 109,
   // A key (or version 1 value) to be written contains a NUL byte.
   CLANGOFFLOAD_STATUS_NUL_IN_STRING = 110,
@@ -481,6 +496,15 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_NOT_BITCODE = 160,
   // An LLVM bitcode file's bitstream or symbol table is damaged.
   CLANGOFFLOAD_STATUS_MALFORMED_BITCODE = 161,
+  // Not a CUDA fat binary (no magic `50 ED 55 BA`).
+  CLANGOFFLOAD_STATUS_NOT_FATBIN = 170,
+  // A fat binary or fat binary entry header states a size it cannot have.
+  CLANGOFFLOAD_STATUS_BAD_HEADER_SIZE = 171,
+  // A range a fat binary declares (its size, an entry's header or payload,
+  // an identifier, options, a `--concat` member) lies outside what holds it.
+  CLANGOFFLOAD_STATUS_FATBIN_OUT_OF_BOUNDS = 172,
+  // A fat binary entry's compressed size is larger than its payload.
+  CLANGOFFLOAD_STATUS_COMPRESSED_SIZE_TOO_LARGE = 173,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -580,6 +604,8 @@ enum clangoffload_file_kind_tag
   CLANGOFFLOAD_FILE_KIND_TAG_THIN_ARCHIVE = 9,
   // A COFF object or a PE image (not read yet).
   CLANGOFFLOAD_FILE_KIND_TAG_COFF = 10,
+  // An NVIDIA CUDA fat binary.
+  CLANGOFFLOAD_FILE_KIND_TAG_CUDA_FATBIN = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -684,7 +710,7 @@ enum clangoffload_section_kind
   CLANGOFFLOAD_SECTION_KIND_OFFLOAD_BINARIES = 1,
   // Bundles or compressed bundles (`.hip_fatbin`).
   CLANGOFFLOAD_SECTION_KIND_HIP_FATBIN = 2,
-  // An NVIDIA fat binary (`.nv_fatbin`), not parsed by this library.
+  // NVIDIA fat binaries back to back (`.nv_fatbin`).
   CLANGOFFLOAD_SECTION_KIND_NV_FATBIN = 3,
   // One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
   CLANGOFFLOAD_SECTION_KIND_BUNDLE_ENTRY = 4,
@@ -692,6 +718,8 @@ enum clangoffload_section_kind
   CLANGOFFLOAD_SECTION_KIND_HIP_WRAPPERS = 5,
   // CUDA fat-binary wrapper records (`.nvFatBinSegment`).
   CLANGOFFLOAD_SECTION_KIND_CUDA_WRAPPERS = 6,
+  // NVIDIA fat binaries of old-style relocatable device code (`__nv_relfatbin`).
+  CLANGOFFLOAD_SECTION_KIND_NV_REL_FATBIN = 7,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -706,6 +734,10 @@ typedef struct clangoffload_archive clangoffload_archive;
 
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
+
+// The fat binaries of a file and their entries. Borrows the file's bytes;
+// owns the names it gives the entries.
+typedef struct clangoffload_cuda_fatbins clangoffload_cuda_fatbins;
 
 // Every container of one input, found and named, each decoded and planned
 // on demand by `clangoffload_extraction_plan`: extraction that holds one
@@ -1023,6 +1055,76 @@ typedef struct clangoffload_container {
   // `clangoffload_bundle_parse` or the `clangoffload_compressed_*` functions.
   struct clangoffload_bytes data;
 } clangoffload_container;
+
+// One fat binary; views borrow the parsed buffer.
+typedef struct clangoffload_cuda_fatbin {
+  // `CLANGOFFLOAD_CUDA_SOURCE_*`.
+  uint32_t source;
+  // The section's name (empty for a raw fat binary).
+  struct clangoffload_bytes section;
+  // Offset in the file.
+  uint64_t offset;
+  // The fat binary's bytes, header included.
+  struct clangoffload_bytes data;
+  // Header version (1).
+  uint16_t version;
+  // Header size (16).
+  uint16_t header_size;
+  // The bytes of entries after the header.
+  uint64_t fat_size;
+} clangoffload_cuda_fatbin;
+
+// One entry (or member of the `--concat` entry before it), every header field as
+// stored; views borrow the parsed buffer, `name` the handle.
+typedef struct clangoffload_cuda_entry {
+  // The fat binary it is in (index of `clangoffload_cuda_fatbins_get`).
+  size_t fatbin;
+  // Offset of the entry header in the file (a member's: of its
+  // concat entry).
+  uint64_t offset;
+  // 0 for an entry; for a member of a concat entry, its index plus 1.
+  uint64_t member;
+  // Kind (1 PTX, 2 ELF, 8 LTO-IR, 0x100 concat; others kept).
+  uint16_t kind;
+  // Header version (0x0101).
+  uint16_t version;
+  // Header size, extension included (a member: its offset in the
+  // decoded concat payload).
+  uint32_t header_size;
+  // Payload size (padded to 8).
+  uint64_t payload_size;
+  // Compressed size (0: stored).
+  uint32_t compressed_size;
+  // Offset of the options record (0: none).
+  uint32_t options_offset;
+  // Code version, major.
+  uint16_t major;
+  // Code version, minor.
+  uint16_t minor;
+  // SM number.
+  uint32_t arch;
+  // 0 plain, 1 `f` (family), 2 `a` (arch-specific).
+  uint32_t variant;
+  // Flags, unknown bits included.
+  uint64_t flags;
+  // The reserved field at 0x30.
+  uint64_t reserved;
+  // Uncompressed size (0: stored).
+  uint64_t uncompressed_size;
+  // Identifier offset as stored.
+  uint32_t identifier_offset;
+  // Identifier length as stored.
+  uint32_t identifier_length;
+  // The identifier (empty if none).
+  struct clangoffload_bytes identifier;
+  // The options (empty if none).
+  struct clangoffload_bytes options;
+  // The payload as stored (a member: its concat entry's).
+  struct clangoffload_bytes payload;
+  // The name `cuobjdump -xelf all`/`-xptx all` writes the image to
+  // (empty for kinds it does not extract).
+  struct clangoffload_bytes name;
+} clangoffload_cuda_entry;
 
 // A bundle entry ID split into its parts; every view borrows the string
 // given to `clangoffload_entry_id_parse`.
@@ -2685,6 +2787,163 @@ clangoffload_status clangoffload_containers_next(const uint8_t *data,
                                                  uint64_t *cursor,
                                                  struct clangoffload_container *out,
                                                  struct clangoffload_error *err);
+
+// Finds every fat binary in the `len` bytes at `data` and checks every
+// entry header: a raw fat binary (several back to back), an ELF or COFF/PE
+// host's `.nv_fatbin` then `__nv_relfatbin` sections, the `fatbinary`
+// images of OffloadBinaries for nvptx64. `base` is the input's file name
+// without directory and extension, which `cuobjdump` names extracted
+// files after (may be empty). With `CLANGOFFLOAD_PARSE_LENIENT` a damaged
+// fat binary is kept as the handle's fault and the rest is read; without,
+// it is the error. A file with none gives a handle with no fat binary.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_cuda_fatbins_free`. On failure `*out` is
+// untouched and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: they must stay
+// alive and unchanged until it is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0, `base.ptr` only when
+// `base.len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes, `base` readable for the
+// call; `out` is NULL or writable; `err` is NULL or writable.
+clangoffload_status clangoffload_cuda_fatbins_parse(const uint8_t *data,
+                                                    size_t len,
+                                                    struct clangoffload_bytes base,
+                                                    uint32_t flags,
+                                                    struct clangoffload_cuda_fatbins **out,
+                                                    struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_cuda_fatbins_parse`; views taken
+// from it become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `handle` does nothing.
+//
+// # Safety
+// `handle` is NULL or a live handle not yet freed.
+void clangoffload_cuda_fatbins_free(struct clangoffload_cuda_fatbins *handle);
+
+// Number of fat binaries (file order).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `handle` gives 0.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+size_t clangoffload_cuda_fatbins_count(const struct clangoffload_cuda_fatbins *handle);
+
+// Stores fat binary `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: the views borrow the parsed buffer, valid until the handle is
+// freed.
+//
+// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
+//
+// # Safety
+// `handle` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_cuda_fatbins_get(const struct clangoffload_cuda_fatbins *handle,
+                                                  size_t index,
+                                                  struct clangoffload_cuda_fatbin *out);
+
+// Number of entries over all fat binaries (file order), each `--concat`
+// entry followed by its members.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `handle` gives 0.
+//
+// # Safety
+// `handle` is NULL or a live handle.
+size_t clangoffload_cuda_fatbins_entry_count(const struct clangoffload_cuda_fatbins *handle);
+
+// Stores entry `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free; `*out` is a plain record of views the caller
+// owns.
+//
+// Lifetime: `name` borrows the handle, the other views the parsed buffer:
+// all valid until the handle is freed.
+//
+// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
+//
+// # Safety
+// `handle` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_cuda_fatbins_get_entry(const struct clangoffload_cuda_fatbins *handle,
+                                                        size_t index,
+                                                        struct clangoffload_cuda_entry *out);
+
+// For a leniently parsed file: the status of the first damaged fat binary,
+// with details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+//
+// Ownership: nothing to free; `*err` is a plain record the caller owns.
+//
+// NULL: `handle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL (no details).
+//
+// # Safety
+// `handle` is NULL or a live handle; `err` is NULL or writable.
+clangoffload_status clangoffload_cuda_fatbins_fault(const struct clangoffload_cuda_fatbins *handle,
+                                                    struct clangoffload_error *err);
+
+// Writes into `*out` entry `index`'s image as `cuobjdump` extracts it: the
+// payload decoded (LZ4 or zstd, at most `max_size` bytes; 0 for the
+// default limit), a cubin cut to its ELF length, PTX without its NUL; for
+// other kinds the decoded payload. Errors are located in the fat binary.
+//
+// Ownership: on success `*out` is a new buffer owned by the caller,
+// released with `clangoffload_buffer_free`; on failure it is untouched and
+// `*err` (if not NULL) says what and where.
+//
+// Lifetime: `out->ptr` borrows neither the handle nor the parsed buffer: it
+// stays valid until `clangoffload_buffer_free`.
+//
+// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first); `err` may be NULL.
+//
+// # Safety
+// `handle` is NULL or a live handle; `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_cuda_entry_image(const struct clangoffload_cuda_fatbins *handle,
+                                                  size_t index,
+                                                  uint64_t max_size,
+                                                  struct clangoffload_buffer *out,
+                                                  struct clangoffload_error *err);
+
+// The code the CUDA driver loads from fat binary `fatbin` on a device of
+// SM `device` (86 for sm_86): the closest cubin that runs there, else the
+// closest PTX, by the rule in docs/architecture.md. Stores the entry index
+// (as `clangoffload_cuda_fatbins_get_entry` numbers entries) in
+// `*out_entry` and `CLANGOFFLOAD_CUDA_MATCH_*` in `*out_match`;
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing runs there.
+//
+// Ownership: nothing to free; the outputs are plain numbers, written only
+// on success.
+//
+// NULL: `handle`, `out_entry` or `out_match` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `handle` is NULL or a live handle; `out_entry` and `out_match` are NULL
+// or writable.
+clangoffload_status clangoffload_cuda_select(const struct clangoffload_cuda_fatbins *handle,
+                                             size_t fatbin,
+                                             uint32_t device,
+                                             size_t *out_entry,
+                                             uint32_t *out_match);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.

@@ -6,7 +6,7 @@
  * What it adds to the C ABI, and nothing more:
  *
  *  - Move-only RAII handles (`bundle`, `text_bundle`, `object_bundle`,
- *    `archive`, `offload_binaries`, `image_arguments`, `buffer`) that call the
+ *    `archive`, `offload_binaries`, `image_arguments`, `cuda_fatbins`, `buffer`) that call the
  *    matching `clangoffload_*_free`.
  *  - Views: `std::string_view` for IDs, names and messages, and `bytes` (a
  *    span of `const uint8_t`) for payloads. Listing copies no payload.
@@ -1133,6 +1133,94 @@ inline uint16_t image_kind_from_extension(std::string_view extension) noexcept {
 inline uint16_t offload_kind_from_name(std::string_view name) noexcept {
   return clangoffload_offload_kind_from_name(reinterpret_cast<const uint8_t *>(name.data()), name.size());
 }
+
+// ---------------------------------------------------------------------------
+// CUDA fat binaries
+
+// One fat binary of a file; views borrow the parsed buffer.
+struct cuda_fatbin {
+  std::size_t index = 0;
+  uint32_t source = 0;            // CLANGOFFLOAD_CUDA_SOURCE_*
+  std::string_view section;       // ".nv_fatbin", "__nv_relfatbin", or empty
+  uint64_t offset = 0;            // in the file
+  clangoffload::bytes data;       // header included
+  uint16_t version = 0;
+  uint16_t header_size = 0;
+  uint64_t fat_size = 0;
+};
+
+// One entry (or `--concat` member, `member` > 0) with every header field as
+// stored; `name` (what cuobjdump extracts it to) borrows the handle, the
+// other views the parsed buffer.
+struct cuda_entry {
+  std::size_t index = 0;
+  clangoffload_cuda_entry raw{};
+  std::string_view name;
+  std::string_view identifier;
+  clangoffload::bytes options;
+  clangoffload::bytes payload;
+};
+
+// What `cuda_fatbins::select` chose: an entry index, cubin or PTX to JIT.
+struct cuda_selection {
+  std::size_t entry = 0;
+  uint32_t match = 0;  // CLANGOFFLOAD_CUDA_MATCH_*
+};
+
+// Every CUDA fat binary of a file (raw, `.nv_fatbin` then `__nv_relfatbin`,
+// OffloadBinary `fatbinary` images). Borrows the buffer. Iterable over
+// entries: `for (cuda_entry e : f)`.
+class cuda_fatbins {
+ public:
+  // `base` (the input's name without directory and extension) names the
+  // images as cuobjdump does; `flags` may be `CLANGOFFLOAD_PARSE_LENIENT`.
+  static result<cuda_fatbins> parse(clangoffload::bytes data, std::string_view base = {}, uint32_t flags = 0) {
+    clangoffload_cuda_fatbins *raw = nullptr;
+    result<void> done = detail::check([&](clangoffload_error *e) {
+      return clangoffload_cuda_fatbins_parse(data.data(), data.size(), detail::c_bytes(base), flags, &raw, e);
+    });
+    if (!done) return done.error();
+    return cuda_fatbins(raw);
+  }
+  std::size_t fatbin_count() const noexcept { return clangoffload_cuda_fatbins_count(h_.get()); }
+  cuda_fatbin fatbin(std::size_t i) const noexcept {
+    clangoffload_cuda_fatbin raw{};
+    clangoffload_cuda_fatbins_get(h_.get(), i, &raw);
+    return cuda_fatbin{i, raw.source, detail::view(raw.section), raw.offset, raw.data,
+                       raw.version, raw.header_size, raw.fat_size};
+  }
+  std::size_t size() const noexcept { return clangoffload_cuda_fatbins_entry_count(h_.get()); }
+  bool empty() const noexcept { return size() == 0; }
+  cuda_entry operator[](std::size_t i) const noexcept {
+    clangoffload_cuda_entry raw{};
+    clangoffload_cuda_fatbins_get_entry(h_.get(), i, &raw);
+    return cuda_entry{i, raw, detail::view(raw.name), detail::view(raw.identifier), raw.options, raw.payload};
+  }
+  detail::index_iterator<cuda_fatbins> begin() const noexcept { return {this, 0}; }
+  detail::index_iterator<cuda_fatbins> end() const noexcept { return {this, size()}; }
+  // Entry `i`'s image as cuobjdump extracts it (decoded under `max_size`).
+  result<buffer> image(std::size_t i, uint64_t max_size = CLANGOFFLOAD_DEFAULT_LIMIT) const {
+    return detail::write([&](clangoffload_buffer *out, clangoffload_error *e) {
+      return clangoffload_cuda_entry_image(h_.get(), i, max_size, out, e);
+    });
+  }
+  // The code the CUDA driver loads from fat binary `fatbin` on SM `device`.
+  result<cuda_selection> select(std::size_t fatbin, uint32_t device) const {
+    cuda_selection out;
+    result<void> done =
+        detail::check_status(clangoffload_cuda_select(h_.get(), fatbin, device, &out.entry, &out.match));
+    if (!done) return done.error();
+    return out;
+  }
+  std::optional<::clangoffload::error> fault() const {
+    return detail::fault([&](clangoffload_error *e) { return clangoffload_cuda_fatbins_fault(h_.get(), e); });
+  }
+  const clangoffload_cuda_fatbins *get() const noexcept { return h_.get(); }
+
+ private:
+  explicit cuda_fatbins(clangoffload_cuda_fatbins *raw) noexcept : h_(raw) {}
+  detail::unique_handle<clangoffload_cuda_fatbins, clangoffload_cuda_fatbins_free> h_;
+};
 
 // ---------------------------------------------------------------------------
 // Compressed bundles (CCOB)

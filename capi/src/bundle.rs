@@ -12,7 +12,7 @@ use clangoffload::Error;
 use clangoffload::{Bundle, BundleEntry, EntryPosition};
 
 #[cfg(feature = "alloc")]
-use crate::ffi::{array_arg, collect_checked, free_handle, handle_arg, into_handle, report_fault};
+use crate::ffi::{array_arg, collect_checked, free_handle, handle_arg, into_handle};
 use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, str_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
@@ -396,14 +396,9 @@ pub unsafe extern "C" fn clangoffload_bundle_parse(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
-        let parsed = if flags & CLANGOFFLOAD_PARSE_LENIENT != 0 {
+        // SAFETY: as the caller promises.
+        let (data, out, lenient) = unsafe { crate::handle::parse_args(data, len, flags, out) }?;
+        let parsed = if lenient {
             Bundle::parse_lenient(data)
         } else {
             Bundle::parse(data)
@@ -457,7 +452,7 @@ pub unsafe extern "C" fn clangoffload_bundle_entry_count(
     bundle: *const clangoffload_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { crate::handle::count(bundle, |h| &h.entries) }
 }
 
 /// Size of the bundle header (magic, count, descriptors) for a strictly parsed
@@ -497,17 +492,8 @@ pub unsafe extern "C" fn clangoffload_bundle_get_entry(
     index: usize,
     out: *mut clangoffload_bundle_entry,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        let entry = bundle
-            .entries
-            .get(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = entry.into();
-        Ok(())
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::get(bundle, |h| &h.entries, index, out, |_, entry| entry.into()) }
 }
 
 /// For a leniently parsed bundle: the status of the first bad descriptor, with
@@ -526,12 +512,8 @@ pub unsafe extern "C" fn clangoffload_bundle_fault(
     bundle: *const clangoffload_bundle,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        // SAFETY: NULL or writable, as the caller promises.
-        unsafe { report_fault(bundle.fault.as_ref(), err) }
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::fault(bundle, |h| h.fault.as_ref(), err) }
 }
 
 /// Index of the entry whose ID is exactly `target` (`target_len` bytes of

@@ -87,6 +87,8 @@ pub enum clangoffload_file_kind_tag {
     ThinArchive = 9,
     /// A COFF object or a PE image (not read yet).
     Coff = 10,
+    /// An NVIDIA CUDA fat binary.
+    CudaFatbin = 11,
 }
 
 /// What `clangoffload_file_kind_detect` found.
@@ -161,6 +163,7 @@ fn file_kind(kind: FileKind) -> clangoffload_file_kind {
         FileKind::Bitcode => T::Bitcode,
         FileKind::Archive => T::Archive,
         FileKind::ThinArchive => T::ThinArchive,
+        FileKind::CudaFatbin => T::CudaFatbin,
         _ => T::Other,
     };
     out

@@ -24,8 +24,12 @@ pub mod bundle;
 #[cfg(feature = "alloc")]
 pub mod bundler;
 pub mod compressed;
+#[cfg(feature = "alloc")]
+pub mod cuda_fatbin;
 #[cfg(not(feature = "std"))]
 pub mod embedded;
+#[cfg(feature = "alloc")]
+mod handle;
 pub mod id;
 #[cfg(feature = "alloc")]
 pub mod inspect;
@@ -49,6 +53,8 @@ pub use bundle::*;
 #[cfg(feature = "alloc")]
 pub use bundler::*;
 pub use compressed::*;
+#[cfg(feature = "alloc")]
+pub use cuda_fatbin::*;
 pub use ffi::clangoffload_bytes;
 pub use id::*;
 #[cfg(feature = "alloc")]

@@ -27,7 +27,7 @@ pub enum clangoffload_section_kind {
     OffloadBinaries = 1,
     /// Bundles or compressed bundles (`.hip_fatbin`).
     HipFatbin = 2,
-    /// An NVIDIA fat binary (`.nv_fatbin`), not parsed by this library.
+    /// NVIDIA fat binaries back to back (`.nv_fatbin`).
     NvFatbin = 3,
     /// One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
     BundleEntry = 4,
@@ -35,6 +35,8 @@ pub enum clangoffload_section_kind {
     HipWrappers = 5,
     /// CUDA fat-binary wrapper records (`.nvFatBinSegment`).
     CudaWrappers = 6,
+    /// NVIDIA fat binaries of old-style relocatable device code (`__nv_relfatbin`).
+    NvRelFatbin = 7,
 }
 
 impl From<SectionKind> for clangoffload_section_kind {
@@ -46,6 +48,7 @@ impl From<SectionKind> for clangoffload_section_kind {
             SectionKind::BundleEntry => Self::BundleEntry,
             SectionKind::HipWrappers => Self::HipWrappers,
             SectionKind::CudaWrappers => Self::CudaWrappers,
+            SectionKind::NvRelFatbin => Self::NvRelFatbin,
         }
     }
 }

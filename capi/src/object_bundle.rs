@@ -5,10 +5,9 @@ use alloc::{boxed::Box, vec::Vec};
 use clangoffload::object_bundle::{write_object_bundle, ObjectBundle, ObjectBundleEntry};
 use clangoffload::Error;
 
-use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::ffi::{
     array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
-    report_fault, slice_arg,
+    slice_arg,
 };
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
@@ -90,16 +89,10 @@ pub unsafe extern "C" fn clangoffload_object_bundle_parse(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: as the caller promises.
+        let (data, out, lenient) = unsafe { crate::handle::parse_args(data, len, flags, out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bundle = ObjectBundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
-        let lenient = flags & CLANGOFFLOAD_PARSE_LENIENT != 0;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let (entries, fault) = unsafe { collect_checked(bundle.entries(), lenient, err) }?;
         *out = into_handle(clangoffload_object_bundle {
@@ -144,7 +137,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_entry_count(
     bundle: *const clangoffload_object_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { crate::handle::count(bundle, |h| &h.entries) }
 }
 
 /// Stores entry `index` (section order) in `*out`.
@@ -167,23 +160,22 @@ pub unsafe extern "C" fn clangoffload_object_bundle_get_entry(
     index: usize,
     out: *mut clangoffload_object_bundle_entry,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        let entry = bundle
-            .entries
-            .get(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = clangoffload_object_bundle_entry {
-            id: clangoffload_bytes::of(entry.id()),
-            payload: clangoffload_bytes::of(entry.payload()),
-            offset: entry.offset(),
-            section_index: entry.section().index(),
-            host_marker: entry.is_host_marker().into(),
-        };
-        Ok(())
-    })
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            bundle,
+            |h| &h.entries,
+            index,
+            out,
+            |_, entry| clangoffload_object_bundle_entry {
+                id: clangoffload_bytes::of(entry.id()),
+                payload: clangoffload_bytes::of(entry.payload()),
+                offset: entry.offset(),
+                section_index: entry.section().index(),
+                host_marker: entry.is_host_marker().into(),
+            },
+        )
+    }
 }
 
 /// For a leniently parsed object: the status of the first bad section, with
@@ -201,12 +193,8 @@ pub unsafe extern "C" fn clangoffload_object_bundle_fault(
     bundle: *const clangoffload_object_bundle,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        // SAFETY: NULL or writable, as the caller promises.
-        unsafe { report_fault(bundle.fault.as_ref(), err) }
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::fault(bundle, |h| h.fault.as_ref(), err) }
 }
 
 /// Writes into `*out` the object without its bundle sections: what extracting

@@ -11,11 +11,9 @@ use clangoffload::offload_binary::{
 };
 use clangoffload::{CompressionMethod, DecompressOptions, Error, OffloadBinary};
 
-use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::compressed::{limits, CLANGOFFLOAD_DEFAULT_LEVEL};
 use crate::ffi::{
-    array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg, report_fault,
-    slice_arg,
+    array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg, slice_arg,
 };
 use crate::object_bundle::clangoffload_buffer;
 use crate::status::{clangoffload_error, clangoffload_status, report};
@@ -122,13 +120,8 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_parse(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: as the caller promises.
+        let (data, out, lenient) = unsafe { crate::handle::parse_args(data, len, flags, out) }?;
         let options = DecompressOptions {
             limits: limits(max_size),
             ..DecompressOptions::default()
@@ -139,7 +132,7 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_parse(
             fault: None,
         };
         if let Err(e) = handle.collect(data, &options)? {
-            if flags & CLANGOFFLOAD_PARSE_LENIENT == 0 {
+            if !lenient {
                 // SAFETY: `err` is NULL or writable, as the caller promises.
                 return Err(unsafe { report(&e, err) });
             }
@@ -236,7 +229,7 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_entry_count(
     binaries: *const clangoffload_offload_binaries,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(binaries) }.map_or(0, |b| b.entries.len())
+    unsafe { crate::handle::count(binaries, |h| &h.entries) }
 }
 
 /// Stores entry `index` (file order over all binaries) in `*out`.
@@ -260,27 +253,26 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_get_entry(
     index: usize,
     out: *mut clangoffload_offload_entry,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let located = unsafe { entry_arg(binaries, index) }?;
-        let entry = &located.entry;
-        // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = clangoffload_offload_entry {
-            binary_index: located.binary_index,
-            binary_offset: located.binary_offset,
-            version: located.version,
-            compressed: located.compressed.into(),
-            image_kind: entry.image_kind().raw(),
-            offload_kind: entry.offload_kind().raw(),
-            flags: entry.flags(),
-            image: clangoffload_bytes::of(entry.image()),
-            image_offset: entry.image_offset(),
-            string_count: entry.string_count(),
-            triple: clangoffload_bytes::of(entry.triple().unwrap_or_default()),
-            arch: clangoffload_bytes::of(entry.arch().unwrap_or_default()),
-        };
-        Ok(())
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::get(binaries, |h| &h.entries, index, out, |_, l| entry_record(l)) }
+}
+
+fn entry_record(located: &Located) -> clangoffload_offload_entry {
+    let entry = &located.entry;
+    clangoffload_offload_entry {
+        binary_index: located.binary_index,
+        binary_offset: located.binary_offset,
+        version: located.version,
+        compressed: located.compressed.into(),
+        image_kind: entry.image_kind().raw(),
+        offload_kind: entry.offload_kind().raw(),
+        flags: entry.flags(),
+        image: clangoffload_bytes::of(entry.image()),
+        image_offset: entry.image_offset(),
+        string_count: entry.string_count(),
+        triple: clangoffload_bytes::of(entry.triple().unwrap_or_default()),
+        arch: clangoffload_bytes::of(entry.arch().unwrap_or_default()),
+    }
 }
 
 /// # Safety
@@ -388,12 +380,8 @@ pub unsafe extern "C" fn clangoffload_offload_binaries_fault(
     binaries: *const clangoffload_offload_binaries,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let binaries = unsafe { handle_arg(binaries) }?;
-        // SAFETY: NULL or writable, as the caller promises.
-        unsafe { report_fault(binaries.fault.as_ref(), err) }
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::fault(binaries, |h| h.fault.as_ref(), err) }
 }
 
 /// An image to write, with its metadata; every view is borrowed for the
@@ -554,7 +542,7 @@ pub unsafe extern "C" fn clangoffload_image_arguments_count(
     arguments: *const clangoffload_image_arguments,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(arguments) }.map_or(0, |a| a.pairs.len())
+    unsafe { crate::handle::count(arguments, |h| &h.pairs) }
 }
 
 /// Stores pair `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past
@@ -578,20 +566,19 @@ pub unsafe extern "C" fn clangoffload_image_arguments_get(
     index: usize,
     out: *mut clangoffload_string_pair,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let arguments = unsafe { handle_arg(arguments) }?;
-        let pair = arguments
-            .pairs
-            .get(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = clangoffload_string_pair {
-            key: clangoffload_bytes::of(pair.key),
-            value: clangoffload_bytes::of(&pair.value),
-        };
-        Ok(())
-    })
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            arguments,
+            |h| &h.pairs,
+            index,
+            out,
+            |_, pair| clangoffload_string_pair {
+                key: clangoffload_bytes::of(pair.key),
+                value: clangoffload_bytes::of(&pair.value),
+            },
+        )
+    }
 }
 
 /// Releases a handle from `clangoffload_image_arguments_parse`, with everything

@@ -163,7 +163,7 @@ pub enum clangoffload_status {
     StringOutOfBounds = 107,
     /// An OffloadBinary key or value has no terminating NUL.
     UnterminatedString = 108,
-    /// Decompression was asked of an OffloadBinary that is not compressed.
+    /// Decompression was asked of an OffloadBinary or a fat binary entry that is not compressed.
     NotCompressed = 109,
     /// A key (or version 1 value) to be written contains a NUL byte.
     NulInString = 110,
@@ -233,6 +233,15 @@ pub enum clangoffload_status {
     NotBitcode = 160,
     /// An LLVM bitcode file's bitstream or symbol table is damaged.
     MalformedBitcode = 161,
+    /// Not a CUDA fat binary (no magic `50 ED 55 BA`).
+    NotFatbin = 170,
+    /// A fat binary or fat binary entry header states a size it cannot have.
+    BadHeaderSize = 171,
+    /// A range a fat binary declares (its size, an entry's header or payload,
+    /// an identifier, options, a `--concat` member) lies outside what holds it.
+    FatbinOutOfBounds = 172,
+    /// A fat binary entry's compressed size is larger than its payload.
+    CompressedSizeTooLarge = 173,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -351,7 +360,7 @@ status_table! {
     StringTableOutOfBounds => "OffloadBinary string entries do not fit inside the binary",
     StringOutOfBounds => "OffloadBinary key or value lies outside the binary",
     UnterminatedString => "OffloadBinary key or value has no terminating NUL",
-    NotCompressed => "OffloadBinary is not compressed",
+    NotCompressed => "the OffloadBinary or fat binary entry is not compressed",
     NulInString => "key or value to write contains a NUL byte",
     UnknownExtent => "container does not record its size",
     InvalidFileType => "invalid file type specified",
@@ -383,6 +392,10 @@ status_table! {
     BadStringTable => "symbol table's string table is not a non-empty, NUL-terminated SHT_STRTAB",
     NotBitcode => "not LLVM bitcode: missing magic",
     MalformedBitcode => "malformed LLVM bitcode",
+    NotFatbin => "not a CUDA fat binary: missing magic",
+    BadHeaderSize => "fat binary header size not allowed",
+    FatbinOutOfBounds => "fat binary range lies outside what holds it",
+    CompressedSizeTooLarge => "fat binary entry's compressed size exceeds its payload",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",
@@ -494,6 +507,12 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::NulInString => S::NulInString,
             ErrorKind::NotBitcode => S::NotBitcode,
             ErrorKind::MalformedBitcode { .. } => S::MalformedBitcode,
+            ErrorKind::NotFatbin => S::NotFatbin,
+            ErrorKind::BadHeaderSize { .. } => S::BadHeaderSize,
+            ErrorKind::OutOfBounds { .. } => S::FatbinOutOfBounds,
+            ErrorKind::CompressedSizeTooLarge { .. } => S::CompressedSizeTooLarge,
+            ErrorKind::CorruptLz4 { .. } => S::CorruptStream,
+            ErrorKind::AmbiguousCompression { .. } => S::UnknownMethod,
         }
     }
 }

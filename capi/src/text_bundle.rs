@@ -5,10 +5,8 @@ use alloc::vec::Vec;
 use clangoffload::text_bundle::{write_text_bundle, Comment, TextBundle, TextEntry};
 use clangoffload::Error;
 
-use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
 use crate::ffi::{
-    array_arg, clangoffload_bytes, collect_checked, free_handle, handle_arg, into_handle, out_arg,
-    report_fault, slice_arg,
+    array_arg, clangoffload_bytes, collect_checked, free_handle, into_handle, out_arg, slice_arg,
 };
 use crate::object_bundle::{clangoffload_buffer, clangoffload_entry_input};
 use crate::status::{clangoffload_error, clangoffload_status, report};
@@ -115,16 +113,10 @@ pub unsafe extern "C" fn clangoffload_text_bundle_parse(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
         let comment = comment(comment_kind)?;
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: as the caller promises.
+        let (data, out, lenient) = unsafe { crate::handle::parse_args(data, len, flags, out) }?;
         let entries = TextBundle::parse_lenient(data, comment).entries();
-        let lenient = flags & CLANGOFFLOAD_PARSE_LENIENT != 0;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let (entries, fault) = unsafe { collect_checked(entries, lenient, err) }?;
         *out = into_handle(clangoffload_text_bundle { entries, fault });
@@ -165,7 +157,7 @@ pub unsafe extern "C" fn clangoffload_text_bundle_entry_count(
     bundle: *const clangoffload_text_bundle,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(bundle) }.map_or(0, |b| b.entries.len())
+    unsafe { crate::handle::count(bundle, |h| &h.entries) }
 }
 
 /// Stores entry `index` (file order) in `*out`.
@@ -188,23 +180,22 @@ pub unsafe extern "C" fn clangoffload_text_bundle_get_entry(
     index: usize,
     out: *mut clangoffload_text_bundle_entry,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        let entry = bundle
-            .entries
-            .get(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        // SAFETY: writable, as the caller promises.
-        *unsafe { out_arg(out) }? = clangoffload_text_bundle_entry {
-            id: clangoffload_bytes::of(entry.id()),
-            payload: clangoffload_bytes::of(entry.payload()),
-            offset: entry.offset(),
-            start_offset: entry.start_offset(),
-            end_offset: entry.end_offset(),
-        };
-        Ok(())
-    })
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            bundle,
+            |h| &h.entries,
+            index,
+            out,
+            |_, entry| clangoffload_text_bundle_entry {
+                id: clangoffload_bytes::of(entry.id()),
+                payload: clangoffload_bytes::of(entry.payload()),
+                offset: entry.offset(),
+                start_offset: entry.start_offset(),
+                end_offset: entry.end_offset(),
+            },
+        )
+    }
 }
 
 /// For a leniently parsed bundle: the status of the first fault, with details
@@ -222,12 +213,8 @@ pub unsafe extern "C" fn clangoffload_text_bundle_fault(
     bundle: *const clangoffload_text_bundle,
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: NULL or a live handle, as the caller promises.
-        let bundle = unsafe { handle_arg(bundle) }?;
-        // SAFETY: NULL or writable, as the caller promises.
-        unsafe { report_fault(bundle.fault.as_ref(), err) }
-    })
+    // SAFETY: as the caller promises.
+    unsafe { crate::handle::fault(bundle, |h| h.fault.as_ref(), err) }
 }
 
 /// Writes a text bundle of `count` entries, in order, with the markers of

@@ -2455,6 +2455,7 @@ fn section_kind(kind: SectionKind) -> clangoffload_section_kind {
         SectionKind::BundleEntry => clangoffload_section_kind::BundleEntry,
         SectionKind::HipWrappers => clangoffload_section_kind::HipWrappers,
         SectionKind::CudaWrappers => clangoffload_section_kind::CudaWrappers,
+        SectionKind::NvRelFatbin => clangoffload_section_kind::NvRelFatbin,
     }
 }
 

@@ -13,7 +13,7 @@ mod flags;
 pub mod io;
 mod stdio;
 
-pub use commands::inspect::{render as render_inspection, Mode as InspectMode};
+pub use commands::inspect::{render as render_inspection, Mode as InspectMode, CUDA_DAMAGE};
 pub use commands::Failure;
 
 use std::path::Path;

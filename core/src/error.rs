@@ -68,6 +68,22 @@ pub enum Field {
     SectionName,
     /// The byte of padding after an odd-sized archive member.
     MemberPadding,
+    /// A CUDA fat binary's 16-byte header.
+    FatbinHeader,
+    /// A CUDA fat binary entry's 64-byte header.
+    FatbinEntryHeader,
+    /// The bytes a fat binary entry's header size promises.
+    FatbinEntryExtension,
+    /// A fat binary entry's payload (its payload size).
+    FatbinPayload,
+    /// A fat binary entry's identifier.
+    FatbinIdentifier,
+    /// A fat binary entry's options record or its options.
+    FatbinOptions,
+    /// The member table of a `--concat` fat binary entry.
+    ConcatMembers,
+    /// A `--concat` member's range in its entry's decoded bytes.
+    ConcatMember,
 }
 
 impl Field {
@@ -103,6 +119,14 @@ impl Field {
             Field::OptionalHeader => "COFF optional header",
             Field::SectionName => "COFF section name offset",
             Field::MemberPadding => "archive member padding",
+            Field::FatbinHeader => "fat binary header",
+            Field::FatbinEntryHeader => "fat binary entry header",
+            Field::FatbinEntryExtension => "fat binary entry header extension",
+            Field::FatbinPayload => "fat binary entry payload",
+            Field::FatbinIdentifier => "fat binary entry identifier",
+            Field::FatbinOptions => "fat binary entry options",
+            Field::ConcatMembers => "concat member table",
+            Field::ConcatMember => "concat member",
         }
     }
 }
@@ -505,7 +529,8 @@ pub enum ErrorKind {
         /// Offset of the string.
         offset: u64,
     },
-    /// Decompression was asked of an OffloadBinary that is not compressed.
+    /// Decompression was asked of an OffloadBinary or a fat binary entry
+    /// that is not compressed.
     NotCompressed,
     /// A key (any version) or value (version 1) to be written contains a NUL.
     NulInString,
@@ -517,6 +542,48 @@ pub enum ErrorKind {
     MalformedBitcode {
         /// What is wrong with it.
         fault: crate::bitcode::BitcodeFault,
+    },
+    /// The input does not start with the CUDA fat binary magic `50 ED 55 BA`.
+    NotFatbin,
+    /// A CUDA fat binary header or entry header states a size it cannot
+    /// have (a container header other than 16 bytes, an entry header under
+    /// 64).
+    BadHeaderSize {
+        /// The size in the header.
+        size: u64,
+        /// The size required (the container's) or the least allowed (an
+        /// entry's).
+        expected: u64,
+    },
+    /// A range a fat binary declares (its size, an entry's header or
+    /// payload, an identifier, options, a `--concat` member) does not lie
+    /// inside what holds it, or its end overflows.
+    OutOfBounds {
+        /// What the range is.
+        field: Field,
+        /// Where it starts (relative to what holds it).
+        offset: u64,
+        /// Its size.
+        size: u64,
+        /// The size of what holds it.
+        len: u64,
+    },
+    /// A fat binary entry's compressed size is larger than its payload.
+    CompressedSizeTooLarge {
+        /// The compressed size.
+        compressed: u64,
+        /// The payload size.
+        payload: u64,
+    },
+    /// A fat binary entry's LZ4 block is damaged.
+    CorruptLz4 {
+        /// What is wrong with it.
+        fault: StreamFault,
+    },
+    /// A fat binary entry's flags name both LZ4 (0x2000) and zstd (0x8000).
+    AmbiguousCompression {
+        /// The entry's flags.
+        flags: u64,
     },
 }
 
@@ -819,12 +886,41 @@ impl fmt::Display for ErrorKind {
                 f,
                 "string at offset {offset} has no NUL before the end of the binary"
             ),
-            ErrorKind::NotCompressed => f.write_str("the OffloadBinary is not compressed"),
+            ErrorKind::NotCompressed => f.write_str("not compressed"),
             ErrorKind::NulInString => f.write_str(
                 "a key (or a version 1 value) contains a NUL byte, which would end it",
             ),
             ErrorKind::NotBitcode => f.write_str("not LLVM bitcode: missing magic BC C0 DE"),
             ErrorKind::MalformedBitcode { fault } => write!(f, "malformed bitcode: {fault}"),
+            ErrorKind::NotFatbin => {
+                f.write_str("not a CUDA fat binary: missing magic 50 ED 55 BA")
+            }
+            ErrorKind::BadHeaderSize { size, expected } => write!(
+                f,
+                "header size {size} is not allowed (expected {expected})"
+            ),
+            ErrorKind::OutOfBounds {
+                field,
+                offset,
+                size,
+                len,
+            } => write!(
+                f,
+                "{} [{offset:#x}, +{size:#x}) does not lie inside its {len:#x} bytes",
+                field.name()
+            ),
+            ErrorKind::CompressedSizeTooLarge {
+                compressed,
+                payload,
+            } => write!(
+                f,
+                "compressed size {compressed} is larger than the {payload}-byte payload"
+            ),
+            ErrorKind::CorruptLz4 { fault } => write!(f, "corrupt LZ4 block: {fault}"),
+            ErrorKind::AmbiguousCompression { flags } => write!(
+                f,
+                "flags {flags:#x} name both LZ4 (0x2000) and zstd (0x8000) compression"
+            ),
         }
     }
 }

@@ -353,6 +353,8 @@ impl<'data> Walk<'data> {
         match kind {
             FileKind::Archive => self.archive(place, data),
             FileKind::Elf(_) | FileKind::Coff(_) => self.object(place, data),
+            // Read by crate::cuda_fatbin (host_fatbins), not as containers.
+            FileKind::CudaFatbin => {}
             _ => self.containers(place, data, 0),
         }
     }
@@ -418,7 +420,9 @@ impl<'data> Walk<'data> {
                     let id = name.strip_prefix(&BUNDLE_MAGIC[..]).unwrap_or(name);
                     self.note(here, NoteKind::BundleEntry { id, offset, size });
                 }
-                SectionKind::NvFatbin => self.note(here, NoteKind::NvFatbin { offset, size }),
+                SectionKind::NvFatbin | SectionKind::NvRelFatbin => {
+                    self.note(here, NoteKind::NvFatbin { offset, size })
+                }
                 SectionKind::HipWrappers | SectionKind::CudaWrappers => {
                     for (index, (wrapper, target)) in
                         wrapper_targets(&object, &section).into_iter().enumerate()

@@ -7,6 +7,7 @@ use crate::bitcode::is_bitcode;
 use crate::bundle::BUNDLE_MAGIC;
 use crate::coff::CoffFile;
 use crate::compressed::COMPRESSED_MAGIC;
+use crate::cuda_fatbin::FATBIN_MAGIC_BYTES;
 use crate::elf::ELF_MAGIC;
 use crate::offload_binary::OFFLOAD_BINARY_MAGIC;
 use crate::text_bundle::Comment;
@@ -21,6 +22,8 @@ pub enum FileKind {
     CompressedBundle,
     /// An OffloadBinary (`10 FF 10 AD`).
     OffloadBinary,
+    /// An NVIDIA CUDA fat binary (`50 ED 55 BA`).
+    CudaFatbin,
     /// A text bundle: a start marker at the start of a line, in this comment
     /// style.
     TextBundle(Comment),
@@ -86,6 +89,8 @@ impl FileKind {
             FileKind::CompressedBundle
         } else if data.starts_with(OFFLOAD_BINARY_MAGIC) {
             FileKind::OffloadBinary
+        } else if data.starts_with(FATBIN_MAGIC_BYTES) {
+            FileKind::CudaFatbin
         } else if data.starts_with(ELF_MAGIC) {
             FileKind::Elf(ElfKind::read(data))
         } else if MACHO_MAGICS.iter().any(|m| data.starts_with(m)) {
@@ -149,6 +154,7 @@ impl FileKind {
             FileKind::Bundle => "bundle",
             FileKind::CompressedBundle => "compressed bundle",
             FileKind::OffloadBinary => "offload binary",
+            FileKind::CudaFatbin => "CUDA fat binary",
             FileKind::TextBundle(_) => "text bundle",
             FileKind::Elf(_) => "ELF file",
             FileKind::MachO => "Mach-O file",

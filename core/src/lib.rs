@@ -11,6 +11,8 @@
 //! - [`bundle`]: clang-offload-bundler's binary bundles (`__CLANG_OFFLOAD_BUNDLE__`).
 //! - [`compressed`]: compressed bundles (`CCOB`, zlib or zstd).
 //! - [`container`]: walking containers laid back to back (`.hip_fatbin`).
+//! - [`cuda_fatbin`]: NVIDIA CUDA fat binaries (`.nv_fatbin`): entries, `--concat`
+//!   members, LZ4/zstd decoding, the driver's choice of code for a device.
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
 //! - `inspect` (`alloc`): what any file holds, container by container, as data for a report.
 //! - [`kind`]: what a file is from its first bytes ([`FileKind::detect`]): every magic in one place.
@@ -352,6 +354,7 @@ mod bytes;
 pub mod coff;
 pub mod compressed;
 pub mod container;
+pub mod cuda_fatbin;
 pub mod elf;
 mod error;
 pub mod id;

@@ -5,7 +5,8 @@
 //! |---|---|
 //! | ELF type `SHT_LLVM_OFFLOADING` (any name); COFF `.llvm.offloading` | OffloadBinaries back to back |
 //! | `.hip_fatbin` | bundles or compressed bundles back to back |
-//! | `.nv_fatbin` | an NVIDIA fat binary (not parsed here) |
+//! | `.nv_fatbin` | NVIDIA fat binaries back to back ([`crate::cuda_fatbin`]) |
+//! | `__nv_relfatbin` | the same, for old-style relocatable device code |
 //! | `__CLANG_OFFLOAD_BUNDLE__<id>` | one entry of an object-flavour bundle |
 //! | `.hipFatBinSegment`, `.nvFatBinSegment` | fat-binary wrapper records pointing at the above |
 //!
@@ -34,8 +35,10 @@ pub enum SectionKind {
     OffloadBinaries,
     /// Bundles or compressed bundles (`.hip_fatbin`).
     HipFatbin,
-    /// An NVIDIA fat binary (`.nv_fatbin`).
+    /// NVIDIA fat binaries (`.nv_fatbin`).
     NvFatbin,
+    /// NVIDIA fat binaries of relocatable device code (`__nv_relfatbin`).
+    NvRelFatbin,
     /// One entry of an object-flavour bundle (`__CLANG_OFFLOAD_BUNDLE__<id>`).
     BundleEntry,
     /// HIP fat-binary wrapper records (`.hipFatBinSegment`).
@@ -70,6 +73,8 @@ impl SectionKind {
             Some(SectionKind::HipFatbin)
         } else if named(b".nv_fatbin") {
             Some(SectionKind::NvFatbin)
+        } else if named(b"__nv_relfatbin") {
+            Some(SectionKind::NvRelFatbin)
         } else if named(b".hipFatBinSegment") {
             Some(SectionKind::HipWrappers)
         } else if named(b".nvFatBinSegment") {

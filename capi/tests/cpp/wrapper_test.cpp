@@ -98,6 +98,7 @@ static_assert(move_only<co::text_bundle>);
 static_assert(move_only<co::object_bundle>);
 static_assert(move_only<co::archive>);
 static_assert(move_only<co::offload_binaries>);
+static_assert(move_only<co::cuda_fatbins>);
 static_assert(move_only<co::image_arguments>);
 static_assert(move_only<co::buffer>);
 static_assert(std::is_base_of_v<std::runtime_error, co::exception>);
@@ -784,6 +785,24 @@ int value_on_error() {
 
 }  // namespace
 
+void test_cuda_fatbins() {
+  std::vector<uint8_t> so = read("cuda/nvcc-rdc-linked.so");
+  co::result<co::cuda_fatbins> f = co::cuda_fatbins::parse(so, "nvcc-rdc-linked");
+  CHECK(f && f->fatbin_count() == 3 && f->size() == 5);
+  if (!f) return;
+  CHECK(f->fatbin(0).section == ".nv_fatbin" && f->fatbin(1).section == "__nv_relfatbin");
+  CHECK((*f)[0].name == "nvcc-rdc-linked.1.sm_80.cubin" && (*f)[2].name == "nvcc-rdc-linked.1.sm_80.ptx");
+  std::size_t n = 0;
+  for (const co::cuda_entry &e : *f) n += e.raw.arch == 80 && inside(e.payload, so);
+  CHECK(n == 5);
+  co::result<co::buffer> image = f->image(1);
+  CHECK(image && image->size() == 3456 && image->data()[0] == 0x7f);
+  co::result<co::cuda_selection> chosen = f->select(1, 86);
+  CHECK(chosen && chosen->entry == 1 && chosen->match == CLANGOFFLOAD_CUDA_MATCH_CUBIN);
+  CHECK(f->select(1, 75).status() == CLANGOFFLOAD_STATUS_NOT_FOUND);
+  CHECK(!f->fault().has_value());
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--value-on-error") return value_on_error();
   if (argc != 2) {
@@ -801,6 +820,7 @@ int main(int argc, char **argv) {
   test_scan();
   test_elf();
   test_offload_binaries();
+  test_cuda_fatbins();
   test_object_and_archive();
   test_ids();
   test_layout();

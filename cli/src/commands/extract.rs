@@ -10,6 +10,9 @@
 //! file is an error, found before anything is written, unless `--force`
 //! asks to overwrite.
 //!
+//! CUDA fat binaries' ELF and PTX images are written as
+//! `cuobjdump -xelf all -xptx all` names them (docs/cli.md).
+//!
 //! Containers are extracted on `N` threads (default: one per core), each
 //! streaming two compressed bundles at once
 //! (`clangoffload_extraction_stream`): their bytes go to the files as they
@@ -71,6 +74,32 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
     Ok(parsed)
 }
 
+/// Writes the ELF and PTX images of the CUDA fat binaries (if any) under
+/// the names cuobjdump gives them, and prints their paths; a damaged fat
+/// binary fails after what could be read is written.
+fn extract_cuda(
+    args: &Args<'_>,
+    cuda: Option<&crate::ffi::cuda::CudaFatbins<'_>>,
+    options: &crate::ffi::job::Options<'_>,
+) -> Result<(), Failure> {
+    let Some(cuda) = cuda else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(&args.dir)
+        .map_err(|e| Failure(format!("'{}': {}", args.dir.display(), os_message(&e))))?;
+    let threads = args
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1);
+    for path in super::cuda::extract(cuda, &args.dir, args.force, options.max_size, threads)? {
+        outln!("{}", path.display())?;
+    }
+    match cuda.fault() {
+        Some(fault) => Err(Failure(format!("'{}': {fault}", args.file))),
+        None => Ok(()),
+    }
+}
+
 /// What writing one container did, to be printed in its turn.
 #[derive(Default)]
 struct Done {
@@ -86,7 +115,13 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let args = parse(args)?;
     let input = super::open(args.file)?;
     let options = super::bundler::any_file(args.file)?;
-    let extraction = Extraction::new(program, &input, &options).map_err(Failure)?;
+    let cuda = super::cuda::read(args.file, input.data())?;
+    let extraction = match Extraction::new(program, &input, &options) {
+        Ok(extraction) => extraction,
+        // A file of CUDA fat binaries only is no bundle: not an error here.
+        Err(_) if cuda.is_some() => return extract_cuda(&args, cuda.as_ref(), &options),
+        Err(e) => return Err(Failure(e)),
+    };
     let paths: Vec<PathBuf> = extraction
         .output_names()
         .iter()
@@ -154,6 +189,9 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     // Damage found on the way, reported once what could be read is written.
     if let Some(failure) = extraction.failure() {
         errors.push(failure.into());
+    }
+    if let Err(Failure(e)) = extract_cuda(&args, cuda.as_ref(), &options) {
+        errors.push(e);
     }
     match errors.as_slice() {
         [] => Ok(()),

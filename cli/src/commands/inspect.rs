@@ -25,6 +25,8 @@ struct Report<'a> {
     notes: Vec<String>,
     #[serde(rename = "error", serialize_with = "joined")]
     errors: Vec<String>,
+    /// CUDA fat binaries, every header field of every entry.
+    cuda_fatbins: Vec<super::cuda::FatbinReport>,
 }
 
 #[derive(Serialize)]
@@ -77,6 +79,9 @@ struct ImageReport<'a> {
     #[serde(serialize_with = "as_text")]
     strings: Vec<(&'a [u8], &'a [u8])>,
 }
+
+/// How damage to a CUDA fat binary starts, in the report's errors.
+pub const CUDA_DAMAGE: &str = "CUDA fat binary: ";
 
 /// How `inspect` prints what it found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +139,20 @@ pub fn render(
 ) -> Result<(Vec<u8>, Vec<String>), Failure> {
     let inspection = Inspection::new(data, max_size, verify)?;
     let files = inspection.files();
-    let report = report(file, data.len(), &inspection, &files);
+    let mut report = report(file, data.len(), &inspection, &files);
+    // llvm-objdump's output has no place for CUDA fat binaries.
+    let cuda = match mode {
+        Mode::Objdump => None,
+        _ => super::cuda::read(file, data)?,
+    };
+    if let Some(cuda) = &cuda {
+        report.cuda_fatbins = super::cuda::reports(cuda);
+        // Marked, so that the --objdump view (which leaves fat binaries out)
+        // can be told apart: its damage is the rest.
+        report
+            .errors
+            .extend(cuda.fault().map(|f| format!("{CUDA_DAMAGE}{f}")));
+    }
     let text = match mode {
         Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
         Mode::Objdump => to_objdump(&report, &files, &inspection),
@@ -217,7 +235,7 @@ fn report<'a>(
                     n.offset
                 ),
                 NoteKind::NvFatbin => format!(
-                    "{here}: NVIDIA fat binary, {size} bytes at offset {:#x} (not parsed)",
+                    "{here}: NVIDIA fat binary section, {size} bytes at offset {:#x}",
                     n.offset
                 ),
                 NoteKind::Wrapper => {
@@ -260,6 +278,7 @@ fn report<'a>(
         containers,
         notes,
         errors,
+        cuda_fatbins: Vec::new(),
     }
 }
 
@@ -403,6 +422,7 @@ fn to_text(report: &Report) -> String {
             let _ = writeln!(out, "  error: {error}");
         }
     }
+    super::cuda::text(&report.cuda_fatbins, &mut out);
     for note in &report.notes {
         let _ = writeln!(out, "{note}");
     }

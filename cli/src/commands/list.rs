@@ -2,7 +2,9 @@
 //! every container in the file (compressed ones decompressed), from the bundle
 //! sections of an ELF object, from a text bundle (any comment style), or from
 //! every bundle member of an archive (`<member>: <id>`). Which files hold what
-//! is the library's rule (`clangoffload_bundler_list` with no type).
+//! is the library's rule (`clangoffload_bundler_list` with no type). Then
+//! the entries of CUDA fat binaries, as cuobjdump names them when it
+//! extracts them (`cuda.rs`). A file with neither says so, and fails.
 
 use std::io::Write;
 
@@ -14,10 +16,18 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         return Err(Failure("usage: clangoffload list FILE".into()));
     };
     let input = super::open(file)?;
+    let cuda = super::cuda::read(file, input.data())?;
     let options = super::bundler::any_file(file)?;
-    let listed = Job::list(program, &input, &options).map_err(Failure)?;
+    let listed = match Job::list(program, &input, &options) {
+        Ok(listed) => Some(listed),
+        // A file of CUDA fat binaries only is no bundle: not an error here.
+        Err(_) if cuda.is_some() => None,
+        Err(e) => return Err(Failure(e)),
+    };
     let mut out = std::io::BufWriter::new(crate::stdio::Stdout);
-    for (member, id) in listed.listed() {
+    let mut any = false;
+    for (member, id) in listed.iter().flat_map(|l| l.listed()) {
+        any = true;
         if !member.is_empty() {
             out.write_all(member)?;
             out.write_all(b": ")?;
@@ -25,6 +35,20 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         out.write_all(id)?;
         out.write_all(b"\n")?;
     }
+    if let Some(cuda) = &cuda {
+        for line in super::cuda::list_lines(cuda) {
+            any = true;
+            writeln!(out, "{line}")?;
+        }
+    }
     out.flush()?;
+    if let Some(fault) = cuda.as_ref().and_then(|c| c.fault()) {
+        return Err(Failure(format!("'{file}': {fault}")));
+    }
+    if !any {
+        return Err(Failure(format!(
+            "'{file}': no bundle entry or CUDA fat binary entry to list (inspect shows every container)"
+        )));
+    }
     Ok(())
 }

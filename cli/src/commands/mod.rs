@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod bundler;
+pub mod cuda;
 pub mod extract;
 pub mod inspect;
 pub mod list;

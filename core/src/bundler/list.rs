@@ -195,6 +195,11 @@ fn other_ids<'data>(
         }
         return Ok(true);
     }
+    // A CUDA fat binary is none of these, and its payloads can be large:
+    // do not search them for text markers.
+    if FileKind::detect(data) == FileKind::CudaFatbin {
+        return Ok(false);
+    }
     // A text bundle's comment style is not in the file: take the one whose
     // markers it holds.
     for comment in [Comment::DoubleSlash, Comment::Hash, Comment::Semicolon] {

@@ -1,0 +1,525 @@
+//! NVIDIA CUDA fat binaries: every fat binary in a file (raw, a host's
+//! `.nv_fatbin` and `__nv_relfatbin` sections, OffloadBinary `fatbinary`
+//! images for nvptx64), every entry with every header field (a `--concat`
+//! entry's members as entries of their own), the image `cuobjdump` extracts
+//! and the name it gives it, and the code the CUDA driver chooses for a
+//! device.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
+use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
+use clangoffload::cuda_fatbin::{Compression, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
+use clangoffload::{DecompressOptions, Error};
+
+use crate::compressed::limits;
+use crate::ffi::{clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg};
+use crate::handle;
+use crate::object_bundle::clangoffload_buffer;
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// The fat binaries of a file and their entries. Borrows the file's bytes;
+/// owns the names it gives the entries.
+pub struct clangoffload_cuda_fatbins {
+    fatbins: Vec<(FatbinSource<'static>, u64, Fatbin<'static>)>,
+    entries: Vec<Located>,
+    fault: Option<Error>,
+}
+
+struct Located {
+    fatbin: usize,
+    entry: FatbinEntry<'static>,
+    /// The member of a concat entry.
+    member: Option<u64>,
+    kind: EntryKind,
+    sm: Sm,
+    /// The header of the member, or of the entry.
+    identifier: Option<&'static [u8]>,
+    /// Offset of the entry in the file.
+    offset: u64,
+    /// cuobjdump's name for the extracted image (empty if it extracts none).
+    name: Vec<u8>,
+}
+
+/// Where a fat binary is: the input is fat binaries back to back.
+pub const CLANGOFFLOAD_CUDA_SOURCE_RAW: u32 = 0;
+/// In a host section (`.nv_fatbin`, `__nv_relfatbin`).
+pub const CLANGOFFLOAD_CUDA_SOURCE_SECTION: u32 = 1;
+/// In a `fatbinary` image of an OffloadBinary.
+pub const CLANGOFFLOAD_CUDA_SOURCE_OFFLOAD_IMAGE: u32 = 2;
+
+/// One fat binary; views borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_cuda_fatbin {
+    /// `CLANGOFFLOAD_CUDA_SOURCE_*`.
+    pub source: u32,
+    /// The section's name (empty for a raw fat binary).
+    pub section: clangoffload_bytes,
+    /// Offset in the file.
+    pub offset: u64,
+    /// The fat binary's bytes, header included.
+    pub data: clangoffload_bytes,
+    /// Header version (1).
+    pub version: u16,
+    /// Header size (16).
+    pub header_size: u16,
+    /// The bytes of entries after the header.
+    pub fat_size: u64,
+}
+
+/// One entry (or member of the `--concat` entry before it), every header field as
+/// stored; views borrow the parsed buffer, `name` the handle.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_cuda_entry {
+    /// The fat binary it is in (index of `clangoffload_cuda_fatbins_get`).
+    pub fatbin: usize,
+    /// Offset of the entry header in the file (a member's: of its
+    /// concat entry).
+    pub offset: u64,
+    /// 0 for an entry; for a member of a concat entry, its index plus 1.
+    pub member: u64,
+    /// Kind (1 PTX, 2 ELF, 8 LTO-IR, 0x100 concat; others kept).
+    pub kind: u16,
+    /// Header version (0x0101).
+    pub version: u16,
+    /// Header size, extension included (a member: its offset in the
+    /// decoded concat payload).
+    pub header_size: u32,
+    /// Payload size (padded to 8).
+    pub payload_size: u64,
+    /// Compressed size (0: stored).
+    pub compressed_size: u32,
+    /// Offset of the options record (0: none).
+    pub options_offset: u32,
+    /// Code version, major.
+    pub major: u16,
+    /// Code version, minor.
+    pub minor: u16,
+    /// SM number.
+    pub arch: u32,
+    /// 0 plain, 1 `f` (family), 2 `a` (arch-specific).
+    pub variant: u32,
+    /// Flags, unknown bits included.
+    pub flags: u64,
+    /// The reserved field at 0x30.
+    pub reserved: u64,
+    /// Uncompressed size (0: stored).
+    pub uncompressed_size: u64,
+    /// Identifier offset as stored.
+    pub identifier_offset: u32,
+    /// Identifier length as stored.
+    pub identifier_length: u32,
+    /// The identifier (empty if none).
+    pub identifier: clangoffload_bytes,
+    /// The options (empty if none).
+    pub options: clangoffload_bytes,
+    /// The payload as stored (a member: its concat entry's).
+    pub payload: clangoffload_bytes,
+    /// The name `cuobjdump -xelf all`/`-xptx all` writes the image to
+    /// (empty for kinds it does not extract).
+    pub name: clangoffload_bytes,
+}
+
+/// The decoded-size limit used by `clangoffload_cuda_entry_image`'s
+/// `max_size` of 0 is the library's default (as for compressed bundles).
+fn options(max_size: u64) -> DecompressOptions {
+    DecompressOptions {
+        limits: limits(max_size),
+        ..DecompressOptions::default()
+    }
+}
+
+/// Finds every fat binary in the `len` bytes at `data` and checks every
+/// entry header: a raw fat binary (several back to back), an ELF or COFF/PE
+/// host's `.nv_fatbin` then `__nv_relfatbin` sections, the `fatbinary`
+/// images of OffloadBinaries for nvptx64. `base` is the input's file name
+/// without directory and extension, which `cuobjdump` names extracted
+/// files after (may be empty). With `CLANGOFFLOAD_PARSE_LENIENT` a damaged
+/// fat binary is kept as the handle's fault and the rest is read; without,
+/// it is the error. A file with none gives a handle with no fat binary.
+///
+/// Ownership: on success `*out` is a new handle owned by the caller,
+/// released with `clangoffload_cuda_fatbins_free`. On failure `*out` is
+/// untouched and `*err` (if not NULL) says what and where.
+///
+/// Lifetime: the handle borrows the `len` bytes at `data`: they must stay
+/// alive and unchanged until it is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `base.ptr` only when
+/// `base.len` is 0; `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes, `base` readable for the
+/// call; `out` is NULL or writable; `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_parse(
+    data: *const u8,
+    len: usize,
+    base: clangoffload_bytes,
+    flags: u32,
+    out: *mut *mut clangoffload_cuda_fatbins,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let base = unsafe { base.as_slice() }?;
+        let base = String::from_utf8_lossy(base);
+        // SAFETY: as the caller promises.
+        let (data, out, lenient) = unsafe { crate::handle::parse_args(data, len, flags, out) }?;
+        let mut handle = clangoffload_cuda_fatbins {
+            fatbins: Vec::new(),
+            entries: Vec::new(),
+            fault: None,
+        };
+        let mut counter = CuobjdumpCounter::default();
+        for found in host_fatbins(data) {
+            match found.fatbin {
+                Ok(fatbin) => handle.add(found.source, found.offset, fatbin, &base, &mut counter),
+                // SAFETY: `err` is NULL or writable, as the caller promises.
+                Err(e) if !lenient => return Err(unsafe { report(&e, err) }),
+                Err(e) => {
+                    handle.fault.get_or_insert(e);
+                }
+            }
+        }
+        *out = into_handle(handle);
+        Ok(())
+    })
+}
+
+impl clangoffload_cuda_fatbins {
+    fn add(
+        &mut self,
+        source: FatbinSource<'static>,
+        offset: u64,
+        fatbin: Fatbin<'static>,
+        base: &str,
+        counter: &mut CuobjdumpCounter,
+    ) {
+        let index = self.fatbins.len();
+        self.fatbins.push((source, offset, fatbin));
+        for entry in fatbin.entries() {
+            let at = offset.saturating_add(entry.offset());
+            let mut push = |member: Option<u64>, kind, sm, identifier| {
+                let name = counter.next_name(base, identifier, kind, sm);
+                self.entries.push(Located {
+                    fatbin: index,
+                    entry,
+                    member,
+                    kind,
+                    sm,
+                    identifier,
+                    offset: at,
+                    name: name.map(String::into_bytes).unwrap_or_default(),
+                });
+            };
+            push(None, entry.kind(), entry.sm(), entry.identifier());
+            for m in entry.members() {
+                push(Some(m.index), m.kind(), m.sm(), m.identifier());
+            }
+        }
+    }
+}
+
+/// Releases a handle from `clangoffload_cuda_fatbins_parse`; views taken
+/// from it become invalid.
+///
+/// Ownership: the handle is released; the buffer it borrowed stays the
+/// caller's.
+///
+/// NULL: a NULL `handle` does nothing.
+///
+/// # Safety
+/// `handle` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_free(handle: *mut clangoffload_cuda_fatbins) {
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(handle) }
+}
+
+/// Number of fat binaries (file order).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `handle` gives 0.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_count(
+    handle: *const clangoffload_cuda_fatbins,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle::count(handle, |h| &h.fatbins) }
+}
+
+/// Stores fat binary `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+/// past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: the views borrow the parsed buffer, valid until the handle is
+/// freed.
+///
+/// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_get(
+    handle: *const clangoffload_cuda_fatbins,
+    index: usize,
+    out: *mut clangoffload_cuda_fatbin,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        handle::get(
+            handle,
+            |h| &h.fatbins,
+            index,
+            out,
+            |_, (source, offset, f)| {
+                let (source, section) = match source {
+                    FatbinSource::Raw => (CLANGOFFLOAD_CUDA_SOURCE_RAW, &[][..]),
+                    FatbinSource::Section(name) => (CLANGOFFLOAD_CUDA_SOURCE_SECTION, *name),
+                    FatbinSource::OffloadImage(name) => (
+                        CLANGOFFLOAD_CUDA_SOURCE_OFFLOAD_IMAGE,
+                        name.unwrap_or_default(),
+                    ),
+                };
+                clangoffload_cuda_fatbin {
+                    source,
+                    section: clangoffload_bytes::of(section),
+                    offset: *offset,
+                    data: clangoffload_bytes::of(f.data()),
+                    version: f.version(),
+                    header_size: f.header_size(),
+                    fat_size: f.fat_size(),
+                }
+            },
+        )
+    }
+}
+
+/// Number of entries over all fat binaries (file order), each `--concat`
+/// entry followed by its members.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `handle` gives 0.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_entry_count(
+    handle: *const clangoffload_cuda_fatbins,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle::count(handle, |h| &h.entries) }
+}
+
+/// Stores entry `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+/// past the last.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views the caller
+/// owns.
+///
+/// Lifetime: `name` borrows the handle, the other views the parsed buffer:
+/// all valid until the handle is freed.
+///
+/// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_get_entry(
+    handle: *const clangoffload_cuda_fatbins,
+    index: usize,
+    out: *mut clangoffload_cuda_entry,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe { handle::get(handle, |h| &h.entries, index, out, |_, l| entry_record(l)) }
+}
+
+fn entry_record(l: &Located) -> clangoffload_cuda_entry {
+    let e = &l.entry;
+    let h = match l.member.and_then(|m| e.members().find(|x| x.index == m)) {
+        Some(member) => member.header,
+        None => e.raw_header(),
+    };
+    let options = match l.member {
+        None => e.options().unwrap_or_default(),
+        Some(_) => &[],
+    };
+    clangoffload_cuda_entry {
+        fatbin: l.fatbin,
+        offset: l.offset,
+        member: l.member.map_or(0, |m| m.saturating_add(1)),
+        kind: l.kind.raw(),
+        version: h.version.get(),
+        header_size: h.header_size.get(),
+        payload_size: h.payload_size.get(),
+        compressed_size: h.compressed_size.get(),
+        options_offset: h.options_offset.get(),
+        major: h.major.get(),
+        minor: h.minor.get(),
+        arch: l.sm.number,
+        variant: match l.sm.variant {
+            SmVariant::Plain => 0,
+            SmVariant::Family => 1,
+            SmVariant::Arch => 2,
+        },
+        flags: h.flags.get(),
+        reserved: h.reserved.get(),
+        uncompressed_size: h.uncompressed_size.get(),
+        identifier_offset: h.identifier_offset.get(),
+        identifier_length: h.identifier_length.get(),
+        identifier: clangoffload_bytes::of(l.identifier.unwrap_or_default()),
+        options: clangoffload_bytes::of(options),
+        payload: clangoffload_bytes::of(e.payload()),
+        name: clangoffload_bytes::of(&l.name),
+    }
+}
+
+/// For a leniently parsed file: the status of the first damaged fat binary,
+/// with details in `*err`; `CLANGOFFLOAD_STATUS_OK` if none.
+///
+/// Ownership: nothing to free; `*err` is a plain record the caller owns.
+///
+/// NULL: `handle` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL (no details).
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_fault(
+    handle: *const clangoffload_cuda_fatbins,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe { handle::fault(handle, |h| h.fault.as_ref(), err) }
+}
+
+/// Writes into `*out` entry `index`'s image as `cuobjdump` extracts it: the
+/// payload decoded (LZ4 or zstd, at most `max_size` bytes; 0 for the
+/// default limit), a cubin cut to its ELF length, PTX without its NUL; for
+/// other kinds the decoded payload. Errors are located in the fat binary.
+///
+/// Ownership: on success `*out` is a new buffer owned by the caller,
+/// released with `clangoffload_buffer_free`; on failure it is untouched and
+/// `*err` (if not NULL) says what and where.
+///
+/// Lifetime: `out->ptr` borrows neither the handle nor the parsed buffer: it
+/// stays valid until `clangoffload_buffer_free`.
+///
+/// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first); `err` may be NULL.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_entry_image(
+    handle: *const clangoffload_cuda_fatbins,
+    index: usize,
+    max_size: u64,
+    out: *mut clangoffload_buffer,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let handle = unsafe { handle_arg(handle) }?;
+        let l = handle
+            .entries
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // A stored payload is read in place (one copy, into the buffer);
+        // a compressed one is decoded first.
+        let decoded: Cow<'_, [u8]> = match l.entry.compression() {
+            Compression::None => Cow::Borrowed(l.entry.payload()),
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            _ => Cow::Owned(
+                l.entry
+                    .decompress(&options(max_size))
+                    .map_err(|e| unsafe { report(&e, err) })?,
+            ),
+        };
+        let member = l
+            .member
+            .and_then(|m| l.entry.members().find(|x| x.index == m));
+        let image = match member {
+            Some(member) => l.entry.member_image(&member, &decoded),
+            None => l.entry.image(&decoded),
+        };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let image = image.map_err(|e| unsafe { report(&e, err) })?;
+        *out = clangoffload_buffer::from_vec(image.to_vec());
+        Ok(())
+    })
+}
+
+/// Cubin: the code chosen runs as it is.
+pub const CLANGOFFLOAD_CUDA_MATCH_CUBIN: u32 = 1;
+/// PTX: the code chosen is JIT-compiled.
+pub const CLANGOFFLOAD_CUDA_MATCH_PTX: u32 = 2;
+
+/// The code the CUDA driver loads from fat binary `fatbin` on a device of
+/// SM `device` (86 for sm_86): the closest cubin that runs there, else the
+/// closest PTX, by the rule in docs/architecture.md. Stores the entry index
+/// (as `clangoffload_cuda_fatbins_get_entry` numbers entries) in
+/// `*out_entry` and `CLANGOFFLOAD_CUDA_MATCH_*` in `*out_match`;
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` if nothing runs there.
+///
+/// Ownership: nothing to free; the outputs are plain numbers, written only
+/// on success.
+///
+/// NULL: `handle`, `out_entry` or `out_match` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out_entry` and `out_match` are NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_select(
+    handle: *const clangoffload_cuda_fatbins,
+    fatbin: usize,
+    device: u32,
+    out_entry: *mut usize,
+    out_match: *mut u32,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let handle = unsafe { handle_arg(handle) }?;
+        let (_, _, f) = handle
+            .fatbins
+            .get(fatbin)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        let chosen = select_for_device(f, device).ok_or(clangoffload_status::NotFound)?;
+        let index = handle
+            .entries
+            .iter()
+            .position(|l| {
+                l.fatbin == fatbin
+                    && l.entry.offset() == chosen.entry.offset()
+                    && l.member == chosen.member
+            })
+            .ok_or(clangoffload_status::NotFound)?;
+        // SAFETY: writable, as the caller promises.
+        let (out_entry, out_match) = unsafe { (out_arg(out_entry)?, out_arg(out_match)?) };
+        *out_entry = index;
+        *out_match = match chosen.kind {
+            CudaMatch::Cubin => CLANGOFFLOAD_CUDA_MATCH_CUBIN,
+            CudaMatch::Ptx => CLANGOFFLOAD_CUDA_MATCH_PTX,
+        };
+        Ok(())
+    })
+}

@@ -1,0 +1,86 @@
+//! The one mechanism behind every handle that holds lists read by index:
+//! a list's count, its records by index (the out-parameter written only on
+//! success), and the first fault a lenient parse kept. The exported
+//! functions say which list (`list`) and how a record looks in C (`view`);
+//! the checks are here once.
+
+use clangoffload::Error;
+
+use crate::ffi::{handle_arg, out_arg, report_fault};
+use crate::status::{clangoffload_error, clangoffload_status};
+
+/// The number of records in `list(handle)`; 0 for a NULL handle.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+pub(crate) unsafe fn count<H, T>(handle: *const H, list: impl FnOnce(&H) -> &[T]) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { handle_arg(handle) }.map_or(0, |h| list(h).len())
+}
+
+/// Writes `view(handle, record)` for record `index` of `list(handle)` into
+/// `*out`: `IndexOutOfRange` past the last (reported before a NULL `out`).
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or writable.
+pub(crate) unsafe fn get<H, T, R>(
+    handle: *const H,
+    list: impl FnOnce(&H) -> &[T],
+    index: usize,
+    out: *mut R,
+    view: impl FnOnce(&H, &T) -> R,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let handle = unsafe { handle_arg(handle) }?;
+        let record = list(handle)
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = view(handle, record);
+        Ok(())
+    })
+}
+
+/// The status of the fault `handle` kept (`fault(handle)`), with details in
+/// `*err`; `Ok` if none.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `err` is NULL or writable.
+pub(crate) unsafe fn fault<H>(
+    handle: *const H,
+    fault: impl FnOnce(&H) -> Option<&Error>,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let handle = unsafe { handle_arg(handle) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        unsafe { report_fault(fault(handle), err) }
+    })
+}
+
+/// What every `*_parse` of a handle takes first, checked once: `flags` (only
+/// `CLANGOFFLOAD_PARSE_LENIENT` known), the input (borrowed until the handle
+/// is freed) and the handle's out-pointer. Returns the input, the
+/// out-pointer and whether the parse is lenient.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes that outlive the handle; `out`
+/// is NULL or writable.
+pub(crate) unsafe fn parse_args<'a, H>(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    out: *mut *mut H,
+) -> Result<(&'static [u8], &'a mut *mut H, bool), clangoffload_status> {
+    use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
+    if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+    let data: &'static [u8] = unsafe { crate::ffi::slice_arg(data, len) }?;
+    // SAFETY: the caller promises a writable pointer.
+    let out = unsafe { out_arg(out) }?;
+    Ok((data, out, flags & CLANGOFFLOAD_PARSE_LENIENT != 0))
+}

@@ -1,0 +1,184 @@
+//! The C ABI for CUDA fat binaries: every fat binary and entry of a host
+//! file, the image cuobjdump extracts, the driver's choice for a device,
+//! lenient and strict parsing of damaged input, and NULL arguments.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
+mod common;
+
+use std::ptr::{null, null_mut};
+
+use clangoffload_capi as c;
+use common::root;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(root().join("tests/fixtures/cuda").join(name)).unwrap()
+}
+
+fn bytes(b: &[u8]) -> c::clangoffload_bytes {
+    c::clangoffload_bytes {
+        ptr: b.as_ptr(),
+        len: b.len(),
+    }
+}
+
+/// # Safety
+/// `v` views live memory.
+unsafe fn view<'a>(v: c::clangoffload_bytes) -> &'a [u8] {
+    if v.len == 0 {
+        return &[];
+    }
+    unsafe { std::slice::from_raw_parts(v.ptr, v.len) }
+}
+
+fn parse(data: &[u8], base: &str, flags: u32) -> Result<*mut c::clangoffload_cuda_fatbins, u32> {
+    let mut handle = null_mut();
+    let status = unsafe {
+        c::clangoffload_cuda_fatbins_parse(
+            data.as_ptr(),
+            data.len(),
+            bytes(base.as_bytes()),
+            flags,
+            &mut handle,
+            null_mut(),
+        )
+    };
+    match status {
+        c::clangoffload_status::Ok => Ok(handle),
+        s => Err(s as u32),
+    }
+}
+
+fn entries(h: *const c::clangoffload_cuda_fatbins) -> Vec<c::clangoffload_cuda_entry> {
+    let n = unsafe { c::clangoffload_cuda_fatbins_entry_count(h) };
+    (0..n)
+        .map(|i| {
+            let mut e = std::mem::MaybeUninit::uninit();
+            let s = unsafe { c::clangoffload_cuda_fatbins_get_entry(h, i, e.as_mut_ptr()) };
+            assert_eq!(s, c::clangoffload_status::Ok);
+            unsafe { e.assume_init() }
+        })
+        .collect()
+}
+
+#[test]
+fn a_linked_library_lists_relfatbin_after_nv_fatbin() {
+    let data = fixture("nvcc-rdc-linked.so");
+    let h = parse(&data, "nvcc-rdc-linked", 0).unwrap();
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 3);
+    let mut f = std::mem::MaybeUninit::uninit();
+    let s = unsafe { c::clangoffload_cuda_fatbins_get(h, 0, f.as_mut_ptr()) };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    let f = unsafe { f.assume_init() };
+    assert_eq!(unsafe { view(f.section) }, b".nv_fatbin");
+    let names: Vec<String> = entries(h)
+        .iter()
+        .map(|e| String::from_utf8_lossy(unsafe { view(e.name) }).into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "nvcc-rdc-linked.1.sm_80.cubin",
+            "nvcc-rdc-linked.2.sm_80.cubin",
+            "nvcc-rdc-linked.1.sm_80.ptx",
+            "nvcc-rdc-linked.3.sm_80.cubin",
+            "nvcc-rdc-linked.2.sm_80.ptx"
+        ]
+    );
+    // The compressed cubin decodes to an ELF of its declared size.
+    let mut out = c::clangoffload_buffer {
+        ptr: null_mut(),
+        len: 0,
+    };
+    let s = unsafe { c::clangoffload_cuda_entry_image(h, 1, 0, &mut out, null_mut()) };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    assert_eq!(out.len, 3456);
+    assert!(unsafe { std::slice::from_raw_parts(out.ptr, 4) } == b"\x7fELF");
+    unsafe { c::clangoffload_buffer_free(&mut out) };
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+}
+
+#[test]
+fn selection_through_the_c_abi() {
+    let data = fixture("raw-concat-zstd.fatbin");
+    let h = parse(&data, "x", 0).unwrap();
+    let all = entries(h);
+    let select = |device: u32| {
+        let (mut index, mut how) = (usize::MAX, 0u32);
+        let s = unsafe { c::clangoffload_cuda_select(h, 0, device, &mut index, &mut how) };
+        (s, index, how)
+    };
+    let (s, index, how) = select(90);
+    assert_eq!(
+        (s, how),
+        (c::clangoffload_status::Ok, c::CLANGOFFLOAD_CUDA_MATCH_CUBIN)
+    );
+    assert_eq!(
+        (all[index].arch, all[index].variant, all[index].member),
+        (90, 2, 2)
+    );
+    // sm_75: no cubin of major 7, and the PTX is for sm_80: nothing runs.
+    assert_eq!(select(75).0, c::clangoffload_status::NotFound);
+    // sm_110: no cubin; the sm_80 PTX is JIT-compiled.
+    let (s, index, how) = select(110);
+    assert_eq!(
+        (s, how),
+        (c::clangoffload_status::Ok, c::CLANGOFFLOAD_CUDA_MATCH_PTX)
+    );
+    assert_eq!((all[index].kind, all[index].arch), (1, 80));
+    assert_eq!(
+        unsafe { c::clangoffload_cuda_select(h, 1, 90, null_mut(), null_mut()) },
+        c::clangoffload_status::IndexOutOfRange
+    );
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+}
+
+#[test]
+fn damaged_input_strict_and_lenient() {
+    let mut data = fixture("raw-three-concatenated.fatbin");
+    data.extend_from_slice(b"junk");
+    assert_eq!(
+        parse(&data, "", 0).unwrap_err(),
+        c::clangoffload_status::NotFatbin as u32
+    );
+    let h = parse(&data, "", c::CLANGOFFLOAD_PARSE_LENIENT).unwrap();
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 3);
+    let mut err = c::clangoffload_error {
+        status: 0,
+        offset: 0,
+        entry: 0,
+        message: [0; 256],
+    };
+    let s = unsafe { c::clangoffload_cuda_fatbins_fault(h, &mut err) };
+    assert_eq!(s, c::clangoffload_status::NotFatbin);
+    assert_eq!(err.offset, (data.len() - 4) as u64);
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+    // A file with no fat binary: an empty handle.
+    let h = parse(b"plain bytes", "", 0).unwrap();
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 0);
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+}
+
+#[test]
+fn null_arguments() {
+    let empty = c::clangoffload_bytes {
+        ptr: null(),
+        len: 0,
+    };
+    let s =
+        unsafe { c::clangoffload_cuda_fatbins_parse(null(), 0, empty, 0, null_mut(), null_mut()) };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(null()) }, 0);
+    assert_eq!(
+        unsafe { c::clangoffload_cuda_fatbins_entry_count(null()) },
+        0
+    );
+    let s = unsafe { c::clangoffload_cuda_fatbins_fault(null(), null_mut()) };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    unsafe { c::clangoffload_cuda_fatbins_free(null_mut()) };
+}

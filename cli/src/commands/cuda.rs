@@ -1,0 +1,302 @@
+//! What `list`, `extract` and `inspect` show of NVIDIA CUDA fat binaries
+//! (`.nv_fatbin`, `__nv_relfatbin`, raw `.fatbin` files, OffloadBinary
+//! `fatbinary` images). The library finds them, reads every header and
+//! names the images as `cuobjdump -xelf all -xptx all` does; this file
+//! prints and writes.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::Failure;
+use crate::ffi::cuda::{bytes, CudaFatbins, Entry};
+
+/// The fat binaries of a file, if it has any (or a damaged one).
+pub fn read<'data>(file: &str, data: &'data [u8]) -> Result<Option<CudaFatbins<'data>>, Failure> {
+    let found = CudaFatbins::parse(data, cuobjdump_base(file))
+        .map_err(|e| Failure(format!("'{file}': {e}")))?;
+    let any = !found.fatbins().is_empty() || found.fault().is_some();
+    Ok(any.then_some(found))
+}
+
+/// cuobjdump names extracted files after the input's name without its
+/// directory and extension.
+fn cuobjdump_base(file: &str) -> &str {
+    let name = Path::new(file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(file);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
+
+/// An entry kind's name.
+fn kind_name(kind: u16) -> &'static str {
+    match kind {
+        1 => "ptx",
+        2 => "elf",
+        8 => "ltoir",
+        0x100 => "concat",
+        _ => "unknown",
+    }
+}
+
+/// `sm_90a`, `sm_100f`, `sm_80`.
+fn sm(entry: &Entry) -> String {
+    let suffix = match entry.variant {
+        1 => "f",
+        2 => "a",
+        _ => "",
+    };
+    format!("sm_{}{suffix}", entry.arch)
+}
+
+/// One line per image: the name cuobjdump extracts it to, or for kinds it
+/// does not extract, the kind and SM (a `--concat` entry shows as its
+/// members).
+pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
+    found
+        .entries()
+        .iter()
+        .filter(|e| e.kind != 0x100)
+        .map(|e| {
+            // SAFETY: views of a live handle.
+            let name = unsafe { bytes(e.name) };
+            if name.is_empty() {
+                format!(
+                    "({} {}, not extracted by cuobjdump)",
+                    kind_name(e.kind),
+                    sm(e)
+                )
+            } else {
+                String::from_utf8_lossy(name).into_owned()
+            }
+        })
+        .collect()
+}
+
+/// Writes every ELF and PTX image into `dir` under cuobjdump's names, on
+/// `threads` threads (each decodes and writes its share in turn); returns
+/// the paths written, in file order. An existing file is an error before
+/// anything is written unless `force`.
+pub fn extract(
+    found: &CudaFatbins<'_>,
+    dir: &Path,
+    force: bool,
+    max_size: u64,
+    threads: usize,
+) -> Result<Vec<std::path::PathBuf>, Failure> {
+    let entries = found.entries();
+    let outputs: Vec<(usize, std::path::PathBuf)> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            // SAFETY: views of a live handle.
+            let name = unsafe { bytes(e.name) };
+            (!name.is_empty()).then(|| (i, dir.join(String::from_utf8_lossy(name).as_ref())))
+        })
+        .collect();
+    if !force {
+        if let Some((_, taken)) = outputs.iter().find(|(_, p)| p.symlink_metadata().is_ok()) {
+            return Err(Failure(format!(
+                "'{}': file exists; nothing was written (--force overwrites)",
+                taken.display()
+            )));
+        }
+    }
+    let write = |(index, path): &(usize, std::path::PathBuf)| -> Result<(), Failure> {
+        let image = found.image(*index, max_size).map_err(Failure)?;
+        std::fs::write(path, image.bytes()).map_err(|e| {
+            Failure(format!(
+                "'{}': {}",
+                path.display(),
+                crate::io::os_message(&e)
+            ))
+        })
+    };
+    let share = outputs.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = outputs
+            .chunks(share)
+            .map(|chunk| scope.spawn(move || chunk.iter().try_for_each(write)))
+            .collect();
+        // Every worker joined (a panic in one would otherwise end the
+        // scope), then the first error reported.
+        let results: Vec<Result<(), Failure>> = workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(Failure("a worker thread panicked".into())))
+            })
+            .collect();
+        results.into_iter().try_for_each(|r| r)
+    })?;
+    Ok(outputs.into_iter().map(|(_, path)| path).collect())
+}
+
+/// A fat binary and its entries, as `inspect --json` shows them.
+#[derive(Serialize)]
+pub struct FatbinReport {
+    place: String,
+    offset: u64,
+    size: usize,
+    version: u16,
+    header_size: u16,
+    fat_size: u64,
+    entries: Vec<EntryReport>,
+}
+
+/// Every header field of an entry.
+#[derive(Serialize)]
+struct EntryReport {
+    offset: u64,
+    member: Option<u64>,
+    kind: &'static str,
+    kind_id: u16,
+    version: u16,
+    header_size: u32,
+    payload_size: u64,
+    compressed_size: u32,
+    uncompressed_size: u64,
+    compression: &'static str,
+    options_offset: u32,
+    code_version: String,
+    arch: u32,
+    sm: String,
+    flags: u64,
+    reserved: u64,
+    identifier_offset: u32,
+    identifier_length: u32,
+    identifier: Option<String>,
+    options: Option<String>,
+    extracted_as: Option<String>,
+}
+
+/// Options are text (PTX) or a binary blob (sm_100+ ELF): text when printable.
+fn options_text(options: &[u8]) -> String {
+    if options.iter().all(|b| (0x20..0x7f).contains(b)) {
+        String::from_utf8_lossy(options).into_owned()
+    } else {
+        options.iter().fold(String::from("0x"), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    }
+}
+
+fn entry_report(e: &Entry) -> EntryReport {
+    // SAFETY: views of a live handle.
+    let (identifier, options, name) =
+        unsafe { (bytes(e.identifier), bytes(e.options), bytes(e.name)) };
+    let text = |b: &[u8]| (!b.is_empty()).then(|| String::from_utf8_lossy(b).into_owned());
+    EntryReport {
+        offset: e.offset,
+        member: e.member.checked_sub(1),
+        kind: kind_name(e.kind),
+        kind_id: e.kind,
+        version: e.version,
+        header_size: e.header_size,
+        payload_size: e.payload_size,
+        compressed_size: e.compressed_size,
+        uncompressed_size: e.uncompressed_size,
+        compression: match (e.flags & 0x2000 != 0, e.flags & 0x8000 != 0) {
+            (false, false) => "none",
+            (true, false) => "lz4",
+            (false, true) => "zstd",
+            (true, true) => "lz4+zstd",
+        },
+        options_offset: e.options_offset,
+        code_version: format!("{}.{}", e.major, e.minor),
+        arch: e.arch,
+        sm: sm(e),
+        flags: e.flags,
+        reserved: e.reserved,
+        identifier_offset: e.identifier_offset,
+        identifier_length: e.identifier_length,
+        identifier: text(identifier),
+        options: (e.options_offset != 0 && e.member == 0 && e.kind != 0x100)
+            .then(|| options_text(options)),
+        extracted_as: text(name),
+    }
+}
+
+/// The fat binaries and their entries, for the report.
+pub fn reports(found: &CudaFatbins<'_>) -> Vec<FatbinReport> {
+    let entries = found.entries();
+    found
+        .fatbins()
+        .iter()
+        .enumerate()
+        .map(|(index, f)| {
+            // SAFETY: views of a live handle.
+            let (section, data) = unsafe { (bytes(f.section), bytes(f.data)) };
+            let place = match f.source {
+                0 => "fat binary".to_owned(),
+                1 => format!("[{}]", String::from_utf8_lossy(section)),
+                _ if section.is_empty() => "OffloadBinary image".to_owned(),
+                _ => format!("[{}] OffloadBinary image", String::from_utf8_lossy(section)),
+            };
+            FatbinReport {
+                place,
+                offset: f.offset,
+                size: data.len(),
+                version: f.version,
+                header_size: f.header_size,
+                fat_size: f.fat_size,
+                entries: entries
+                    .iter()
+                    .filter(|e| e.fatbin == index)
+                    .map(entry_report)
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The text report of the fat binaries: one line each, one per entry.
+pub fn text(reports: &[FatbinReport], out: &mut String) {
+    for f in reports {
+        let _ = writeln!(
+            out,
+            "{}: CUDA fat binary at offset {:#x}, {} bytes, version {}, header {}, {} entries",
+            f.place,
+            f.offset,
+            crate::contents::commas(u64::try_from(f.size).unwrap_or(u64::MAX)),
+            f.version,
+            f.header_size,
+            f.entries.len()
+        );
+        for e in &f.entries {
+            // A member's header size field is its offset in the decoded blob.
+            let (member, header) = match e.member {
+                Some(m) => (format!("  member {m}"), format!("at +{:#x}", e.header_size)),
+                None => (String::new(), format!("header {}", e.header_size)),
+            };
+            let _ = write!(
+                out,
+                "  {:#x}{member}: {} {} v{} {header} payload {} compressed {} ({}, {} -> {}) flags {:#x} reserved {:#x}",
+                e.offset,
+                e.kind,
+                e.sm,
+                e.code_version,
+                e.payload_size,
+                e.compressed_size,
+                e.compression,
+                e.compressed_size,
+                e.uncompressed_size,
+                e.flags,
+                e.reserved,
+            );
+            if let Some(identifier) = &e.identifier {
+                let _ = write!(out, " identifier {identifier:?}");
+            }
+            if let Some(options) = &e.options {
+                let _ = write!(out, " options {options:?}");
+            }
+            if let Some(name) = &e.extracted_as {
+                let _ = write!(out, " -> {name}");
+            }
+            out.push('\n');
+        }
+    }
+}

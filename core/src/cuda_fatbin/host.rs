@@ -1,0 +1,198 @@
+//! Where a file keeps its fat binaries, and the names `cuobjdump` gives
+//! what it extracts from them.
+//!
+//! A raw fat binary is read as fat binaries back to back. In an ELF or
+//! COFF/PE host, `cuobjdump -all` reads the `.nv_fatbin` sections first and
+//! the `__nv_relfatbin` sections (old-style relocatable device code) after,
+//! whatever the section order, by name and not through the
+//! `.nvFatBinSegment` wrappers (an executable without them still lists
+//! everything): so does [`host_fatbins`]. OffloadBinaries (a file, or
+//! `.llvm.offloading`) give their `fatbinary` images for `nvptx64`, which
+//! `cuobjdump` cannot read. A section or image that does not start with a
+//! fat binary holds none (cuobjdump: "does not contain device code").
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{fatbins, EntryKind, Fatbin, Sm, SmVariant};
+use crate::locate::{offload_sections, SectionKind};
+use crate::object::ObjectFile;
+use crate::offload_binary::{binaries, ImageKind};
+use crate::{FileKind, Result};
+
+/// Where a fat binary was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FatbinSource<'data> {
+    /// The input is fat binaries back to back.
+    Raw,
+    /// A host section (`.nv_fatbin`, `__nv_relfatbin`), by name.
+    Section(&'data [u8]),
+    /// A `fatbinary` image of an OffloadBinary for nvptx64 at this offset of
+    /// the file, in this section (if in one).
+    OffloadImage(Option<&'data [u8]>),
+}
+
+/// A fat binary (or the error where one should be) and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFatbin<'data> {
+    /// Where it was found.
+    pub source: FatbinSource<'data>,
+    /// Its offset in the file.
+    pub offset: u64,
+    /// The fat binary, or why it could not be read (a walk of back-to-back
+    /// fat binaries stops at its first error).
+    pub fatbin: Result<Fatbin<'data>>,
+}
+
+/// Every fat binary in `data`, in the order `cuobjdump -all` reads them:
+/// a raw fat binary's back to back; a host's `.nv_fatbin` sections, then
+/// its `__nv_relfatbin` sections; then the `fatbinary` images of
+/// OffloadBinaries for nvptx64. A host file that does not parse gives its
+/// error once.
+pub fn host_fatbins(data: &[u8]) -> Vec<HostFatbin<'_>> {
+    let mut found = Vec::new();
+    match FileKind::detect(data) {
+        _ if Fatbin::is_fatbin(data) => walk(&mut found, FatbinSource::Raw, data, 0),
+        FileKind::OffloadBinary => offload_images(&mut found, None, data, 0),
+        kind if kind.is_readable_object() => match ObjectFile::parse(data) {
+            Ok(file) => in_object(&mut found, &file),
+            Err(error) => found.push(HostFatbin {
+                source: FatbinSource::Raw,
+                offset: 0,
+                fatbin: Err(error),
+            }),
+        },
+        _ => {}
+    }
+    found
+}
+
+fn in_object<'data>(found: &mut Vec<HostFatbin<'data>>, file: &ObjectFile<'data>) {
+    let sections: Vec<_> = offload_sections(file).filter_map(Result::ok).collect();
+    for kind in [SectionKind::NvFatbin, SectionKind::NvRelFatbin] {
+        for s in sections.iter().filter(|s| s.kind == kind) {
+            let section = &s.section;
+            let source = FatbinSource::Section(section.name());
+            walk(found, source, section.data(), section.offset());
+        }
+    }
+    for s in sections
+        .iter()
+        .filter(|s| s.kind == SectionKind::OffloadBinaries)
+    {
+        let section = &s.section;
+        offload_images(
+            found,
+            Some(section.name()),
+            section.data(),
+            section.offset(),
+        );
+    }
+}
+
+/// The fat binaries back to back in `bytes`, found at `base` in the file. A
+/// section or image that does not start (after zero bytes) with a fat
+/// binary holds none, as cuobjdump has it ("does not contain device code"):
+/// clang fed PTX in place of a fat binary (`-fcuda-include-gpubinary`) puts
+/// the text in `.nv_fatbin`; bytes after a fat binary are damage.
+fn walk<'data>(
+    found: &mut Vec<HostFatbin<'data>>,
+    source: FatbinSource<'data>,
+    bytes: &'data [u8],
+    base: u64,
+) {
+    let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
+    if !Fatbin::is_fatbin(bytes.get(start..).unwrap_or_default()) {
+        return;
+    }
+    for item in fatbins(bytes) {
+        let (offset, fatbin) = match item {
+            Ok((offset, fatbin)) => (offset, Ok(fatbin)),
+            Err(error) => (error.offset(), Err(error.shifted(base))),
+        };
+        found.push(HostFatbin {
+            source,
+            offset: base.saturating_add(offset),
+            fatbin,
+        });
+    }
+}
+
+/// The `fatbinary` images for nvptx64 of the OffloadBinaries in `bytes`.
+fn offload_images<'data>(
+    found: &mut Vec<HostFatbin<'data>>,
+    section: Option<&'data [u8]>,
+    bytes: &'data [u8],
+    base: u64,
+) {
+    for binary in binaries(bytes) {
+        let Ok((at, binary)) = binary else {
+            // The OffloadBinaries' own damage is theirs to report.
+            break;
+        };
+        for entry in binary.entries() {
+            let nvptx = entry.triple().is_some_and(|t| t.starts_with(b"nvptx"));
+            if !nvptx || entry.image_kind() != ImageKind::Fatbinary {
+                continue;
+            }
+            let image = entry.image();
+            let offset = crate::bytes::offset_in(bytes, image)
+                .unwrap_or(at)
+                .saturating_add(base);
+            walk(found, FatbinSource::OffloadImage(section), image, offset);
+        }
+    }
+}
+
+/// Numbers `cuobjdump` gives extracted files: ELF and PTX counted apart,
+/// from 1, over the whole file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CuobjdumpCounter {
+    elf: u64,
+    ptx: u64,
+}
+
+impl CuobjdumpCounter {
+    /// The name `cuobjdump -xelf all`/`-xptx all` gives the next image of
+    /// `kind` (only ELF and PTX are extracted: `None` for others). `base` is
+    /// the input's file name without directory and extension; an image with
+    /// an identifier is named after it instead (without its extension), and
+    /// unnumbered. `cuobjdump` keeps an `a` suffix but drops an `f` suffix
+    /// in ELF names, and keeps both in PTX names.
+    pub fn next_name(
+        &mut self,
+        base: &str,
+        identifier: Option<&[u8]>,
+        kind: EntryKind,
+        sm: Sm,
+    ) -> Option<String> {
+        let (counter, extension, keep_family) = match kind {
+            EntryKind::Elf => (&mut self.elf, "cubin", false),
+            EntryKind::Ptx => (&mut self.ptx, "ptx", true),
+            _ => return None,
+        };
+        *counter = counter.saturating_add(1);
+        let sm = match sm.variant {
+            SmVariant::Family if !keep_family => Sm {
+                variant: SmVariant::Plain,
+                ..sm
+            },
+            _ => sm,
+        };
+        Some(match identifier {
+            Some(identifier) => {
+                let identifier = String::from_utf8_lossy(identifier);
+                let stem = identifier.rsplit_once('.').map_or(&*identifier, |(s, _)| s);
+                alloc::format!("{stem}.{sm}.{extension}")
+            }
+            None => alloc::format!("{base}.{counter}.{sm}.{extension}"),
+        })
+    }
+}
+
+/// The file name `cuobjdump` uses as `base`: `path`'s last component
+/// without its extension.
+pub fn cuobjdump_base(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}

@@ -1,0 +1,94 @@
+//! `cuda_writer`: fat binaries written from arbitrary entries read back to
+//! what was written (kind, SM and variant, payload padded to 8, PTX with its
+//! NUL, identifier, options, debug flag); pruning by SM keeps exactly the
+//! entries accepted, byte for byte; in place it keeps the fat binary's
+//! offset and zero-fills the rest.
+
+use arbitrary::Arbitrary;
+use clangoffload::cuda_fatbin::{
+    prune, prune_in_place, write_fatbin, EntryKind, Fatbin, NewEntry, Sm, SmVariant, FLAG_DEBUG,
+};
+use clangoffload::DecompressOptions;
+
+/// One entry to write.
+#[derive(Debug, Arbitrary)]
+pub struct EntryInput {
+    ptx: bool,
+    number: u8,
+    variant: u8,
+    data: Vec<u8>,
+    identifier: Option<Vec<u8>>,
+    options: Option<Vec<u8>>,
+    debug: bool,
+}
+
+#[derive(Debug, Arbitrary)]
+pub struct Input {
+    entries: Vec<EntryInput>,
+    keep_below: u8,
+}
+
+pub fn check(input: Input) {
+    let entries: Vec<NewEntry<'_>> = input
+        .entries
+        .iter()
+        .take(16)
+        .map(|e| NewEntry {
+            kind: if e.ptx {
+                EntryKind::Ptx
+            } else {
+                EntryKind::Elf
+            },
+            sm: Sm {
+                number: u32::from(e.number),
+                variant: match e.variant % 3 {
+                    0 => SmVariant::Plain,
+                    1 => SmVariant::Family,
+                    _ => SmVariant::Arch,
+                },
+            },
+            data: &e.data,
+            identifier: e.identifier.as_deref(),
+            options: e.options.as_deref(),
+            debug: e.debug,
+        })
+        .collect();
+    let written = write_fatbin(&entries).unwrap();
+    let fatbin = Fatbin::parse(&written).expect("what we write parses");
+    let read: Vec<_> = fatbin.entries().collect();
+    assert_eq!(read.len(), entries.len());
+    for (new, e) in entries.iter().zip(&read) {
+        assert_eq!((e.kind(), e.sm()), (new.kind, new.sm));
+        assert_eq!(e.payload_size() % 8, 0);
+        assert!(e.payload().starts_with(new.data));
+        if new.kind == EntryKind::Ptx {
+            assert_eq!(e.payload()[new.data.len()], 0, "PTX keeps its NUL");
+            assert_eq!(
+                e.options().unwrap_or_default(),
+                new.options.unwrap_or_default()
+            );
+        }
+        assert_eq!(e.identifier(), new.identifier);
+        assert_eq!(e.flags() & FLAG_DEBUG != 0, new.debug);
+    }
+    let options = DecompressOptions::default();
+    let keep = |_: EntryKind, sm: Sm| sm.number < u32::from(input.keep_below);
+    let expected: Vec<&[u8]> = read
+        .iter()
+        .filter(|e| keep(e.kind(), e.sm()))
+        .map(|e| e.payload())
+        .collect();
+    let pruned = prune(&fatbin, &keep, &options).unwrap();
+    let pruned_bytes = pruned.clone().unwrap_or_else(|| written.clone());
+    let got: Vec<Vec<u8>> = Fatbin::parse(&pruned_bytes)
+        .unwrap()
+        .entries()
+        .map(|e| e.payload().to_vec())
+        .collect();
+    assert_eq!(got, expected.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
+    let mut section = written.clone();
+    let changed = prune_in_place(&mut section, &keep, &options).unwrap();
+    assert_eq!(changed, usize::from(pruned.is_some()));
+    assert!(section.starts_with(&pruned_bytes));
+    assert!(section[pruned_bytes.len()..].iter().all(|&b| b == 0));
+}
