@@ -213,12 +213,15 @@ fn round<'d>(
             })
             .collect();
         let common = md5::consume_blocks_together(&mut pairs);
+        let alone = lanes.len() == 1 || common == 0;
         for lane in lanes.iter_mut() {
             lane.hashed = lane.hashed.saturating_add(common);
-            // A lane with no partner (alone, or the others ended) hashes
-            // its whole blocks by itself, so that it never waits on one.
+            // A lane with no partner (alone, or beside one that ended)
+            // hashes its whole blocks by itself, so that it never waits on
+            // one; beside a partner, what it has more waits for the next
+            // round (its fill decodes nothing while a stretch waits).
             let waiting = lane.filling.finished(lane.hashed);
-            if waiting.len() >= STRETCH {
+            if alone && waiting.len() >= STRETCH {
                 let whole = waiting.get(..waiting.len() & !63).unwrap_or_default();
                 lane.hasher.consume(whole);
                 lane.hashed = lane.hashed.saturating_add(whole.len());
