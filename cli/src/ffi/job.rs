@@ -10,14 +10,54 @@ use super::{blank_error, c, check, record, view, with_notes, with_notes_on};
 use super::{Handle, Status};
 use crate::io::Input;
 
-/// A C job function that reads one input.
-type ReadJob = unsafe extern "C" fn(
+/// A C function that reads one input into a new handle of type `T` (a
+/// job, an extraction).
+type ReadJob<T> = unsafe extern "C" fn(
     *const u8,
     usize,
     *const c::clangoffload_bundler_options,
-    *mut *mut c::clangoffload_job,
+    *mut *mut T,
     *mut c::clangoffload_error,
 ) -> Status;
+
+/// Runs `call` over `input` with `o`, letting go of the pages of each part
+/// of the input the library is done with: the handle it makes (freed by
+/// `free`), and the failure to report once its outputs are written.
+fn read_handle<'data, T>(
+    program: &str,
+    input: &'data Input,
+    o: &Options,
+    call: ReadJob<T>,
+    free: unsafe extern "C" fn(*mut T),
+) -> Result<(Handle<'data, T>, Option<String>), String> {
+    let data = input.data();
+    let mut failure = None;
+    let handle = Handle::make(free, |out| {
+        failure = with_notes_on(program, input, |notify, context| {
+            read_input(
+                o,
+                c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
+                notify,
+                context,
+                |options| {
+                    // SAFETY: data, the options and their views are live for
+                    // the call, and data for the handle ('data).
+                    unsafe {
+                        call(
+                            data.as_ptr(),
+                            data.len(),
+                            options,
+                            out,
+                            std::ptr::null_mut(),
+                        )
+                    }
+                },
+            )
+        })?;
+        Ok(())
+    })?;
+    Ok((handle, failure))
+}
 
 /// A job's result, borrowing its inputs, with the failure to report once
 /// its outputs are written.
@@ -71,35 +111,14 @@ impl<'data> Job<'data> {
         Self::read(program, input, o, c::clangoffload_bundler_list)
     }
 
-    /// Runs a job that reads `input` with `o`, letting go of the pages of
-    /// each part of it the library is done with.
-    fn read(program: &str, input: &'data Input, o: &Options, job: ReadJob) -> Result<Self, String> {
-        let data = input.data();
-        let mut failure = None;
-        let handle = Handle::make(c::clangoffload_job_free, |out| {
-            failure = with_notes_on(program, input, |notify, context| {
-                read_input(
-                    o,
-                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
-                    notify,
-                    context,
-                    |options| {
-                        // SAFETY: data, the options and their views are live
-                        // for the call, and data for the job ('data).
-                        unsafe {
-                            job(
-                                data.as_ptr(),
-                                data.len(),
-                                options,
-                                out,
-                                std::ptr::null_mut(),
-                            )
-                        }
-                    },
-                )
-            })?;
-            Ok(())
-        })?;
+    /// Runs a job that reads `input` with `o`.
+    fn read(
+        program: &str,
+        input: &'data Input,
+        o: &Options,
+        job: ReadJob<c::clangoffload_job>,
+    ) -> Result<Self, String> {
+        let (handle, failure) = read_handle(program, input, o, job, c::clangoffload_job_free)?;
         Ok(Job { handle, failure })
     }
 
@@ -248,32 +267,13 @@ impl<'data> Extraction<'data> {
     /// Finds and names what `extract` writes from `input` (letting go of
     /// the pages of each container once its entry table is read).
     pub fn new(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
-        let data = input.data();
-        let mut failure = None;
-        let handle = Handle::make(c::clangoffload_extraction_free, |out| {
-            failure = with_notes_on(program, input, |notify, context| {
-                read_input(
-                    o,
-                    c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
-                    notify,
-                    context,
-                    |options| {
-                        // SAFETY: data, the options and their views are live
-                        // for the call, and data for the extraction ('data).
-                        unsafe {
-                            c::clangoffload_bundler_extraction(
-                                data.as_ptr(),
-                                data.len(),
-                                options,
-                                out,
-                                std::ptr::null_mut(),
-                            )
-                        }
-                    },
-                )
-            })?;
-            Ok(())
-        })?;
+        let (handle, failure) = read_handle(
+            program,
+            input,
+            o,
+            c::clangoffload_bundler_extraction,
+            c::clangoffload_extraction_free,
+        )?;
         Ok(Extraction { handle, failure })
     }
 
