@@ -18,7 +18,8 @@
 #   -unbundle of DEVICE, per container (ours through a `clang-offload-bundler`
 #                                       symlink), both CONTAINERS calls
 #   the C ABI, first container: clangoffload_fatbin_select_for_device for
-#   DEVICE (CLANGOFFLOAD_SKIP_HASH_CHECK) against a full
+#   DEVICE (CLANGOFFLOAD_SKIP_HASH_CHECK), and for the device whose entry
+#   holds the bundle's middle byte, against a full
 #   clangoffload_compressed_decompress (benches/select-device.c)
 # and every command's peak RSS (GNU time's %M). Loops over containers run
 # from a generated bash script (one process per container, as a user would).
@@ -423,6 +424,29 @@ if [[ -n $select_bin ]]; then
         [[ -n ${failed[capi.$mode]:-} ]] && ok_capi=0
     done
     capi_line=$(cat "$work/capi-select.txt" 2>/dev/null || true)
+    # The device whose entry holds the middle byte of the first container's
+    # decompressed bundle: the issue's "entry mid-bundle" (DEVICE is
+    # gfx1100, whose entry ends about 63% of the way in). Checked against
+    # LLVM's bundler on that container.
+    mid_device=$("$ours_bin" inspect --json "$cache/c0.ccob" |
+        grep -o '"uncompressed_size":[0-9]*\|"id":"[^"]*","offset":[0-9]*,"size":[0-9]*' |
+        awk -F'[:,"]+' '/uncompressed_size/ {half = $3 / 2; next}
+            $4 == "offset" && $5 <= half && half < $5 + $7 {sub(/.*--/, "", $3); print $3}')
+    mid_target=hipv4-amdgcn-amd-amdhsa--$mid_device
+    if [[ -n $mid_device ]] &&
+        "$llvm_tool" -type=o -unbundle "-targets=$mid_target" "-input=$cache/c0.ccob" \
+            "-output=$out/capi/llvm-mid.o" >/dev/null 2>&1 &&
+        attempt capi.select_mid "$work/capi-select-mid.txt" "$select_bin" "$so" select "$mid_device" "$out/capi/select-mid.o"; then
+        read -r cid csize <"$work/capi-select-mid.txt"
+        if [[ $cid != "$mid_target" ]] || ! cmp -s "$out/capi/select-mid.o" "$out/capi/llvm-mid.o"; then
+            fail_row capi.select_mid "chose $cid ($csize B), not LLVM's $mid_target of the first container"
+        fi
+    else
+        [[ -n ${failed[capi.select_mid]:-} ]] ||
+            fail_row capi.select_mid "no mid-bundle device found, or LLVM could not unbundle it"
+    fi
+    [[ -n ${failed[capi.select_mid]:-} ]] && ok_capi=0
+    capi_mid_line=$(cat "$work/capi-select-mid.txt" 2>/dev/null || true)
 fi
 echo "   checks done: ${#failed[@]} FAIL" >&2
 
@@ -448,6 +472,7 @@ timed llvm.one bash "$work/llvm-one.sh"
 ((ok_one)) && timed ours.one bash "$work/ours-one.sh"
 if ((ok_capi)); then
     timed capi.select "$select_bin" "$so" select "$DEVICE"
+    timed capi.select_mid "$select_bin" "$so" select "$mid_device"
     timed capi.full "$select_bin" "$so" full "$DEVICE"
     timed capi.full_hash "$select_bin" "$so" full-hash "$DEVICE"
 fi
@@ -508,6 +533,11 @@ if [[ -n $select_bin ]]; then
     compare_table full sel
     row "decompress all, no MD5 / select, no MD5" capi.full capi.select
     row "decompress all + MD5 / select, no MD5" capi.full_hash capi.select
+    echo
+    echo "The same container, the entry holding its middle byte ($mid_device): ${capi_mid_line:-FAIL}"
+    echo
+    compare_table full sel
+    row "decompress all, no MD5 / select $mid_device" capi.full capi.select_mid
 fi
 echo
 echo "Peak RSS (GNU time %M; a loop: its largest process):"
