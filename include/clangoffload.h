@@ -2858,6 +2858,25 @@ clangoffload_status clangoffload_cuda_fatbins_get(const struct clangoffload_cuda
                                                   size_t index,
                                                   struct clangoffload_cuda_fatbin *out);
 
+// Stores in `*out` the name of the archive member fat binary `index` is
+// in (empty when the file is not an archive: `nvcc -lib`'s static
+// libraries hold one object per translation unit);
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last fat binary.
+//
+// Ownership: nothing to free; `*out` is a view.
+//
+// Lifetime: the view borrows the parsed buffer, valid until the handle is
+// freed.
+//
+// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
+//
+// # Safety
+// `handle` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_cuda_fatbins_member(const struct clangoffload_cuda_fatbins *handle,
+                                                     size_t index,
+                                                     struct clangoffload_bytes *out);
+
 // Number of entries over all fat binaries (file order), each `--concat`
 // entry followed by its members.
 //

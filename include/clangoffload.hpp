@@ -1147,6 +1147,7 @@ struct cuda_fatbin {
   uint16_t version = 0;
   uint16_t header_size = 0;
   uint64_t fat_size = 0;
+  std::string_view member;        // the archive member it is in, or empty
 };
 
 // One entry (or `--concat` member, `member` > 0) with every header field as
@@ -1186,8 +1187,10 @@ class cuda_fatbins {
   cuda_fatbin fatbin(std::size_t i) const noexcept {
     clangoffload_cuda_fatbin raw{};
     clangoffload_cuda_fatbins_get(h_.get(), i, &raw);
+    clangoffload_bytes member{};
+    clangoffload_cuda_fatbins_member(h_.get(), i, &member);
     return cuda_fatbin{i, raw.source, detail::view(raw.section), raw.offset, raw.data,
-                       raw.version, raw.header_size, raw.fat_size};
+                       raw.version, raw.header_size, raw.fat_size, detail::view(member)};
   }
   std::size_t size() const noexcept { return clangoffload_cuda_fatbins_entry_count(h_.get()); }
   bool empty() const noexcept { return size() == 0; }

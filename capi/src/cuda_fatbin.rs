@@ -23,9 +23,17 @@ use crate::status::{clangoffload_error, clangoffload_status, report};
 /// The fat binaries of a file and their entries. Borrows the file's bytes;
 /// owns the names it gives the entries.
 pub struct clangoffload_cuda_fatbins {
-    fatbins: Vec<(FatbinSource<'static>, u64, Fatbin<'static>)>,
+    fatbins: Vec<Found>,
     entries: Vec<Located>,
     fault: Option<Error>,
+}
+
+/// A fat binary and where it is.
+struct Found {
+    source: FatbinSource<'static>,
+    member: Option<&'static [u8]>,
+    offset: u64,
+    fatbin: Fatbin<'static>,
 }
 
 struct Located {
@@ -179,7 +187,15 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_parse(
         let mut counter = CuobjdumpCounter::default();
         for found in host_fatbins(data) {
             match found.fatbin {
-                Ok(fatbin) => handle.add(found.source, found.offset, fatbin, &base, &mut counter),
+                Ok(fatbin) => {
+                    let at = Found {
+                        source: found.source,
+                        member: found.member,
+                        offset: found.offset,
+                        fatbin,
+                    };
+                    handle.add(at, &base, &mut counter);
+                }
                 // SAFETY: `err` is NULL or writable, as the caller promises.
                 Err(e) if !lenient => return Err(unsafe { report(&e, err) }),
                 Err(e) => {
@@ -193,16 +209,10 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_parse(
 }
 
 impl clangoffload_cuda_fatbins {
-    fn add(
-        &mut self,
-        source: FatbinSource<'static>,
-        offset: u64,
-        fatbin: Fatbin<'static>,
-        base: &str,
-        counter: &mut CuobjdumpCounter,
-    ) {
+    fn add(&mut self, found: Found, base: &str, counter: &mut CuobjdumpCounter) {
         let index = self.fatbins.len();
-        self.fatbins.push((source, offset, fatbin));
+        let (offset, fatbin) = (found.offset, found.fatbin);
+        self.fatbins.push(found);
         for entry in fatbin.entries() {
             let at = offset.saturating_add(entry.offset());
             let mut push = |member: Option<u64>, kind, sm, identifier| {
@@ -285,8 +295,9 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_get(
             |h| &h.fatbins,
             index,
             out,
-            |_, (source, offset, f)| {
-                let (source, section) = match source {
+            |_, found| {
+                let f = &found.fatbin;
+                let (source, section) = match &found.source {
                     FatbinSource::Raw => (CLANGOFFLOAD_CUDA_SOURCE_RAW, &[][..]),
                     FatbinSource::Section(name) => (CLANGOFFLOAD_CUDA_SOURCE_SECTION, *name),
                     FatbinSource::OffloadImage(name) => (
@@ -297,13 +308,46 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_get(
                 clangoffload_cuda_fatbin {
                     source,
                     section: clangoffload_bytes::of(section),
-                    offset: *offset,
+                    offset: found.offset,
                     data: clangoffload_bytes::of(f.data()),
                     version: f.version(),
                     header_size: f.header_size(),
                     fat_size: f.fat_size(),
                 }
             },
+        )
+    }
+}
+
+/// Stores in `*out` the name of the archive member fat binary `index` is
+/// in (empty when the file is not an archive: `nvcc -lib`'s static
+/// libraries hold one object per translation unit);
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last fat binary.
+///
+/// Ownership: nothing to free; `*out` is a view.
+///
+/// Lifetime: the view borrows the parsed buffer, valid until the handle is
+/// freed.
+///
+/// NULL: `handle` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbins_member(
+    handle: *const clangoffload_cuda_fatbins,
+    index: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        handle::get(
+            handle,
+            |h| &h.fatbins,
+            index,
+            out,
+            |_, found| clangoffload_bytes::of(found.member.unwrap_or_default()),
         )
     }
 }
@@ -499,11 +543,12 @@ pub unsafe extern "C" fn clangoffload_cuda_select(
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
         let handle = unsafe { handle_arg(handle) }?;
-        let (_, _, f) = handle
+        let found = handle
             .fatbins
             .get(fatbin)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
-        let chosen = select_for_device(f, device).ok_or(clangoffload_status::NotFound)?;
+        let chosen =
+            select_for_device(&found.fatbin, device).ok_or(clangoffload_status::NotFound)?;
         let index = handle
             .entries
             .iter()

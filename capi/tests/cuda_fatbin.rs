@@ -165,6 +165,56 @@ fn damaged_input_strict_and_lenient() {
 }
 
 #[test]
+fn a_static_library_names_the_member_of_each_fat_binary() {
+    let data = fixture("nvcc-lib.a");
+    let h = parse(&data, "nvcc-lib", 0).unwrap();
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 2);
+    let member = |index| {
+        let mut out = bytes(b"");
+        let s = unsafe { c::clangoffload_cuda_fatbins_member(h, index, &mut out) };
+        (s, unsafe { view(out) }.to_vec())
+    };
+    assert_eq!(
+        member(0),
+        (
+            c::clangoffload_status::Ok,
+            b"tmpxft_00002ba0_00000000-16_a.o".to_vec()
+        )
+    );
+    assert_eq!(member(1).1, b"tmpxft_00002ba0_00000000-20_b.o");
+    assert_eq!(member(2).0, c::clangoffload_status::IndexOutOfRange);
+    let s = unsafe { c::clangoffload_cuda_fatbins_member(h, 0, null_mut()) };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    // Numbered on across members, as cuobjdump numbers them.
+    let names: Vec<String> = entries(h)
+        .iter()
+        .map(|e| String::from_utf8_lossy(unsafe { view(e.name) }).into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "nvcc-lib.1.sm_80.cubin",
+            "nvcc-lib.1.sm_90.ptx",
+            "nvcc-lib.2.sm_80.cubin",
+            "nvcc-lib.2.sm_90.ptx"
+        ]
+    );
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+    // Not an archive: no member.
+    let data = fixture("clang-sm80.o");
+    let h = parse(&data, "clang-sm80", 0).unwrap();
+    assert_eq!(member_of(h, 0), b"");
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+}
+
+fn member_of(h: *const c::clangoffload_cuda_fatbins, index: usize) -> Vec<u8> {
+    let mut out = bytes(b"x");
+    let s = unsafe { c::clangoffload_cuda_fatbins_member(h, index, &mut out) };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    unsafe { view(out) }.to_vec()
+}
+
+#[test]
 fn null_arguments() {
     let empty = c::clangoffload_bytes {
         ptr: null(),

@@ -77,6 +77,52 @@ fn list_shows_what_cuobjdump_lists() {
     }
 }
 
+/// A static library from `nvcc -lib`: each member's images, named by
+/// cuobjdump's numbers going on across members, each line with its member
+/// as bundles in archives have.
+#[test]
+fn list_of_a_static_library_names_each_member() {
+    let r = clangoffload(&["list", cuda("nvcc-lib.a").to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(
+        stdout(&r),
+        "tmpxft_00002ba0_00000000-16_a.o: nvcc-lib.1.sm_80.cubin\n\
+         tmpxft_00002ba0_00000000-16_a.o: nvcc-lib.1.sm_90.ptx\n\
+         tmpxft_00002ba0_00000000-20_b.o: nvcc-lib.2.sm_80.cubin\n\
+         tmpxft_00002ba0_00000000-20_b.o: nvcc-lib.2.sm_90.ptx\n"
+    );
+    let r = clangoffload(&[
+        "inspect",
+        "--json",
+        cuda("nvcc-lib-rdc.a").to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&r)).unwrap();
+    let fatbins = json["cuda_fatbins"].as_array().unwrap();
+    let places: Vec<_> = fatbins
+        .iter()
+        .map(|f| {
+            (
+                f["archive_member"].as_str().unwrap(),
+                f["place"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (
+                "tmpxft_00003022_00000000-13_a.o",
+                "(tmpxft_00003022_00000000-13_a.o)[__nv_relfatbin]"
+            ),
+            (
+                "tmpxft_00003022_00000000-16_b.o",
+                "(tmpxft_00003022_00000000-16_b.o)[__nv_relfatbin]"
+            ),
+        ]
+    );
+}
+
 #[test]
 fn extract_writes_cuobjdumps_bytes_under_its_names() {
     for fixture in [
@@ -84,6 +130,8 @@ fn extract_writes_cuobjdumps_bytes_under_its_names() {
         "clang-lz4.o",
         "raw-concat-lz4.fatbin",
         "nvcc-a-debug.o",
+        "nvcc-lib.a",
+        "nvcc-lib-rdc.a",
     ] {
         let sb = Sandbox::new();
         let dir = sb.path("out");

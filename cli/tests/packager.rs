@@ -503,8 +503,29 @@ fn inspect_finds_every_container_of_host_files() {
         cuda.contains("NVIDIA fat binary") && cuda.contains("CUDA (0x466243b1)"),
         "{cuda}"
     );
-    let archive = text("offload.a");
-    assert!(archive.contains("(omp.o)[.llvm.offloading]"), "{archive}");
+    // embed.o's OffloadBinary carries inputs/dev-sm70.fatbin as an nvptx64
+    // `fatbinary` image: the fat binary magic, then random bytes. Read as a
+    // member of the archive as it is alone: everything is reported, and
+    // that damage is located and fails the command.
+    let archive = run_in(&offload(), &tool, &["inspect", "offload.a"]);
+    let (out, err) = (
+        String::from_utf8_lossy(&archive.stdout),
+        String::from_utf8_lossy(&archive.stderr),
+    );
+    assert!(out.contains("(omp.o)[.llvm.offloading]"), "{out}");
+    assert!(
+        out.contains("(cuda-rdc-new-driver.o)[.llvm.offloading]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("error CUDA fat binary: fat binary header [0x10, ")
+            && out.contains("(at offset 0x834)"),
+        "{out}"
+    );
+    assert!(
+        !archive.status.success() && err.contains("damaged containers"),
+        "{err}"
+    );
     let json = ok(&run_in(
         &offload(),
         &tool,

@@ -801,6 +801,13 @@ void test_cuda_fatbins() {
   CHECK(chosen && chosen->entry == 1 && chosen->match == CLANGOFFLOAD_CUDA_MATCH_CUBIN);
   CHECK(f->select(1, 75).status() == CLANGOFFLOAD_STATUS_NOT_FOUND);
   CHECK(!f->fault().has_value());
+  CHECK(f->fatbin(0).member.empty());
+  // A static library: each fat binary names its member.
+  std::vector<uint8_t> lib = read("cuda/nvcc-lib.a");
+  co::result<co::cuda_fatbins> l = co::cuda_fatbins::parse(lib, "nvcc-lib");
+  CHECK(l && l->fatbin_count() == 2 && l->size() == 4);
+  if (!l) return;
+  CHECK(l->fatbin(1).member == "tmpxft_00002ba0_00000000-20_b.o" && (*l)[2].name == "nvcc-lib.2.sm_80.cubin");
 }
 
 int main(int argc, char **argv) {

@@ -55,6 +55,7 @@ fn sm(entry: &Entry) -> String {
 /// does not extract, the kind and SM (a `--concat` entry shows as its
 /// members).
 pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
+    let members = members(found);
     found
         .entries()
         .iter()
@@ -62,7 +63,7 @@ pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
         .map(|e| {
             // SAFETY: views of a live handle.
             let name = unsafe { bytes(e.name) };
-            if name.is_empty() {
+            let line = if name.is_empty() {
                 format!(
                     "({} {}, not extracted by cuobjdump)",
                     kind_name(e.kind),
@@ -70,9 +71,27 @@ pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
                 )
             } else {
                 String::from_utf8_lossy(name).into_owned()
+            };
+            // An archive member's entries carry its name, as its bundles' IDs do.
+            match members.get(e.fatbin).and_then(Option::as_ref) {
+                Some(member) => format!("{member}: {line}"),
+                None => line,
             }
         })
         .collect()
+}
+
+/// Each fat binary's archive member name (`None` outside archives).
+fn members(found: &CudaFatbins<'_>) -> Vec<Option<String>> {
+    (0..found.fatbins().len())
+        .map(|index| member_name(found, index))
+        .collect()
+}
+
+/// The archive member fat binary `index` is in, if any.
+fn member_name(found: &CudaFatbins<'_>, index: usize) -> Option<String> {
+    let member = found.member(index);
+    (!member.is_empty()).then(|| String::from_utf8_lossy(member).into_owned())
 }
 
 /// Writes every ELF and PTX image into `dir` under cuobjdump's names, on
@@ -138,6 +157,8 @@ pub fn extract(
 #[derive(Serialize)]
 pub struct FatbinReport {
     place: String,
+    /// The archive member it is in, if the file is an archive.
+    archive_member: Option<String>,
     offset: u64,
     size: usize,
     version: u16,
@@ -236,8 +257,15 @@ pub fn reports(found: &CudaFatbins<'_>) -> Vec<FatbinReport> {
                 _ if section.is_empty() => "OffloadBinary image".to_owned(),
                 _ => format!("[{}] OffloadBinary image", String::from_utf8_lossy(section)),
             };
+            let member = member_name(found, index);
             FatbinReport {
-                place,
+                // As the place of a bundle in an archive member is written.
+                place: match &member {
+                    Some(member) if place.starts_with('[') => format!("({member}){place}"),
+                    Some(member) => format!("({member}) {place}"),
+                    None => place,
+                },
+                archive_member: member,
                 offset: f.offset,
                 size: data.len(),
                 version: f.version,

@@ -52,6 +52,17 @@ impl<'data> CudaFatbins<'data> {
             .collect()
     }
 
+    /// The archive member fat binary `index` is in (empty outside archives).
+    pub fn member(&self, index: usize) -> &'data [u8] {
+        record(|out| {
+            // SAFETY: a live handle and a writable record.
+            unsafe { c::clangoffload_cuda_fatbins_member(self.handle, index, out) }
+        })
+        // SAFETY: a view of the parsed buffer, which outlives `'data`.
+        .map(|member| unsafe { slice(member) })
+        .unwrap_or_default()
+    }
+
     /// The entries (concat members one by one), in file order.
     pub fn entries(&self) -> Vec<Entry> {
         // SAFETY: a live handle.

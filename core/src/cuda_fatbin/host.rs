@@ -9,12 +9,16 @@
 //! everything): so does [`host_fatbins`]. OffloadBinaries (a file, or
 //! `.llvm.offloading`) give their `fatbinary` images for `nvptx64`, which
 //! `cuobjdump` cannot read. A section or image that does not start with a
-//! fat binary holds none (cuobjdump: "does not contain device code").
+//! fat binary holds none (cuobjdump: "does not contain device code"). In an
+//! `ar` archive (a static library from `nvcc -lib`), each member is read as
+//! a file of its own, in archive order, and the numbers `cuobjdump` gives
+//! what it extracts go on from one member to the next.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{fatbins, EntryKind, Fatbin, Sm, SmVariant};
+use crate::archive::Archive;
 use crate::locate::{offload_sections, SectionKind};
 use crate::object::ObjectFile;
 use crate::offload_binary::{binaries, ImageKind};
@@ -37,6 +41,8 @@ pub enum FatbinSource<'data> {
 pub struct HostFatbin<'data> {
     /// Where it was found.
     pub source: FatbinSource<'data>,
+    /// The name of the archive member it is in, if the file is an archive.
+    pub member: Option<&'data [u8]>,
     /// Its offset in the file.
     pub offset: u64,
     /// The fat binary, or why it could not be read (a walk of back-to-back
@@ -47,33 +53,96 @@ pub struct HostFatbin<'data> {
 /// Every fat binary in `data`, in the order `cuobjdump -all` reads them:
 /// a raw fat binary's back to back; a host's `.nv_fatbin` sections, then
 /// its `__nv_relfatbin` sections; then the `fatbinary` images of
-/// OffloadBinaries for nvptx64. A host file that does not parse gives its
-/// error once.
+/// OffloadBinaries for nvptx64; in an archive, each member's in turn. A
+/// host file (or member) that does not parse gives its error once; an
+/// archive whose members cannot be walked on gives its error after the
+/// members before it.
 pub fn host_fatbins(data: &[u8]) -> Vec<HostFatbin<'_>> {
     let mut found = Vec::new();
-    match FileKind::detect(data) {
-        _ if Fatbin::is_fatbin(data) => walk(&mut found, FatbinSource::Raw, data, 0),
-        FileKind::OffloadBinary => offload_images(&mut found, None, data, 0),
-        kind if kind.is_readable_object() => match ObjectFile::parse(data) {
-            Ok(file) => in_object(&mut found, &file),
-            Err(error) => found.push(HostFatbin {
-                source: FatbinSource::Raw,
-                offset: 0,
-                fatbin: Err(error),
-            }),
-        },
-        _ => {}
+    if Archive::is_archive(data) {
+        in_archive(&mut found, data);
+    } else {
+        in_file(&mut found, data, Place::default());
     }
     found
 }
 
-fn in_object<'data>(found: &mut Vec<HostFatbin<'data>>, file: &ObjectFile<'data>) {
+/// Where the bytes being read lie: their offset in the file, and the
+/// archive member they are, if any.
+#[derive(Debug, Clone, Copy, Default)]
+struct Place<'data> {
+    base: u64,
+    member: Option<&'data [u8]>,
+}
+
+impl<'data> Place<'data> {
+    /// What was found at `offset` of these bytes (an error's offset is
+    /// theirs too, and is moved to the file's).
+    fn found(
+        self,
+        source: FatbinSource<'data>,
+        offset: u64,
+        fatbin: Result<Fatbin<'data>>,
+    ) -> HostFatbin<'data> {
+        HostFatbin {
+            source,
+            member: self.member,
+            offset: self.base.saturating_add(offset),
+            fatbin: fatbin.map_err(|error| error.shifted(self.base)),
+        }
+    }
+}
+
+/// A file that is not an archive, or an archive member.
+fn in_file<'data>(found: &mut Vec<HostFatbin<'data>>, data: &'data [u8], place: Place<'data>) {
+    match FileKind::detect(data) {
+        _ if Fatbin::is_fatbin(data) => walk(found, FatbinSource::Raw, data, 0, place),
+        FileKind::OffloadBinary => offload_images(found, None, data, 0, place),
+        kind if kind.is_readable_object() => match ObjectFile::parse(data) {
+            Ok(file) => in_object(found, &file, place),
+            Err(error) => found.push(place.found(FatbinSource::Raw, 0, Err(error))),
+        },
+        _ => {}
+    }
+}
+
+/// Each regular member of an archive as a file of its own (a static
+/// library's objects; nested archives are not opened, as cuobjdump opens
+/// none).
+fn in_archive<'data>(found: &mut Vec<HostFatbin<'data>>, data: &'data [u8]) {
+    let members = Archive::parse(data).map(|archive| archive.members());
+    let error = match members {
+        Ok(members) => members
+            .filter_map(|member| match member {
+                Ok(member) => {
+                    let place = Place {
+                        base: member.data_offset(),
+                        member: Some(member.name()),
+                    };
+                    in_file(found, member.data(), place);
+                    None
+                }
+                Err(error) => Some(error),
+            })
+            .next(),
+        Err(error) => Some(error),
+    };
+    if let Some(error) = error {
+        found.push(Place::default().found(FatbinSource::Raw, error.offset(), Err(error)));
+    }
+}
+
+fn in_object<'data>(
+    found: &mut Vec<HostFatbin<'data>>,
+    file: &ObjectFile<'data>,
+    place: Place<'data>,
+) {
     let sections: Vec<_> = offload_sections(file).filter_map(Result::ok).collect();
     for kind in [SectionKind::NvFatbin, SectionKind::NvRelFatbin] {
         for s in sections.iter().filter(|s| s.kind == kind) {
             let section = &s.section;
             let source = FatbinSource::Section(section.name());
-            walk(found, source, section.data(), section.offset());
+            walk(found, source, section.data(), section.offset(), place);
         }
     }
     for s in sections
@@ -86,6 +155,7 @@ fn in_object<'data>(found: &mut Vec<HostFatbin<'data>>, file: &ObjectFile<'data>
             Some(section.name()),
             section.data(),
             section.offset(),
+            place,
         );
     }
 }
@@ -100,6 +170,7 @@ fn walk<'data>(
     source: FatbinSource<'data>,
     bytes: &'data [u8],
     base: u64,
+    place: Place<'data>,
 ) {
     let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
     if !Fatbin::is_fatbin(bytes.get(start..).unwrap_or_default()) {
@@ -110,11 +181,7 @@ fn walk<'data>(
             Ok((offset, fatbin)) => (offset, Ok(fatbin)),
             Err(error) => (error.offset(), Err(error.shifted(base))),
         };
-        found.push(HostFatbin {
-            source,
-            offset: base.saturating_add(offset),
-            fatbin,
-        });
+        found.push(place.found(source, base.saturating_add(offset), fatbin));
     }
 }
 
@@ -124,6 +191,7 @@ fn offload_images<'data>(
     section: Option<&'data [u8]>,
     bytes: &'data [u8],
     base: u64,
+    place: Place<'data>,
 ) {
     for binary in binaries(bytes) {
         let Ok((at, binary)) = binary else {
@@ -139,7 +207,13 @@ fn offload_images<'data>(
             let offset = crate::bytes::offset_in(bytes, image)
                 .unwrap_or(at)
                 .saturating_add(base);
-            walk(found, FatbinSource::OffloadImage(section), image, offset);
+            walk(
+                found,
+                FatbinSource::OffloadImage(section),
+                image,
+                offset,
+                place,
+            );
         }
     }
 }

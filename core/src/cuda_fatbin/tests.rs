@@ -637,3 +637,96 @@ fn coff_objects_hold_fat_binaries_in_the_same_sections() {
     );
     assert!(found.iter().all(|f| f.fatbin.is_ok()));
 }
+
+#[test]
+fn archive_members_are_read_one_after_the_other() {
+    use crate::archive::{write_archive, NewMember};
+    let member = |name: &'static [u8], data: &'static [u8]| NewMember {
+        name,
+        data,
+        symbols: None,
+    };
+    // A damaged ELF member between two good ones (its section name table
+    // index names no section): its error is located in the archive, and the
+    // member after it is still read.
+    let mut damaged = include_bytes!("../../../tests/fixtures/cuda/clang-sm80.o").to_vec();
+    damaged[62..64].copy_from_slice(&254u16.to_le_bytes());
+    let damaged: &'static [u8] = damaged.leak();
+    let archive = write_archive(&[
+        member(b"three.fatbin", THREE),
+        member(b"bad.o", damaged),
+        member(b"lz4.fatbin", LZ4),
+        member(b"notes.txt", b"no device code here\n"),
+    ])
+    .unwrap();
+    let found = host::host_fatbins(&archive);
+    let members: Vec<_> = found.iter().map(|f| f.member.unwrap()).collect();
+    assert_eq!(
+        members,
+        [
+            &b"three.fatbin"[..],
+            b"three.fatbin",
+            b"three.fatbin",
+            b"bad.o",
+            b"lz4.fatbin"
+        ]
+    );
+    let three_at = find(&archive, THREE);
+    for (f, at) in found.iter().zip([0, 1, 2]) {
+        let fatbin = f.fatbin.as_ref().unwrap();
+        assert_eq!(
+            &archive[usize::try_from(f.offset).unwrap()..][..fatbin.data().len()],
+            fatbin.data()
+        );
+        assert!(f.offset >= three_at, "{at}");
+    }
+    let bad = found[3].fatbin.as_ref().unwrap_err();
+    let bad_at = find(&archive, damaged);
+    assert_eq!(bad.offset(), bad_at + 62, "{bad}");
+    // At the member's data (THREE holds a copy of LZ4 too: no search).
+    let lz4_member = crate::archive::Archive::parse(&archive)
+        .unwrap()
+        .members()
+        .map(|m| m.unwrap())
+        .find(|m| m.name() == b"lz4.fatbin")
+        .unwrap();
+    assert_eq!(found[4].offset, lz4_member.data_offset());
+    assert_eq!(found[4].fatbin.as_ref().unwrap().data(), LZ4);
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> u64 {
+    let at = hay.windows(needle.len()).position(|w| w == needle).unwrap();
+    u64::try_from(at).unwrap()
+}
+
+#[test]
+fn a_damaged_archive_reports_after_the_members_before_the_damage() {
+    use crate::archive::{write_archive, NewMember};
+    let archive = write_archive(&[
+        NewMember {
+            name: b"one.fatbin",
+            data: STORED,
+            symbols: None,
+        },
+        NewMember {
+            name: b"two.fatbin",
+            data: STORED,
+            symbols: None,
+        },
+    ])
+    .unwrap();
+    // The second member's header cut short.
+    let second = usize::try_from(find(&archive, b"two.fatbin")).unwrap();
+    let cut = &archive[..second + 20];
+    let found = host::host_fatbins(cut);
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].member, Some(&b"one.fatbin"[..]));
+    assert!(found[0].fatbin.is_ok());
+    let error = found[1].fatbin.as_ref().unwrap_err();
+    assert_eq!(found[1].member, None);
+    assert!(
+        error.offset() >= u64::try_from(second).unwrap() - 8,
+        "{error}"
+    );
+}
