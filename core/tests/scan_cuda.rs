@@ -165,10 +165,7 @@ fn scan_finds_the_fixtures_planted_at_odd_offsets_in_random_bytes() {
 
 /// Where `inner` starts in `outer`.
 fn find(outer: &[u8], inner: &[u8]) -> usize {
-    outer
-        .windows(inner.len())
-        .position(|w| w == inner)
-        .unwrap()
+    outer.windows(inner.len()).position(|w| w == inner).unwrap()
 }
 
 /// The first stored entry of `fatbin` at least `len` bytes long: where its
@@ -241,12 +238,7 @@ fn damaged_fat_binaries_are_rejected_with_located_errors() {
     // Each damage at an odd offset, followed by a valid OffloadBinary: the
     // error is located in the buffer, and the scan goes on.
     let cases: [(&str, Box<dyn Fn(&mut Vec<u8>)>, u64, Option<u64>); 5] = [
-        (
-            "header size 17",
-            Box::new(|f| f[6] = 17),
-            6,
-            None,
-        ),
+        ("header size 17", Box::new(|f| f[6] = 17), 6, None),
         (
             "fat size past the end",
             Box::new(|f| f[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes())),
@@ -382,7 +374,10 @@ fn a_container_inside_a_compressed_entry_is_not_reported_twice() {
     // reports the fat binary alone, not the bundle inside its stream.
     let bundle = bundle();
     let decoded = bundle.len() as u64;
-    for (flags, stream) in [(FLAG_LZ4, lz4_literals(&bundle)), (FLAG_ZSTD, zstd_raw(&bundle))] {
+    for (flags, stream) in [
+        (FLAG_LZ4, lz4_literals(&bundle)),
+        (FLAG_ZSTD, zstd_raw(&bundle)),
+    ] {
         let fatbin = fatbin_of(&[(flags, &stream, decoded)]);
         let parsed = Fatbin::parse(&fatbin).unwrap();
         let entry = parsed.entries().next().unwrap();

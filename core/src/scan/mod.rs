@@ -188,7 +188,10 @@ fn compressed_part(fatbin: &Fatbin<'_>) -> usize {
         .entries()
         .filter(|entry| entry.compression() != Compression::None)
         .map(|entry| {
-            let len = entry.header_bytes().len().saturating_add(entry.payload().len());
+            let len = entry
+                .header_bytes()
+                .len()
+                .saturating_add(entry.payload().len());
             usize::try_from(entry.offset())
                 .unwrap_or(usize::MAX)
                 .saturating_add(len)
