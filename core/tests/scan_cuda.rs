@@ -231,13 +231,17 @@ fn scan_finds_fat_binaries_and_containers_in_each_other() {
     );
 }
 
+/// A damage: what it is, how it is done, where its error is located in the
+/// fat binary and in which entry.
+type Damage = (&'static str, Box<dyn Fn(&mut Vec<u8>)>, u64, Option<u64>);
+
 #[test]
 fn damaged_fat_binaries_are_rejected_with_located_errors() {
     let good = cuda("raw-default.fatbin");
     let lead = 1001;
     // Each damage at an odd offset, followed by a valid OffloadBinary: the
     // error is located in the buffer, and the scan goes on.
-    let cases: [(&str, Box<dyn Fn(&mut Vec<u8>)>, u64, Option<u64>); 5] = [
+    let cases: [Damage; 5] = [
         ("header size 17", Box::new(|f| f[6] = 17), 6, None),
         (
             "fat size past the end",
