@@ -54,7 +54,7 @@ impl Pair {
 /// a step to the whole-magic check. The fat binary's rarest pair, `ED 55` at
 /// 1 and 2 (82 places; `55 BA` 102, `ED BA` 294, `50 ED` 298, `50 55` 2957;
 /// the whole magic is there once), needs two loads of its own: measured
-/// 10-15% slower over a block in cache than `50 BA` (benches/README.md),
+/// about 15% slower over a block in cache than `50 BA` (benches/README.md),
 /// while 396 steps sent to the check cost nothing measurable.
 const PAIRS: [Pair; 4] = [
     Pair::new(BUNDLE_MAGIC, [8, 17]),
