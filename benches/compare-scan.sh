@@ -6,10 +6,11 @@
 #   benches/compare-scan.sh
 #   SIZE_MB=1024 benches/compare-scan.sh
 #
-# The file is SIZE_MB of random bytes with 21 containers from the fixtures
-# planted at scattered (some odd) offsets: an OffloadBinary, a bundle and a
-# compressed bundle, 7 of each. Before timing, the script checks that `scan`
-# reports exactly the planted containers.
+# The file is SIZE_MB of random bytes with 28 containers from the fixtures
+# planted at scattered (some odd) offsets: an OffloadBinary, a bundle, a
+# compressed bundle and a CUDA fat binary (with LZ4 entries), 7 of each.
+# Before timing, the script checks that `scan` reports exactly the planted
+# containers.
 #
 # Environment: SIZE_MB [256]; the rest as in benches/common.sh (RUNS,
 # WARMUP, OURS, TIMER, WORKDIR, KEEP, NO_INSTALL).
@@ -22,26 +23,27 @@ need_tools "$LLVM_BIN/clang-offload-bundler"
 bench_start scan 0
 fixtures="$bench_root/tests/fixtures"
 planted=("$fixtures/offload/single.offbin" "$fixtures/llvm22/hip-4096.bundle"
-         "$fixtures/compressed/llvm22/hip.v3.ccob")
-kinds=("offload binary" bundle "compressed bundle")
+         "$fixtures/compressed/llvm22/hip.v3.ccob" "$fixtures/cuda/raw-lz4.fatbin")
+kinds=("offload binary" bundle "compressed bundle" "cuda fat binary")
+count=28
 
 size=$((SIZE_MB * 1024 * 1024))
 file="$work/image.bin"
-echo "== writing $SIZE_MB MiB with 21 planted containers to $file" >&2
+echo "== writing $SIZE_MB MiB with $count planted containers to $file" >&2
 head -c "$size" /dev/urandom >"$file"
-stride=$((size / 21))
+stride=$((size / count))
 : >"$work/expected.txt"
-for ((i = 0; i < 21; i++)); do
-    src=${planted[$((i % 3))]}
+for ((i = 0; i < count; i++)); do
+    src=${planted[$((i % 4))]}
     at=$((i * stride + (i * 7919 * 4099) % (stride - 65536) + (i & 1)))
     dd "if=$src" "of=$file" bs=64K seek="$at" oflag=seek_bytes conv=notrunc status=none
-    printf '0x%x\t%s\t%s bytes\n' "$at" "${kinds[$((i % 3))]}" \
+    printf '0x%x\t%s\t%s bytes\n' "$at" "${kinds[$((i % 4))]}" \
         "$(stat -c %s "$src" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" >>"$work/expected.txt"
 done
 "$ours_bin" scan "$file" >"$work/found.txt"
 # Random bytes may hold a magic by chance; only containers that parse count.
 same_bytes <(grep -v rejected "$work/found.txt") "$work/expected.txt" "scan's containers against the planted ones"
-echo "   scan reports exactly the 21 planted containers" >&2
+echo "   scan reports exactly the $count planted containers" >&2
 
 cat "$file" >/dev/null
 timed ours.scan "$ours_bin" scan "$file"

@@ -637,7 +637,7 @@ typedef uint32_t clangoffload_piece_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// What `clangoffload_containers_next` found.
+// What `clangoffload_containers_next` or a scan found.
 enum clangoffload_container_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
@@ -649,6 +649,10 @@ enum clangoffload_container_kind
   CLANGOFFLOAD_CONTAINER_KIND_COMPRESSED = 2,
   // An OffloadBinary (`10 FF 10 AD`).
   CLANGOFFLOAD_CONTAINER_KIND_OFFLOAD_BINARY = 3,
+  // An NVIDIA CUDA fat binary (`50 ED 55 BA`): found by a scan only
+  // (`clangoffload_scan_cursor_next`, `clangoffload_scan_next`); its
+  // bytes are a raw fat binary for `clangoffload_cuda_fatbins_parse`.
+  CLANGOFFLOAD_CONTAINER_KIND_CUDA_FATBIN = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1339,7 +1343,8 @@ typedef struct clangoffload_scan_cursor {
   // Where the search resumes: past the last hit, `len` at the end.
   uint64_t offset;
   // The scan's own state, to be kept as it is between calls: the end of
-  // the compressed bundle whose bytes are not searched...
+  // the compressed bundle (or compressed part of a fat binary) whose bytes
+  // are not searched...
   uint64_t skip_until;
   // ...and the end of the last container found outside every other one
   // (a container inside it owns no bytes past it).
@@ -3429,12 +3434,14 @@ clangoffload_status clangoffload_fatbin_wrappers(const uint8_t *data,
                                                  size_t *count,
                                                  struct clangoffload_error *err);
 
-// Finds the next bundle, compressed bundle or OffloadBinary at or after
-// `cursor->offset` of the `len` bytes at `data` (an in-memory image, a core
-// dump, any file), validated before it is reported, stores it in `*out` and
-// moves `*cursor` on, one byte past the hit: containers inside payloads are
-// found too, but not the bytes of a compressed bundle (which can hold a magic
-// by chance) as far as the container holding it, if any, reaches. Scanned
+// Finds the next bundle, compressed bundle, OffloadBinary or CUDA fat binary
+// (`CLANGOFFLOAD_CONTAINER_KIND_CUDA_FATBIN`) at or after `cursor->offset` of
+// the `len` bytes at `data` (an in-memory image, a core dump, any file),
+// validated before it is reported, stores it in `*out` and moves `*cursor`
+// on, one byte past the hit: containers inside payloads are found too, but
+// not the bytes of a compressed bundle (which can hold a magic by chance), nor
+// those of a fat binary up to the end of its last compressed entry, as far as
+// the container holding it, if any, reaches. Scanned
 // from the start, this finds every container that `clangoffload_containers_next`
 // walks to. Start with a zeroed cursor; `CLANGOFFLOAD_STATUS_END` at the end.
 // With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
@@ -3465,8 +3472,9 @@ clangoffload_status clangoffload_scan_cursor_next(const uint8_t *data,
 
 // Finds the next container at or after offset `*cursor`, as
 // `clangoffload_scan_cursor_next` does, with a cursor of one number: it moves
-// past a compressed bundle found (its compressed bytes are not searched), one
-// byte past anything else. Keeping no more than an offset, it cannot know
+// past a compressed bundle found (its compressed bytes are not searched) and
+// past the compressed entries of a fat binary found, one byte past anything
+// else. Keeping no more than an offset, it cannot know
 // which container holds a compressed bundle it finds: a damaged one nested in
 // an image, whose size runs past the image, hides what follows the image. Use
 // `clangoffload_scan_cursor_next`, which remembers.

@@ -1320,8 +1320,9 @@ inline result<uint64_t> truncated_md5(clangoffload::bytes data) {
 // ---------------------------------------------------------------------------
 // Finding containers
 
-// A name for a container kind: "bundle", "compressed", "offload_binary"
-// ("unknown" otherwise), as `clangoffload inspect --json` names them.
+// A name for a container kind: "bundle", "compressed", "offload_binary",
+// "cuda_fatbin" (found by a scan only) ("unknown" otherwise), as
+// `clangoffload inspect --json` and the Python package name them.
 inline std::string_view container_kind_name(uint32_t kind) noexcept {
   switch (kind) {
     case CLANGOFFLOAD_CONTAINER_KIND_BUNDLE:
@@ -1330,6 +1331,8 @@ inline std::string_view container_kind_name(uint32_t kind) noexcept {
       return "compressed";
     case CLANGOFFLOAD_CONTAINER_KIND_OFFLOAD_BINARY:
       return "offload_binary";
+    case CLANGOFFLOAD_CONTAINER_KIND_CUDA_FATBIN:
+      return "cuda_fatbin";
     default:
       return "unknown";
   }

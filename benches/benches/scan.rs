@@ -42,10 +42,11 @@
 //! Before timing, the bench checks that `scan` reports a container at every
 //! planted offset, and prints what it finds in each buffer.
 //!
-//! Note: `scan` runs one pass for the three magics (`clangoffload::scan`'s
-//! `search`), with the core's `std` feature here as in the CLI and the C
-//! library, so it takes its AVX2 copy where the CPU has one; the `memmem`
-//! rows are memchr's, also with AVX2 at run time.
+//! Note: `scan` runs one pass for the four magics (the three above and the
+//! CUDA fat binary's; `clangoffload::scan`'s `search`), with the core's
+//! `std` feature here as in the CLI and the C library, so it takes its AVX2
+//! copy where the CPU has one; the `memmem` rows are memchr's, also with
+//! AVX2 at run time.
 
 // Benchmark code: a panic is a failed run, and the sizes are known.
 #![allow(
@@ -69,6 +70,7 @@ use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throug
 const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 const COMPRESSED_MAGIC: &[u8] = b"CCOB";
 const OFFLOAD_BINARY_MAGIC: &[u8] = b"\x10\xff\x10\xad";
+const FATBIN_MAGIC: &[u8] = b"\x50\xed\x55\xba";
 
 const PLANTED: [(&str, &[u8]); 3] = [
     (
@@ -107,15 +109,16 @@ const SIZE: usize = 256 << 20;
 const PLANT_COUNT: usize = 21;
 
 /// What `scan` found: (containers by kind [bundle, compressed, offload
-/// binary], rejected magics).
-fn census(data: &[u8]) -> ([usize; 3], usize) {
-    let mut kinds = [0usize; 3];
+/// binary, CUDA fat binary], rejected magics).
+fn census(data: &[u8]) -> ([usize; 4], usize) {
+    let mut kinds = [0usize; 4];
     let mut rejected = 0;
     for found in scan(data) {
         match found {
             Found::Container(_, Container::Bundle(_)) => kinds[0] += 1,
             Found::Container(_, Container::Compressed(_)) => kinds[1] += 1,
             Found::Container(_, Container::OffloadBinary(_)) => kinds[2] += 1,
+            Found::CudaFatbin(..) => kinds[3] += 1,
             Found::Rejected(..) => rejected += 1,
         }
     }
@@ -124,17 +127,24 @@ fn census(data: &[u8]) -> ([usize; 3], usize) {
 
 fn report(name: &str, data: &[u8]) {
     let (kinds, rejected) = census(data);
-    let magics: Vec<usize> = [BUNDLE_MAGIC, COMPRESSED_MAGIC, OFFLOAD_BINARY_MAGIC]
-        .iter()
-        .map(|m| memchr::memmem::find_iter(data, m).count())
-        .collect();
+    let magics: Vec<usize> = [
+        BUNDLE_MAGIC,
+        COMPRESSED_MAGIC,
+        OFFLOAD_BINARY_MAGIC,
+        FATBIN_MAGIC,
+    ]
+    .iter()
+    .map(|m| memchr::memmem::find_iter(data, m).count())
+    .collect();
     eprintln!(
-        "{name}: {} bytes; scan: {} bundles, {} compressed, {} OffloadBinaries, {} rejected; \
-         magic occurrences (bundle, CCOB, OffloadBinary): {magics:?}",
+        "{name}: {} bytes; scan: {} bundles, {} compressed, {} OffloadBinaries, \
+         {} CUDA fat binaries, {} rejected; magic occurrences (bundle, CCOB, \
+         OffloadBinary, fat binary): {magics:?}",
         data.len(),
         kinds[0],
         kinds[1],
         kinds[2],
+        kinds[3],
         rejected
     );
 }

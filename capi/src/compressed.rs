@@ -72,7 +72,7 @@ impl From<&CompressedBundle<'_>> for clangoffload_compressed_header {
     }
 }
 
-/// What `clangoffload_containers_next` found.
+/// What `clangoffload_containers_next` or a scan found.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum clangoffload_container_kind {
@@ -82,6 +82,10 @@ pub enum clangoffload_container_kind {
     Compressed = 2,
     /// An OffloadBinary (`10 FF 10 AD`).
     OffloadBinary = 3,
+    /// An NVIDIA CUDA fat binary (`50 ED 55 BA`): found by a scan only
+    /// (`clangoffload_scan_cursor_next`, `clangoffload_scan_next`); its
+    /// bytes are a raw fat binary for `clangoffload_cuda_fatbins_parse`.
+    CudaFatbin = 4,
 }
 
 /// One container in a sequence.

@@ -310,7 +310,8 @@ pub struct clangoffload_scan_cursor {
     /// Where the search resumes: past the last hit, `len` at the end.
     pub offset: u64,
     /// The scan's own state, to be kept as it is between calls: the end of
-    /// the compressed bundle whose bytes are not searched...
+    /// the compressed bundle (or compressed part of a fat binary) whose bytes
+    /// are not searched...
     pub skip_until: u64,
     /// ...and the end of the last container found outside every other one
     /// (a container inside it owns no bytes past it).
@@ -337,12 +338,14 @@ impl From<ScanCursor> for clangoffload_scan_cursor {
     }
 }
 
-/// Finds the next bundle, compressed bundle or OffloadBinary at or after
-/// `cursor->offset` of the `len` bytes at `data` (an in-memory image, a core
-/// dump, any file), validated before it is reported, stores it in `*out` and
-/// moves `*cursor` on, one byte past the hit: containers inside payloads are
-/// found too, but not the bytes of a compressed bundle (which can hold a magic
-/// by chance) as far as the container holding it, if any, reaches. Scanned
+/// Finds the next bundle, compressed bundle, OffloadBinary or CUDA fat binary
+/// (`CLANGOFFLOAD_CONTAINER_KIND_CUDA_FATBIN`) at or after `cursor->offset` of
+/// the `len` bytes at `data` (an in-memory image, a core dump, any file),
+/// validated before it is reported, stores it in `*out` and moves `*cursor`
+/// on, one byte past the hit: containers inside payloads are found too, but
+/// not the bytes of a compressed bundle (which can hold a magic by chance), nor
+/// those of a fat binary up to the end of its last compressed entry, as far as
+/// the container holding it, if any, reaches. Scanned
 /// from the start, this finds every container that `clangoffload_containers_next`
 /// walks to. Start with a zeroed cursor; `CLANGOFFLOAD_STATUS_END` at the end.
 /// With `CLANGOFFLOAD_SCAN_REJECTED` in `flags`, magics that start no valid
@@ -388,8 +391,9 @@ pub unsafe extern "C" fn clangoffload_scan_cursor_next(
 
 /// Finds the next container at or after offset `*cursor`, as
 /// `clangoffload_scan_cursor_next` does, with a cursor of one number: it moves
-/// past a compressed bundle found (its compressed bytes are not searched), one
-/// byte past anything else. Keeping no more than an offset, it cannot know
+/// past a compressed bundle found (its compressed bytes are not searched) and
+/// past the compressed entries of a fat binary found, one byte past anything
+/// else. Keeping no more than an offset, it cannot know
 /// which container holds a compressed bundle it finds: a damaged one nested in
 /// an image, whose size runs past the image, hides what follows the image. Use
 /// `clangoffload_scan_cursor_next`, which remembers.
@@ -464,6 +468,12 @@ fn scan_step(
                 offset,
                 data: clangoffload_bytes::of(container.data()),
             },
+            Found::CudaFatbin(offset, fatbin) => clangoffload_scan_hit {
+                kind: clangoffload_container_kind::CudaFatbin,
+                status: clangoffload_status::Ok.code(),
+                offset,
+                data: clangoffload_bytes::of(fatbin.data()),
+            },
             Found::Rejected(offset, error) if flags & CLANGOFFLOAD_SCAN_REJECTED != 0 => {
                 let magic = usize::try_from(offset)
                     .ok()
@@ -494,6 +504,8 @@ fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
 fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
     if data.starts_with(clangoffload::compressed::COMPRESSED_MAGIC) {
         clangoffload_container_kind::Compressed
+    } else if data.starts_with(clangoffload::cuda_fatbin::FATBIN_MAGIC_BYTES) {
+        clangoffload_container_kind::CudaFatbin
     } else if data.starts_with(clangoffload::bundle::BUNDLE_MAGIC) {
         clangoffload_container_kind::Bundle
     } else {
@@ -765,6 +777,45 @@ mod tests {
                     clangoffload_container_kind::Bundle,
                     ok,
                     bundle.len()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn scan_reports_cuda_fat_binaries_and_their_damage() {
+        let fatbin = fixture("cuda/raw-lz4.fatbin");
+        let mut bad = fixture("cuda/raw-default.fatbin");
+        bad[6] = 17; // header size
+        let mut data = vec![0x5au8; 4097];
+        data.extend_from_slice(&fatbin);
+        data.extend_from_slice(&bad);
+        let (mut cursor, mut hit, mut found) =
+            (clangoffload_scan_cursor::default(), blank_hit(), Vec::new());
+        // SAFETY: the buffer is readable for its length; cursor and hit are
+        // writable locals.
+        while unsafe {
+            clangoffload_scan_cursor_next(
+                data.as_ptr(),
+                data.len(),
+                CLANGOFFLOAD_SCAN_REJECTED,
+                &mut cursor,
+                &mut hit,
+            )
+        } == clangoffload_status::Ok
+        {
+            found.push((hit.offset, hit.kind, hit.status, hit.data.len));
+        }
+        let kind = clangoffload_container_kind::CudaFatbin;
+        assert_eq!(
+            found,
+            [
+                (4097, kind, clangoffload_status::Ok.code(), fatbin.len()),
+                (
+                    4097 + len_u64(fatbin.len()),
+                    kind,
+                    clangoffload_status::BadHeaderSize.code(),
+                    0
                 ),
             ]
         );

@@ -1892,6 +1892,8 @@ fn core_scan(data: &[u8], flags: u32) -> Walk<Hit> {
         let rest = &data[offset as usize..];
         if rest.starts_with(clangoffload::compressed::COMPRESSED_MAGIC) {
             clangoffload_container_kind::Compressed
+        } else if rest.starts_with(clangoffload::cuda_fatbin::FATBIN_MAGIC_BYTES) {
+            clangoffload_container_kind::CudaFatbin
         } else if rest.starts_with(clangoffload::bundle::BUNDLE_MAGIC) {
             clangoffload_container_kind::Bundle
         } else {
@@ -1903,6 +1905,12 @@ fn core_scan(data: &[u8], flags: u32) -> Walk<Hit> {
             Found::Container(offset, c) => {
                 Some((container_kind(&c), 0, offset, Some(view(c.data()))))
             }
+            Found::CudaFatbin(offset, f) => Some((
+                clangoffload_container_kind::CudaFatbin,
+                0,
+                offset,
+                Some(view(f.data())),
+            )),
             Found::Rejected(offset, e) if flags & CLANGOFFLOAD_SCAN_REJECTED != 0 => Some((
                 by_magic(offset),
                 clangoffload_status::from(e.kind()) as u32,

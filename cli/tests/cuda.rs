@@ -227,6 +227,61 @@ fn damaged_fat_binaries_fail_with_a_located_error() {
 }
 
 #[test]
+fn scan_prints_the_fat_binaries_anywhere_in_a_file() {
+    // Two fat binaries back to back at an odd offset, a damaged one, and an
+    // OffloadBinary holding a fat binary.
+    let sb = Sandbox::new();
+    let lz4 = std::fs::read(cuda("raw-lz4.fatbin")).unwrap();
+    let zstd = std::fs::read(cuda("raw-zstd.fatbin")).unwrap();
+    let mut bad = std::fs::read(cuda("raw-default.fatbin")).unwrap();
+    bad[6] = 17; // header size
+    let mut data = vec![0xa5u8; 4097];
+    data.extend_from_slice(&lz4);
+    data.extend_from_slice(&zstd);
+    let bad_at = data.len() + 3;
+    data.extend_from_slice(&[0xa5; 3]);
+    data.extend_from_slice(&bad);
+    let path = sb.path("image.bin");
+    std::fs::write(&path, &data).unwrap();
+    let r = clangoffload(&["scan", path.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(
+        stdout(&r),
+        format!(
+            "0x1001\tcuda fat binary\t3,008 bytes\n{:#x}\tcuda fat binary\t2,264 bytes\n",
+            4097 + lz4.len()
+        )
+    );
+    let r = clangoffload(&["scan", "--rejected", path.to_str().unwrap()]);
+    assert!(
+        stdout(&r).ends_with(&format!(
+            "{bad_at:#x}\trejected cuda fat binary: fat binary header size not allowed\n"
+        )),
+        "{}",
+        stdout(&r)
+    );
+    let r = clangoffload(&[
+        "scan",
+        cuda("offload-cubin-fatbin-ptx.offbin").to_str().unwrap(),
+    ]);
+    let out = stdout(&r);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("\toffload binary\t"))
+            .count(),
+        3,
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("\tcuda fat binary\t"))
+            .count(),
+        1,
+        "{out}"
+    );
+}
+
+#[test]
 fn a_file_with_nothing_to_list_says_so() {
     // A clang -fgpu-rdc object: OffloadBinaries only, no bundle, no fat
     // binary (cuobjdump: "does not contain device code").

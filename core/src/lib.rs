@@ -20,7 +20,8 @@
 //! - [`elf`]: the ELF sections that carry offload containers.
 //! - [`locate`]: which ELF sections hold which containers, and the HIP/CUDA wrapper records.
 //! - [`object_bundle`]: object-flavour bundles, entries as ELF sections of a host object.
-//! - [`scan`]: every container anywhere in a buffer (memory images, unknown files).
+//! - [`scan`]: every container and CUDA fat binary anywhere in a buffer (memory
+//!   images, unknown files).
 //! - [`offload_binary`]: OffloadBinary images (clang-offload-packager, `.llvm.offloading`).
 //! - [`registration`]: the records an offload wrapper hands to the runtimes, and (`alloc`)
 //!   the C unit that embeds an image and registers it, as llvm-offload-wrapper does.
@@ -239,7 +240,8 @@
 //! error at the first damaged header. `container::declared_extent` gives a
 //! container's extent from its header alone (for images known by a pointer
 //! only). [`scan::scan`] finds every container anywhere in a buffer, validated,
-//! and reports the magics that start none as rejected.
+//! NVIDIA CUDA fat binaries too, and reports the magics that start none as
+//! rejected.
 //!
 //! ```
 //! use clangoffload::scan::scan;

@@ -656,7 +656,7 @@ fn scanned(data: &[u8]) -> Vec<(u64, &'static str)> {
                     Container::OffloadBinary(_) => "binary",
                 },
             )),
-            Found::Rejected(..) => None,
+            Found::CudaFatbin(..) | Found::Rejected(..) => None,
         })
         .collect()
 }
@@ -726,10 +726,11 @@ fn scan_crosses_block_boundaries_and_dense_hits() {
 
 /// Every offset where a magic starts, the slow way.
 fn every_magic(data: &[u8]) -> Vec<u64> {
-    let magics: [&[u8]; 3] = [
+    let magics: [&[u8]; 4] = [
         clangoffload::bundle::BUNDLE_MAGIC,
         clangoffload::compressed::COMPRESSED_MAGIC,
         clangoffload::offload_binary::OFFLOAD_BINARY_MAGIC,
+        clangoffload::cuda_fatbin::FATBIN_MAGIC_BYTES,
     ];
     (0..data.len())
         .filter(|&at| magics.iter().any(|m| data[at..].starts_with(m)))
@@ -740,7 +741,9 @@ fn every_magic(data: &[u8]) -> Vec<u64> {
 fn offsets(data: &[u8]) -> Vec<u64> {
     scan(data)
         .map(|f| match f {
-            Found::Container(offset, _) | Found::Rejected(offset, _) => offset,
+            Found::Container(offset, _)
+            | Found::CudaFatbin(offset, _)
+            | Found::Rejected(offset, _) => offset,
         })
         .collect()
 }

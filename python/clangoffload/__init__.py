@@ -122,5 +122,6 @@ def parse(data: Buffer, *, verify_hash: bool = True) -> File:
 
 def scan(data: Buffer) -> list[Container]:
     """Every container anywhere in ``data`` (a memory image, an unknown
-    file), validated; magics that start no valid container are skipped."""
+    file), CUDA fat binaries included, validated; magics that start no valid
+    container are skipped."""
     return parse(data).scan()

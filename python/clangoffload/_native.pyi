@@ -33,7 +33,7 @@ __all__ = [
     "unbundle",
 ]
 
-_ContainerKind = Literal["bundle", "compressed", "offload_binary"]
+_ContainerKind = Literal["bundle", "compressed", "offload_binary", "cuda_fatbin"]
 _DeviceMatch = Literal["native", "generic", "spirv"]
 _FeatureSetting = Literal["on", "off", "any"]
 
@@ -83,7 +83,8 @@ class File:
     def containers(self) -> list[Container]:
         """Every container, in file order, as ``clangoffload inspect`` finds them."""
     def scan(self) -> list[Container]:
-        """Every container anywhere in the bytes, found by magic and validated."""
+        """Every container anywhere in the bytes, found by magic and validated,
+        CUDA fat binaries (kind ``"cuda_fatbin"``) included."""
     def extract(self, *, target: str | None = None, arch: str | None = None) -> list[Entry]:
         """Every entry whose code the bundler gives to ``target`` and/or whose
         processor is ``arch``, in file order."""
@@ -98,7 +99,8 @@ class File:
 
 @final
 class Container:
-    """A bundle, compressed bundle or OffloadBinary in a :class:`File`."""
+    """A bundle, compressed bundle or OffloadBinary in a :class:`File`, or
+    (from ``scan``) a CUDA fat binary, whose entries are not read yet."""
 
     @property
     def kind(self) -> _ContainerKind: ...
@@ -139,11 +141,14 @@ class Container:
         """The container's bytes in the file."""
     def bundle(self) -> memoryview | bytes | None:
         """The bundle's bytes: a view for a plain bundle, the decoded bytes
-        (hash checked) for a compressed one, None for an OffloadBinary."""
+        (hash checked) for a compressed one, None for an OffloadBinary or a
+        CUDA fat binary."""
     def entries(self) -> list[Entry]:
-        """The entries (an OffloadBinary's images), in file order."""
+        """The entries (an OffloadBinary's images), in file order;
+        ``UnsupportedError`` for a CUDA fat binary."""
     def select_for_device(self, device: str) -> Entry | None:
-        """The code object the HIP runtime loads on ``device``; None if none fits."""
+        """The code object the HIP runtime loads on ``device``; None if none
+        fits; ``UnsupportedError`` for a CUDA fat binary."""
 
 @final
 class Entry:

@@ -8,9 +8,10 @@
 use std::sync::OnceLock;
 
 use clangoffload::bundler::Decoding;
+use clangoffload::cuda_fatbin::Fatbin;
 use clangoffload::id::{select_in_compressed, select_in_fatbin, DeviceMatch};
 use clangoffload::inspect::{bundle_entries, inspect_to, Depth, InspectedEntry};
-use clangoffload::scan::scan;
+use clangoffload::scan::{scan, Found};
 use clangoffload::{
     offset_in, Bundle, CompressedBundle, Container as CoreContainer, DecompressOptions,
     OffloadBinary, TargetId,
@@ -30,6 +31,8 @@ enum Kind {
     Bundle,
     Compressed,
     OffloadBinary,
+    /// An NVIDIA CUDA fat binary: found by scan only, its entries not read.
+    CudaFatbin,
 }
 
 impl Kind {
@@ -47,6 +50,7 @@ impl Kind {
             Kind::Bundle => "bundle",
             Kind::Compressed => "compressed",
             Kind::OffloadBinary => "offload_binary",
+            Kind::CudaFatbin => "cuda_fatbin",
         }
     }
 }
@@ -64,7 +68,8 @@ struct Header {
     hash: u64,
 }
 
-/// One container: a bundle, a compressed bundle or an OffloadBinary.
+/// One container: a bundle, a compressed bundle, an OffloadBinary, or (from
+/// a scan) a CUDA fat binary.
 #[pyclass(frozen, module = "clangoffload")]
 pub struct Container {
     file: Py<File>,
@@ -151,14 +156,42 @@ impl Container {
             .collect()
     }
 
-    /// Every container the scan finds anywhere in the file.
+    /// A CUDA fat binary found at `at` of the file (its bytes a slice of
+    /// the file's).
+    fn of_fatbin(file: &Bound<'_, File>, at: u64, fatbin: &Fatbin<'_>) -> PyResult<Container> {
+        Ok(Container {
+            file: file.clone().unbind(),
+            kind: Kind::CudaFatbin,
+            start: to_usize(at)?,
+            len: fatbin.data().len(),
+            section: None,
+            member: None,
+            header: None,
+            decoded: OnceLock::new(),
+        })
+    }
+
+    /// Every container the scan finds anywhere in the file, CUDA fat
+    /// binaries included.
     pub(crate) fn scanned_in(file: &Bound<'_, File>) -> PyResult<Vec<Container>> {
         let held = file.get().held()?;
         let whole = held.bytes();
         scan(whole)
-            .containers()
-            .map(|(_, c)| Container::new(file, whole, &c, None, None))
+            .filter_map(|found| match found {
+                Found::Container(_, c) => Some(Container::new(file, whole, &c, None, None)),
+                Found::CudaFatbin(at, fatbin) => Some(Container::of_fatbin(file, at, &fatbin)),
+                Found::Rejected(..) => None,
+            })
             .collect()
+    }
+
+    /// The error of what this package does not read in a CUDA fat binary.
+    fn fatbin_unread(&self, py: Python<'_>) -> PyErr {
+        crate::error::unsupported(
+            py,
+            "the entries of a CUDA fat binary are not read by this package yet",
+            to_u64(self.start),
+        )
     }
 
     /// The container's bytes, from a live export.
@@ -268,7 +301,8 @@ fn image_entries(
 
 #[pymethods]
 impl Container {
-    /// `"bundle"`, `"compressed"` or `"offload_binary"`.
+    /// `"bundle"`, `"compressed"`, `"offload_binary"` or (from a scan)
+    /// `"cuda_fatbin"`.
     #[getter]
     fn kind(&self) -> &'static str {
         self.kind.name()
@@ -356,19 +390,20 @@ impl Container {
 
     /// The bundle's bytes: a view of the file for a plain bundle, the
     /// decoded bytes (hash checked) for a compressed one. None for an
-    /// OffloadBinary.
+    /// OffloadBinary or a CUDA fat binary.
     fn bundle<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         match self.kind {
             Kind::Bundle => self.data(py).map(Some),
             Kind::Compressed => Ok(Some(self.decoded(py)?.into_any())),
-            Kind::OffloadBinary => Ok(None),
+            Kind::OffloadBinary | Kind::CudaFatbin => Ok(None),
         }
     }
 
     /// The entries, in file order: a bundle's (views of the file), a
     /// compressed bundle's (decoded once with the GIL released, hash
     /// checked; views of the decoded bytes), or an OffloadBinary's images
-    /// (`.id` the image's target ID, with `.image` details).
+    /// (`.id` the image's target ID, with `.image` details). A CUDA fat
+    /// binary's raise `UnsupportedError` (not read yet).
     pub(crate) fn entries(&self, py: Python<'_>) -> PyResult<Vec<Entry>> {
         match self.kind {
             Kind::Bundle => {
@@ -383,6 +418,7 @@ impl Container {
                 Container::bundle_entries(py, decoded.as_bytes(), &owner, 0, 0)
             }
             Kind::OffloadBinary => self.images(py),
+            Kind::CudaFatbin => Err(self.fatbin_unread(py)),
         }
     }
 
@@ -394,6 +430,9 @@ impl Container {
     /// entry (hash checked over the whole stream), with the GIL released.
     /// None if nothing fits.
     fn select_for_device(&self, py: Python<'_>, device: &str) -> PyResult<Option<Entry>> {
+        if self.kind == Kind::CudaFatbin {
+            return Err(self.fatbin_unread(py));
+        }
         let target =
             clangoffload::id::parse_device(device).map_err(|e| id_error(py, &e, device))?;
         let options = self.file.get().decompress_options();

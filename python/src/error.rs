@@ -183,3 +183,15 @@ pub(crate) fn bundler_error(py: Python<'_>, error: &BundlerError) -> PyErr {
         None,
     )
 }
+
+/// What this package does not read (no core error behind it): an
+/// `UnsupportedError` of kind `"Unsupported"`, located at `offset`.
+pub(crate) fn unsupported(py: Python<'_>, message: &str, offset: u64) -> PyErr {
+    raise(
+        py.get_type::<UnsupportedError>(),
+        message.to_owned(),
+        "Unsupported".to_owned(),
+        Some(offset),
+        None,
+    )
+}

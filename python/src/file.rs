@@ -172,8 +172,8 @@ impl File {
     }
 
     /// Every container anywhere in the bytes (a memory image, an unknown
-    /// file), found by their magics and validated; magics that start no
-    /// valid container are skipped.
+    /// file), CUDA fat binaries included, found by their magics and
+    /// validated; magics that start no valid container are skipped.
     fn scan(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
         Container::scanned_in(slf)
     }

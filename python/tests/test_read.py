@@ -202,3 +202,33 @@ def test_scan_finds_containers_anywhere() -> None:
     memory = b"\xa5" * 100 + bundle + b"\x00" * 7
     (c,) = co.scan(memory)
     assert (c.offset, c.kind, c.size) == (100, "bundle", len(bundle))
+
+
+def test_scan_finds_cuda_fat_binaries() -> None:
+    lz4 = read("cuda/raw-lz4.fatbin")
+    zstd = read("cuda/raw-zstd.fatbin")
+    bundle = read("llvm22/hip-4096.bundle")
+    memory = b"\xa5" * 4097 + lz4 + zstd + b"\x5a" * 3 + bundle
+    found = co.scan(memory)
+    assert [(c.offset, c.kind, c.size) for c in found] == [
+        (4097, "cuda_fatbin", len(lz4)),
+        (4097 + len(lz4), "cuda_fatbin", len(zstd)),
+        (4100 + len(lz4) + len(zstd), "bundle", len(bundle)),
+    ]
+    fatbin = found[0]
+    assert bytes(fatbin.data) == lz4
+    assert fatbin.bundle() is None and fatbin.version is None
+    assert "cuda_fatbin at 0x1001" in repr(fatbin)
+    with pytest.raises(co.UnsupportedError) as raised:
+        fatbin.entries()
+    assert raised.value.offset == 4097
+    with pytest.raises(co.UnsupportedError):
+        fatbin.select_for_device("sm_80")
+    # An OffloadBinary whose image is a fat binary: both found; inspect's
+    # containers() keeps to bundles, compressed bundles and OffloadBinaries.
+    f = co.open(str(fixture("cuda/offload-cubin-fatbin-ptx.offbin")))
+    kinds = [c.kind for c in f.scan()]
+    assert kinds == ["offload_binary", "offload_binary", "cuda_fatbin", "offload_binary"]
+    assert all(c.kind == "offload_binary" for c in f.containers())
+    del fatbin, found
+    f.close()

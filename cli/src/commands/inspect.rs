@@ -193,6 +193,8 @@ fn report<'a>(
                 Kind::Bundle => "bundle",
                 Kind::Compressed => "compressed",
                 Kind::OffloadBinary => "offload_binary",
+                // Found by a scan only: inspect reports its fat binaries apart.
+                Kind::CudaFatbin => "cuda_fatbin",
             },
             compressed: (c.kind == Kind::Compressed).then(|| compressed(found, c)),
             entries: found

@@ -1,6 +1,6 @@
-//! `clangoffload scan FILE [--rejected]`: every bundle, compressed bundle and
-//! OffloadBinary anywhere in a file of any format (a memory image, a core
-//! dump), one line each: offset, kind, size. With `--rejected`, also the
+//! `clangoffload scan FILE [--rejected]`: every bundle, compressed bundle,
+//! OffloadBinary and CUDA fat binary anywhere in a file of any format (a
+//! memory image, a core dump), one line each: offset, kind, size. With `--rejected`, also the
 //! places where a magic starts no valid container, and why.
 
 use crate::stdio::out;
@@ -24,6 +24,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
             clangoffload_capi::clangoffload_container_kind::Bundle => "bundle",
             clangoffload_capi::clangoffload_container_kind::Compressed => "compressed bundle",
             clangoffload_capi::clangoffload_container_kind::OffloadBinary => "offload binary",
+            clangoffload_capi::clangoffload_container_kind::CudaFatbin => "cuda fat binary",
         };
         if hit.status == u32::from(Status::Ok) {
             let _ = writeln!(

@@ -1,4 +1,4 @@
-//! Where the next magic starts: one pass over the bytes for all three.
+//! Where the next magic starts: one pass over the bytes for all four.
 //!
 //! Each step looks at [`STEP`] positions at once. For each magic, two of its
 //! bytes that seldom occur together at the same distance in other data are
@@ -20,6 +20,7 @@
 
 use crate::bundle::BUNDLE_MAGIC;
 use crate::compressed::COMPRESSED_MAGIC;
+use crate::cuda_fatbin::FATBIN_MAGIC_BYTES;
 use crate::offload_binary::OFFLOAD_BINARY_MAGIC;
 
 /// Two bytes of a magic, at these distances from its start.
@@ -48,12 +49,18 @@ impl Pair {
 /// least often found together at their distance in `libLLVM.so.22.1` (150 MB
 /// of code and data: 748 places for the bundle's `O` and `U`, 1907 for
 /// `CCOB`'s `C` and `B`, 221 for the OffloadBinary's `10` and `AD`, which
-/// share their two loads), so that machine code and random bytes seldom send
-/// a step to the whole-magic check.
-const PAIRS: [Pair; 3] = [
+/// share their two loads, and 396 for the CUDA fat binary's `50` and `BA`,
+/// which share them too), so that machine code and random bytes seldom send
+/// a step to the whole-magic check. The fat binary's rarest pair, `ED 55` at
+/// 1 and 2 (82 places; `55 BA` 102, `ED BA` 294, `50 ED` 298, `50 55` 2957;
+/// the whole magic is there once), needs two loads of its own: measured
+/// about 15% slower over a block in cache than `50 BA` (benches/README.md),
+/// while 396 steps sent to the check cost nothing measurable.
+const PAIRS: [Pair; 4] = [
     Pair::new(BUNDLE_MAGIC, [8, 17]),
     Pair::new(COMPRESSED_MAGIC, [0, 3]),
     Pair::new(OFFLOAD_BINARY_MAGIC, [0, 3]),
+    Pair::new(FATBIN_MAGIC_BYTES, [0, 3]),
 ];
 
 /// Positions compared in one step: a cache line, that is four SSE2 or two
@@ -233,6 +240,7 @@ mod tests {
         assert_eq!(PAIRS[0].bytes, *b"OU");
         assert_eq!(PAIRS[1].bytes, *b"CB");
         assert_eq!(PAIRS[2].bytes, [0x10, 0xAD]);
+        assert_eq!(PAIRS[3].bytes, [0x50, 0xBA]);
         assert_eq!(WINDOW, 64 + 17);
     }
 
@@ -265,18 +273,19 @@ mod tests {
 
     #[test]
     fn dense_and_overlapping_magics() {
-        // All three back to back, a bundle magic whose last "__" starts the
+        // All four back to back, a bundle magic whose last "__" starts the
         // next one, and magics in consecutive steps.
         let mut data = Vec::new();
         for i in 0..200usize {
             data.extend_from_slice(&[b'x'; 7][..i % 7]);
-            data.extend_from_slice(PAIRS[i % 3].magic);
+            data.extend_from_slice(PAIRS[i % 4].magic);
         }
         data.extend_from_slice(b"__CLANG_OFFLOAD_BUNDLE__CLANG_OFFLOAD_BUNDLE__CCOB");
         data.extend_from_slice(b"\x10\xff\x10\xad\x10\xff\x10\xadCCOBCCOB");
+        data.extend_from_slice(b"\x50\xed\x55\xba\x50\xed\x55\xbaCCOB\x50\xed\x55\xba");
         let hits = found(&data);
         assert_eq!(hits, every_magic(&data));
-        assert_eq!(hits.len(), 200 + 3 + 4);
+        assert_eq!(hits.len(), 200 + 3 + 4 + 4);
     }
 
     #[test]
@@ -284,11 +293,13 @@ mod tests {
         // Every pair matches at nearly every step, no magic is whole.
         let mut data = Vec::new();
         for i in 0..3000usize {
-            data.extend_from_slice(match i % 5 {
+            data.extend_from_slice(match i % 7 {
                 0 => b"CCO".as_slice(),
                 1 => b"\x10\xff\x10",
                 2 => b"__CLANG_OFFLOAD_BUNDLE_",
                 3 => b"C\x10\xffB\x10\x00\x00\xad",
+                4 => b"\x50\xed\x55\xbb\x50\x00\x00\xba",
+                5 => b"\x50\xed\x54\xba\x51\xed\x55\xba",
                 _ => b"__CLANG_OFFLOAD_BUNDLE\x00__OFFLOAD_BUNDLE__",
             });
         }
@@ -314,7 +325,7 @@ mod tests {
             *byte = (state >> 32) as u8;
         }
         for (i, at) in (0..data.len() - 64).step_by(4099).enumerate() {
-            let magic = PAIRS[i % 3].magic;
+            let magic = PAIRS[i % 4].magic;
             data[at..at + magic.len()].copy_from_slice(magic);
         }
         assert_eq!(found(&data), every_magic(&data));
