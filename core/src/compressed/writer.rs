@@ -61,7 +61,7 @@ pub(crate) fn compress_stream(
     match method {
         CompressionMethod::Zlib => zlib::deflate(data, level),
         #[cfg(feature = "zstd")]
-        CompressionMethod::Zstd => super::zstd::libzstd::compress(data, level),
+        CompressionMethod::Zstd => super::zstd::libzstd::compress(data, level, true),
         #[cfg(not(feature = "zstd"))]
         CompressionMethod::Zstd => Err(Error::new(ErrorKind::MethodUnavailable { method }, 6)),
         CompressionMethod::Unknown(method) => {
