@@ -59,7 +59,8 @@ pub use decode::{image_of, Compression};
 pub use select::{select_for_device, CudaMatch};
 #[cfg(feature = "alloc")]
 pub use writer::{
-    prune, prune_file_in_place, prune_in_place, write_fatbin, CompressMode, NewEntry, WriteOptions,
+    prune, prune_fatbins, prune_file_in_place, prune_in_place, write_fatbin, CompressMode,
+    NewEntry, WriteOptions,
 };
 
 /// The magic that starts every fat binary, as a little-endian `u32`.

@@ -785,3 +785,20 @@ fn prune_file_in_place_prunes_host_sections() {
     let mut plain = b"not a fat binary".to_vec();
     assert_eq!(prune_file_in_place(&mut plain, &keep, &options).unwrap(), 0);
 }
+
+#[test]
+fn prune_fatbins_prunes_each_of_several() {
+    let options = DecompressOptions::default();
+    let keep = |kind: EntryKind, sm: Sm| kind == EntryKind::Elf && sm.number == 80;
+    let pruned = prune_fatbins(THREE, &keep, &options).unwrap();
+    let found: Vec<_> = fatbins(&pruned).map(|f| f.unwrap().1).collect();
+    assert_eq!(found.len(), 3);
+    for fatbin in &found {
+        let kinds: Vec<_> = fatbin.entries().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [EntryKind::Elf]);
+    }
+    // Keeping everything gives the input back; bytes that are no fat binary
+    // are the error.
+    assert_eq!(prune_fatbins(THREE, &|_, _| true, &options).unwrap(), THREE);
+    assert!(prune_fatbins(b"not a fat binary", &keep, &options).is_err());
+}

@@ -514,6 +514,25 @@ pub fn prune_in_place(
     Ok(plan.len())
 }
 
+/// The fat binaries back to back in `data` (zero bytes between them
+/// skipped), each pruned as [`prune`] does, written back to back: what
+/// `nvprune` makes of a `.fatbin` file.
+pub fn prune_fatbins(
+    data: &[u8],
+    keep: &dyn Fn(EntryKind, Sm) -> bool,
+    options: &DecompressOptions,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for found in fatbins(data) {
+        let (_, fatbin) = found?;
+        match prune(&fatbin, keep, options)? {
+            Some(pruned) => extend(&mut out, &pruned)?,
+            None => extend(&mut out, fatbin.data())?,
+        }
+    }
+    Ok(out)
+}
+
 /// Prunes every fat binary of a file in place, as [`prune_in_place`] does
 /// for one section: a raw fat binary (several back to back), or the
 /// `.nv_fatbin` and `__nv_relfatbin` sections of an ELF or COFF/PE host,
