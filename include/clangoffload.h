@@ -3110,6 +3110,24 @@ clangoffload_status clangoffload_cuda_fatbin_prune_in_place(uint8_t *data,
                                                             size_t *out_changed,
                                                             struct clangoffload_error *err);
 
+// Reads an SM as `fatbinary`, `nvcc` and `nvprune` write it: `sm_90a`,
+// `compute_100f` or a bare `86`, into its number (`*out_arch`) and variant
+// (`*out_variant`: 0 plain, 1 `f`, 2 `a`, as in `clangoffload_cuda_entry`).
+// `INVALID_ARGUMENT` for anything else (both outputs then untouched).
+//
+// Ownership: nothing to free; the outputs are plain numbers.
+//
+// NULL: `text` may be NULL only when `len` is 0; `out_arch` or
+// `out_variant` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `text` is NULL or readable for `len` bytes; `out_arch` and
+// `out_variant` are NULL or writable.
+clangoffload_status clangoffload_cuda_sm_parse(const char *text,
+                                               size_t len,
+                                               uint32_t *out_arch,
+                                               uint32_t *out_variant);
+
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.
 //

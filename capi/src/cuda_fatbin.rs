@@ -6,6 +6,8 @@
 //! device; writing fat binaries as `fatbinary` does and pruning them (or a
 //! host's sections, in place) as `nvprune` does.
 
+use core::ffi::c_char;
+
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -21,7 +23,7 @@ use clangoffload::{DecompressOptions, Error};
 use crate::compressed::limits;
 use crate::ffi::{
     array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, mut_slice_arg, out_arg,
-    slice_arg, write_bytes,
+    slice_arg, str_arg, write_bytes,
 };
 use crate::handle;
 use crate::object_bundle::clangoffload_buffer;
@@ -379,11 +381,7 @@ fn entry_record(l: &Located) -> clangoffload_cuda_entry {
         major: h.major.get(),
         minor: h.minor.get(),
         arch: l.sm.number,
-        variant: match l.sm.variant {
-            SmVariant::Plain => 0,
-            SmVariant::Family => 1,
-            SmVariant::Arch => 2,
-        },
+        variant: variant_number(l.sm.variant),
         flags: h.flags.get(),
         reserved: h.reserved.get(),
         uncompressed_size: h.uncompressed_size.get(),
@@ -593,6 +591,16 @@ pub struct clangoffload_cuda_target {
     pub variant: u32,
 }
 
+/// A variant as the C ABI numbers it: 0 plain, 1 `f`, 2 `a`.
+fn variant_number(variant: SmVariant) -> u32 {
+    match variant {
+        SmVariant::Plain => 0,
+        SmVariant::Family => 1,
+        SmVariant::Arch => 2,
+    }
+}
+
+/// The variant a C ABI number names ([`variant_number`]'s inverse).
 fn variant_of(raw: u32) -> Result<SmVariant, clangoffload_status> {
     match raw {
         0 => Ok(SmVariant::Plain),
@@ -829,6 +837,38 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbin_prune_in_place(
             // SAFETY: `err` is NULL or writable, as the caller promises.
             .map_err(|e| unsafe { report(&e, err) })?;
         *out_changed = changed;
+        Ok(())
+    })
+}
+
+/// Reads an SM as `fatbinary`, `nvcc` and `nvprune` write it: `sm_90a`,
+/// `compute_100f` or a bare `86`, into its number (`*out_arch`) and variant
+/// (`*out_variant`: 0 plain, 1 `f`, 2 `a`, as in `clangoffload_cuda_entry`).
+/// `INVALID_ARGUMENT` for anything else (both outputs then untouched).
+///
+/// Ownership: nothing to free; the outputs are plain numbers.
+///
+/// NULL: `text` may be NULL only when `len` is 0; `out_arch` or
+/// `out_variant` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `text` is NULL or readable for `len` bytes; `out_arch` and
+/// `out_variant` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_sm_parse(
+    text: *const c_char,
+    len: usize,
+    out_arch: *mut u32,
+    out_variant: *mut u32,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let text = unsafe { str_arg(text, len) }?;
+        let sm = Sm::parse(text).ok_or(clangoffload_status::InvalidArgument)?;
+        // SAFETY: writable, as the caller promises.
+        let (out_arch, out_variant) = unsafe { (out_arg(out_arch)?, out_arg(out_variant)?) };
+        *out_arch = sm.number;
+        *out_variant = variant_number(sm.variant);
         Ok(())
     })
 }

@@ -469,3 +469,21 @@ fn prune_in_place_keeps_the_host_file_whole() {
     };
     assert_eq!(s, c::clangoffload_status::NullArgument);
 }
+
+#[test]
+fn sm_parse_reads_every_spelling() {
+    let parse = |text: &str| {
+        let (mut arch, mut variant) = (0, 0);
+        let s = unsafe {
+            c::clangoffload_cuda_sm_parse(text.as_ptr().cast(), text.len(), &mut arch, &mut variant)
+        };
+        (s == c::clangoffload_status::Ok).then_some((arch, variant))
+    };
+    assert_eq!(parse("sm_90a"), Some((90, 2)));
+    assert_eq!(parse("compute_100f"), Some((100, 1)));
+    assert_eq!(parse("86"), Some((86, 0)));
+    assert_eq!(parse("gfx90a"), None);
+    assert_eq!(parse(""), None);
+    let s = unsafe { c::clangoffload_cuda_sm_parse(null(), 0, null_mut(), null_mut()) };
+    assert_ne!(s, c::clangoffload_status::Ok);
+}

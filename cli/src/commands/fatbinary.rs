@@ -11,7 +11,7 @@
 
 use super::Failure;
 use crate::ffi::c;
-use crate::ffi::cuda::{self, NewEntry};
+use crate::ffi::cuda::{self, parse_sm, NewEntry};
 use crate::ffi::view;
 use crate::flags::{self, fatbinary::OPTIONS, fatbinary::UNSUPPORTED, Parsed};
 use crate::io::os_message;
@@ -53,26 +53,6 @@ struct Image {
     arch: u32,
     variant: u32,
     file: String,
-}
-
-/// `80`, `90a`, `100f` (or `sm_80`): the SM number and variant as the C
-/// ABI numbers them (0 plain, 1 `f`, 2 `a`).
-pub fn parse_sm(text: &str) -> Option<(u32, u32)> {
-    let digits = text
-        .strip_prefix("sm_")
-        .or_else(|| text.strip_prefix("compute_"))
-        .unwrap_or(text);
-    let (digits, variant) = match digits.strip_suffix('a') {
-        Some(d) => (d, 2),
-        None => match digits.strip_suffix('f') {
-            Some(d) => (d, 1),
-            None => (digits, 0),
-        },
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((digits.parse().ok()?, variant))
 }
 
 /// `kind=elf,sm=80,file=X`, checked as `fatbinary` checks it.

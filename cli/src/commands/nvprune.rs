@@ -10,10 +10,9 @@
 //! file reads the options and the files.
 
 use super::Failure;
-use crate::commands::fatbinary::parse_sm;
 use crate::contents::Decoding;
 use crate::ffi::c::clangoffload_file_kind_tag as FileKind;
-use crate::ffi::cuda::{self, Target};
+use crate::ffi::cuda::{self, parse_sm, Target};
 use crate::ffi::job::detect;
 use crate::flags::{self, nvprune::OPTIONS, Parsed};
 use crate::io::os_message;

@@ -13,6 +13,17 @@ pub use c::{
     clangoffload_cuda_new_entry as NewEntry, clangoffload_cuda_target as Target,
 };
 
+/// An SM as `fatbinary` and `nvprune` write it (`90a`, `sm_100f`,
+/// `compute_80`): its number and variant (0 plain, 1 `f`, 2 `a`).
+pub fn parse_sm(text: &str) -> Option<(u32, u32)> {
+    let (mut arch, mut variant) = (0, 0);
+    // SAFETY: `text` is live for the call; the outputs are writable.
+    let status = unsafe {
+        c::clangoffload_cuda_sm_parse(text.as_ptr().cast(), text.len(), &mut arch, &mut variant)
+    };
+    (status == super::Status::Ok).then_some((arch, variant))
+}
+
 /// A fat binary of `entries` as `fatbinary` writes it (`mode` a
 /// `CLANGOFFLOAD_CUDA_COMPRESS_*`, `flags` `CLANGOFFLOAD_CUDA_WRITE_*`).
 /// The entries' views must be live for the call.
