@@ -47,6 +47,7 @@ use super::{
     FLAG_FAMILY_SPECIFIC, FLAG_HOST_LINUX, FLAG_LZ4, FLAG_ZSTD,
 };
 use crate::bytes::{extend, grow, range, reserve, to_u64};
+use crate::compressed::writer::zstd_frame;
 use crate::compressed::DecompressOptions;
 use crate::elf::ElfFile;
 use crate::{Error, ErrorKind, Result};
@@ -168,28 +169,18 @@ const ZSTD_LEVEL: i32 = 5;
 /// The zstd level used for mode `size` (libzstd's maximum).
 const ZSTD_SIZE_LEVEL: i32 = 22;
 
-/// `image` compressed as `how` says.
+/// `image` compressed as `how` says: LZ4, or a zstd frame without
+/// long-distance matching.
 fn compress(image: &[u8], how: Compression, mode: CompressMode) -> Result<Vec<u8>> {
     match how {
         Compression::Lz4 => lz4hc::compress(image),
-        #[cfg(feature = "zstd")]
         _ => {
             let level = if mode == CompressMode::Size {
                 ZSTD_SIZE_LEVEL
             } else {
                 ZSTD_LEVEL
             };
-            crate::compressed::zstd::libzstd::compress(image, level, false)
-        }
-        #[cfg(not(feature = "zstd"))]
-        _ => {
-            let _ = (mode, ZSTD_LEVEL, ZSTD_SIZE_LEVEL);
-            Err(Error::new(
-                ErrorKind::MethodUnavailable {
-                    method: crate::compressed::CompressionMethod::Zstd,
-                },
-                0,
-            ))
+            zstd_frame(image, level, false, 0)
         }
     }
 }
