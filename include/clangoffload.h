@@ -158,6 +158,40 @@
 // PTX: the code chosen is JIT-compiled.
 #define CLANGOFFLOAD_CUDA_MATCH_PTX 2
 
+// `clangoffload_cuda_fatbin_write` flag: `--compress=false` (nothing is
+// compressed).
+#define CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS 1
+
+// `clangoffload_cuda_fatbin_write` flag: `--compress-all` (cubins are
+// compressed too).
+#define CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL 2
+
+// `clangoffload_cuda_fatbin_write` flag: `-c` (relocatable device code,
+// whose cubins are compressed).
+#define CLANGOFFLOAD_CUDA_WRITE_DEVICE_C 4
+
+// `clangoffload_cuda_fatbin_write` flag: `-32` (entries not flagged 64-bit).
+#define CLANGOFFLOAD_CUDA_WRITE_32BIT 8
+
+// `clangoffload_cuda_fatbin_write` flag: store PTX as given, not rewritten
+// as `fatbinary` stores it (comments and some white space removed).
+#define CLANGOFFLOAD_CUDA_WRITE_PTX_AS_GIVEN 16
+
+// `--compress-mode=default`: zstd level 5.
+#define CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT 0
+
+// `--compress-mode=balance` (the same as `default` in `fatbinary` 13.5).
+#define CLANGOFFLOAD_CUDA_COMPRESS_BALANCE 1
+
+// `--compress-mode=speed`: LZ4.
+#define CLANGOFFLOAD_CUDA_COMPRESS_SPEED 2
+
+// `--compress-mode=size`: zstd at its maximum level, cubins compressed too.
+#define CLANGOFFLOAD_CUDA_COMPRESS_SIZE 3
+
+// `--compress-mode=none`: nothing compressed.
+#define CLANGOFFLOAD_CUDA_COMPRESS_NONE 4
+
 // `clangoffload_inspect`'s flags: decode each compressed bundle only as far
 // as its header and entry table (a few KiB of its stream): entries' IDs,
 // offsets and sizes, but no hash (`has_computed_hash` false) and no
@@ -1129,6 +1163,38 @@ typedef struct clangoffload_cuda_entry {
   // (empty for kinds it does not extract).
   struct clangoffload_bytes name;
 } clangoffload_cuda_entry;
+
+// One image for `clangoffload_cuda_fatbin_write` (`--image3=kind=…,sm=…,
+// file=…`). Views are read during the call only.
+typedef struct clangoffload_cuda_new_entry {
+  // Kind: 1 PTX, 2 ELF (a cubin); other kinds are stored as given with
+  // code version 0.0.
+  uint16_t kind;
+  // SM number (80 for sm_80).
+  uint32_t arch;
+  // 0 plain, 1 `f` (family), 2 `a` (arch-specific), as in
+  // `clangoffload_cuda_entry`.
+  uint32_t variant;
+  // The cubin, or the PTX text without a NUL.
+  struct clangoffload_bytes data;
+  // `--ident`: the identifier (`ptr` NULL: none).
+  struct clangoffload_bytes identifier;
+  // `--cmdline`: ptxas options of a PTX entry (`ptr` NULL: none).
+  struct clangoffload_bytes options;
+  // Debug code (`-g`).
+  bool debug;
+} clangoffload_cuda_new_entry;
+
+// Code to keep in `clangoffload_cuda_fatbin_prune`: entries of this kind
+// (0: any; 1 PTX, 2 ELF) for exactly this SM and variant.
+typedef struct clangoffload_cuda_target {
+  // 0 any kind, 1 PTX, 2 ELF.
+  uint16_t kind;
+  // SM number.
+  uint32_t arch;
+  // 0 plain, 1 `f`, 2 `a`.
+  uint32_t variant;
+} clangoffload_cuda_target;
 
 // A bundle entry ID split into its parts; every view borrows the string
 // given to `clangoffload_entry_id_parse`.
@@ -2968,6 +3034,123 @@ clangoffload_status clangoffload_cuda_select(const struct clangoffload_cuda_fatb
                                              uint32_t device,
                                              size_t *out_entry,
                                              uint32_t *out_match);
+
+// Writes a fat binary holding the `count` images at `entries`, in that
+// order, as NVIDIA's `fatbinary` 13.5 writes it: `mode` is a
+// `CLANGOFFLOAD_CUDA_COMPRESS_*` (`--compress-mode`), `flags` any of
+// `CLANGOFFLOAD_CUDA_WRITE_*` (0: `fatbinary -64` with no other option:
+// PTX and debug code zstd-compressed, cubins stored, PTX rewritten as
+// `fatbinary` stores it). Byte-identical to `fatbinary`'s output except
+// for mode `SIZE` (docs/differences.md). Writes into `out` (room for
+// `out_cap` bytes) and stores the length in `*out_len`; when it does not
+// fit, or `out` is NULL, `BUFFER_TOO_SMALL` with the length needed (ask
+// with `out` NULL, then call again with a buffer of that length: the
+// output is the same each time). zstd needs a library built with it
+// (`METHOD_UNAVAILABLE` otherwise).
+//
+// Ownership: the output goes into the caller's `out`; nothing to free.
+// The inputs are read during the call only. On failure `*err` (if not
+// NULL) says what and where.
+//
+// NULL: `entries` may be NULL only when `count` is 0; a view's `ptr` only
+// when its `len` is 0 (`identifier` and `options`: NULL is none);
+// `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+// NULL. An unknown flag, mode or variant is `INVALID_ARGUMENT`.
+//
+// # Safety
+// `entries` is NULL or readable for `count` records whose views are
+// readable; `out` is NULL or writable for `out_cap` bytes; `out_len` and
+// `err` are NULL or writable.
+clangoffload_status clangoffload_cuda_fatbin_write(const struct clangoffload_cuda_new_entry *entries,
+                                                   size_t count,
+                                                   uint32_t mode,
+                                                   uint32_t flags,
+                                                   uint8_t *out,
+                                                   size_t out_cap,
+                                                   size_t *out_len,
+                                                   struct clangoffload_error *err);
+
+// Keeps only the code for the `keep_count` targets at `keep` in the fat
+// binaries (one, or several back to back) in the `len` bytes at `data`, as
+// NVIDIA's `nvprune` does: each fat binary rewritten with the ELF and PTX
+// entries one of the targets names (compressed ones copied as they are;
+// a `--concat` entry kept whole, dropped, or replaced by stored entries
+// of the members kept), other kinds (LTO-IR) kept. The fat binaries are
+// written back to back into `out` (room for `out_cap` bytes), their length
+// in `*out_len`; `BUFFER_TOO_SMALL` with the length needed when they do not
+// fit or `out` is NULL. A concat entry is decoded under `max_size` (0: the
+// default limit). For a host object, see
+// `clangoffload_cuda_fatbin_prune_in_place`.
+//
+// Ownership: the output goes into the caller's `out`; nothing to free. On
+// failure `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0, `keep` only when
+// `keep_count` is 0 (nothing is kept); `out_len` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `keep` NULL or readable for
+// `keep_count` records; `out` is NULL or writable for `out_cap` bytes and
+// does not overlap `data`; `out_len` and `err` are NULL or writable.
+clangoffload_status clangoffload_cuda_fatbin_prune(const uint8_t *data,
+                                                   size_t len,
+                                                   const struct clangoffload_cuda_target *keep,
+                                                   size_t keep_count,
+                                                   uint64_t max_size,
+                                                   uint8_t *out,
+                                                   size_t out_cap,
+                                                   size_t *out_len,
+                                                   struct clangoffload_error *err);
+
+// Prunes in place, as `clangoffload_cuda_fatbin_prune` chooses, the fat
+// binaries of the file in the `len` bytes at `data`: a raw fat binary
+// (several back to back), or the `.nv_fatbin` and `__nv_relfatbin`
+// sections of an ELF or COFF/PE host. Every fat binary keeps its offset
+// (so the wrapper records pointing at it stay right) and the bytes it no
+// longer needs become zeros, which cuobjdump and this library skip; the
+// file keeps its length, and nothing outside those sections changes.
+// Stores in `*out_changed` how many fat binaries changed (0: the file is
+// as it was; a file holding no fat binary gives 0). All or nothing: on an
+// error (a damaged fat binary, a partly kept `--concat` entry that would
+// grow when stored) the bytes are left as they were.
+//
+// Ownership: the caller's buffer is changed in place; nothing to free.
+// On failure `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0, `keep` only when
+// `keep_count` is 0; `out_changed` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable and writable for `len` bytes, and nothing
+// else uses them during the call; `keep` NULL or readable for `keep_count`
+// records; `out_changed` and `err` are NULL or writable.
+clangoffload_status clangoffload_cuda_fatbin_prune_in_place(uint8_t *data,
+                                                            size_t len,
+                                                            const struct clangoffload_cuda_target *keep,
+                                                            size_t keep_count,
+                                                            uint64_t max_size,
+                                                            size_t *out_changed,
+                                                            struct clangoffload_error *err);
+
+// Reads an SM as `fatbinary`, `nvcc` and `nvprune` write it: `sm_90a`,
+// `compute_100f` or a bare `86`, into its number (`*out_arch`) and variant
+// (`*out_variant`: 0 plain, 1 `f`, 2 `a`, as in `clangoffload_cuda_entry`).
+// `INVALID_ARGUMENT` for anything else (both outputs then untouched).
+//
+// Ownership: nothing to free; the outputs are plain numbers.
+//
+// NULL: `text` may be NULL only when `len` is 0; `out_arch` or
+// `out_variant` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `text` is NULL or readable for `len` bytes; `out_arch` and
+// `out_variant` are NULL or writable.
+clangoffload_status clangoffload_cuda_sm_parse(const char *text,
+                                               size_t len,
+                                               uint32_t *out_arch,
+                                               uint32_t *out_variant);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.

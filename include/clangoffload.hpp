@@ -1225,6 +1225,63 @@ class cuda_fatbins {
   detail::unique_handle<clangoffload_cuda_fatbins, clangoffload_cuda_fatbins_free> h_;
 };
 
+namespace detail {
+// For functions that write bytes into a caller buffer (length stored;
+// BUFFER_TOO_SMALL with the length needed): `call(buf, cap, &len, err)`,
+// asked for the length first.
+template <class Call>
+inline result<std::vector<uint8_t>> bytes_out(Call &&call) {
+  std::size_t len = 0;
+  clangoffload_error raw{};
+  uint32_t status = static_cast<uint32_t>(call(nullptr, 0, &len, &raw));
+  if (status != CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL) {
+    if (status == CLANGOFFLOAD_STATUS_OK) return std::vector<uint8_t>{};
+    return ::clangoffload::error::from_call(status, raw);
+  }
+  std::vector<uint8_t> out(len);
+  result<void> done = check([&](clangoffload_error *e) { return call(out.data(), out.size(), &len, e); });
+  if (!done) return done.error();
+  out.resize(len);
+  return out;
+}
+}  // namespace detail
+
+// A fat binary of `entries` as NVIDIA's `fatbinary` writes it: `mode` a
+// `CLANGOFFLOAD_CUDA_COMPRESS_*`, `flags` any of `CLANGOFFLOAD_CUDA_WRITE_*`
+// (0: `fatbinary -64`'s defaults).
+inline result<std::vector<uint8_t>> cuda_fatbin_write(const std::vector<clangoffload_cuda_new_entry> &entries,
+                                                      uint32_t mode = CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT,
+                                                      uint32_t flags = 0) {
+  return detail::bytes_out([&](uint8_t *buf, std::size_t cap, std::size_t *len, clangoffload_error *e) {
+    return clangoffload_cuda_fatbin_write(entries.data(), entries.size(), mode, flags, buf, cap, len, e);
+  });
+}
+
+// The fat binaries in `data` (back to back) with only the code for `keep`,
+// as `nvprune` makes them.
+inline result<std::vector<uint8_t>> cuda_fatbin_prune(clangoffload::bytes data,
+                                                      const std::vector<clangoffload_cuda_target> &keep,
+                                                      uint64_t max_size = CLANGOFFLOAD_DEFAULT_LIMIT) {
+  return detail::bytes_out([&](uint8_t *buf, std::size_t cap, std::size_t *len, clangoffload_error *e) {
+    return clangoffload_cuda_fatbin_prune(data.data(), data.size(), keep.data(), keep.size(), max_size, buf, cap,
+                                          len, e);
+  });
+}
+
+// Prunes the fat binaries of a file (raw, or a host's `.nv_fatbin` and
+// `__nv_relfatbin`) in place; returns how many changed.
+inline result<std::size_t> cuda_fatbin_prune_in_place(std::vector<uint8_t> &file,
+                                                      const std::vector<clangoffload_cuda_target> &keep,
+                                                      uint64_t max_size = CLANGOFFLOAD_DEFAULT_LIMIT) {
+  std::size_t changed = 0;
+  result<void> done = detail::check([&](clangoffload_error *e) {
+    return clangoffload_cuda_fatbin_prune_in_place(file.data(), file.size(), keep.data(), keep.size(), max_size,
+                                                   &changed, e);
+  });
+  if (!done) return done.error();
+  return changed;
+}
+
 // ---------------------------------------------------------------------------
 // Compressed bundles (CCOB)
 

@@ -349,8 +349,6 @@ pub unsafe extern "C" fn clangoffload_compress(
     ffi_guard!({
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable value.
-        let out_len = unsafe { out_arg(out_len) }?;
         let options = CompressOptions {
             version,
             method: CompressionMethod::from_raw(method),
@@ -358,15 +356,9 @@ pub unsafe extern "C" fn clangoffload_compress(
         };
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bytes = compress(data, &options).map_err(|e| unsafe { report(&e, err) })?;
-        if bytes.len() > out_cap || out.is_null() {
-            *out_len = bytes.len();
-            return Err(clangoffload_status::BufferTooSmall);
-        }
-        // SAFETY: out is writable for out_cap >= bytes.len() bytes, as the
-        // caller promises, and does not overlap our fresh buffer.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
-        *out_len = bytes.len();
-        Ok(())
+        // SAFETY: out is NULL or writable for out_cap bytes (not overlapping
+        // our fresh buffer) and out_len writable, as the caller promises.
+        unsafe { crate::ffi::write_bytes(&bytes, out, out_cap, out_len) }
     })
 }
 

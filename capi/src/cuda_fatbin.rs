@@ -3,7 +3,10 @@
 //! images for nvptx64), every entry with every header field (a `--concat`
 //! entry's members as entries of their own), the image `cuobjdump` extracts
 //! and the name it gives it, and the code the CUDA driver chooses for a
-//! device.
+//! device; writing fat binaries as `fatbinary` does and pruning them (or a
+//! host's sections, in place) as `nvprune` does.
+
+use core::ffi::c_char;
 
 use alloc::borrow::Cow;
 use alloc::string::String;
@@ -11,11 +14,17 @@ use alloc::vec::Vec;
 
 use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
-use clangoffload::cuda_fatbin::{Compression, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
+use clangoffload::cuda_fatbin::{
+    prune_fatbins, prune_file_in_place, write_fatbin, CompressMode, Compression, EntryKind, Fatbin,
+    FatbinEntry, NewEntry, Sm, SmVariant, WriteOptions,
+};
 use clangoffload::{DecompressOptions, Error};
 
 use crate::compressed::limits;
-use crate::ffi::{clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg};
+use crate::ffi::{
+    array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, mut_slice_arg, out_arg,
+    slice_arg, str_arg, write_bytes,
+};
 use crate::handle;
 use crate::object_bundle::clangoffload_buffer;
 use crate::status::{clangoffload_error, clangoffload_status, report};
@@ -416,11 +425,7 @@ fn entry_record(l: &Located) -> clangoffload_cuda_entry {
         major: h.major.get(),
         minor: h.minor.get(),
         arch: l.sm.number,
-        variant: match l.sm.variant {
-            SmVariant::Plain => 0,
-            SmVariant::Family => 1,
-            SmVariant::Arch => 2,
-        },
+        variant: variant_number(l.sm.variant),
         flags: h.flags.get(),
         reserved: h.reserved.get(),
         uncompressed_size: h.uncompressed_size.get(),
@@ -565,6 +570,350 @@ pub unsafe extern "C" fn clangoffload_cuda_select(
             CudaMatch::Cubin => CLANGOFFLOAD_CUDA_MATCH_CUBIN,
             CudaMatch::Ptx => CLANGOFFLOAD_CUDA_MATCH_PTX,
         };
+        Ok(())
+    })
+}
+
+/// `clangoffload_cuda_fatbin_write` flag: `--compress=false` (nothing is
+/// compressed).
+pub const CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS: u32 = 1;
+/// `clangoffload_cuda_fatbin_write` flag: `--compress-all` (cubins are
+/// compressed too).
+pub const CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL: u32 = 2;
+/// `clangoffload_cuda_fatbin_write` flag: `-c` (relocatable device code,
+/// whose cubins are compressed).
+pub const CLANGOFFLOAD_CUDA_WRITE_DEVICE_C: u32 = 4;
+/// `clangoffload_cuda_fatbin_write` flag: `-32` (entries not flagged 64-bit).
+pub const CLANGOFFLOAD_CUDA_WRITE_32BIT: u32 = 8;
+/// `clangoffload_cuda_fatbin_write` flag: store PTX as given, not rewritten
+/// as `fatbinary` stores it (comments and some white space removed).
+pub const CLANGOFFLOAD_CUDA_WRITE_PTX_AS_GIVEN: u32 = 16;
+
+/// `--compress-mode=default`: zstd level 5.
+pub const CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT: u32 = 0;
+/// `--compress-mode=balance` (the same as `default` in `fatbinary` 13.5).
+pub const CLANGOFFLOAD_CUDA_COMPRESS_BALANCE: u32 = 1;
+/// `--compress-mode=speed`: LZ4.
+pub const CLANGOFFLOAD_CUDA_COMPRESS_SPEED: u32 = 2;
+/// `--compress-mode=size`: zstd at its maximum level, cubins compressed too.
+pub const CLANGOFFLOAD_CUDA_COMPRESS_SIZE: u32 = 3;
+/// `--compress-mode=none`: nothing compressed.
+pub const CLANGOFFLOAD_CUDA_COMPRESS_NONE: u32 = 4;
+
+/// One image for `clangoffload_cuda_fatbin_write` (`--image3=kind=…,sm=…,
+/// file=…`). Views are read during the call only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_cuda_new_entry {
+    /// Kind: 1 PTX, 2 ELF (a cubin); other kinds are stored as given with
+    /// code version 0.0.
+    pub kind: u16,
+    /// SM number (80 for sm_80).
+    pub arch: u32,
+    /// 0 plain, 1 `f` (family), 2 `a` (arch-specific), as in
+    /// `clangoffload_cuda_entry`.
+    pub variant: u32,
+    /// The cubin, or the PTX text without a NUL.
+    pub data: clangoffload_bytes,
+    /// `--ident`: the identifier (`ptr` NULL: none).
+    pub identifier: clangoffload_bytes,
+    /// `--cmdline`: ptxas options of a PTX entry (`ptr` NULL: none).
+    pub options: clangoffload_bytes,
+    /// Debug code (`-g`).
+    pub debug: bool,
+}
+
+/// Code to keep in `clangoffload_cuda_fatbin_prune`: entries of this kind
+/// (0: any; 1 PTX, 2 ELF) for exactly this SM and variant.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_cuda_target {
+    /// 0 any kind, 1 PTX, 2 ELF.
+    pub kind: u16,
+    /// SM number.
+    pub arch: u32,
+    /// 0 plain, 1 `f`, 2 `a`.
+    pub variant: u32,
+}
+
+/// A variant as the C ABI numbers it: 0 plain, 1 `f`, 2 `a`.
+fn variant_number(variant: SmVariant) -> u32 {
+    match variant {
+        SmVariant::Plain => 0,
+        SmVariant::Family => 1,
+        SmVariant::Arch => 2,
+    }
+}
+
+/// The variant a C ABI number names ([`variant_number`]'s inverse).
+fn variant_of(raw: u32) -> Result<SmVariant, clangoffload_status> {
+    match raw {
+        0 => Ok(SmVariant::Plain),
+        1 => Ok(SmVariant::Family),
+        2 => Ok(SmVariant::Arch),
+        _ => Err(clangoffload_status::InvalidArgument),
+    }
+}
+
+/// An optional view: `ptr` NULL is none.
+///
+/// # Safety
+/// `view` describes readable memory for the call, as the caller promises.
+unsafe fn optional(view: &clangoffload_bytes) -> Result<Option<&[u8]>, clangoffload_status> {
+    if view.ptr.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: forwarded to the caller.
+    unsafe { view.as_slice() }.map(Some)
+}
+
+/// The write options `mode` and `flags` stand for.
+fn write_options(mode: u32, flags: u32) -> Result<WriteOptions, clangoffload_status> {
+    let known = CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS
+        | CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL
+        | CLANGOFFLOAD_CUDA_WRITE_DEVICE_C
+        | CLANGOFFLOAD_CUDA_WRITE_32BIT
+        | CLANGOFFLOAD_CUDA_WRITE_PTX_AS_GIVEN;
+    if flags & !known != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    let mode = match mode {
+        CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT => CompressMode::Default,
+        CLANGOFFLOAD_CUDA_COMPRESS_BALANCE => CompressMode::Balance,
+        CLANGOFFLOAD_CUDA_COMPRESS_SPEED => CompressMode::Speed,
+        CLANGOFFLOAD_CUDA_COMPRESS_SIZE => CompressMode::Size,
+        CLANGOFFLOAD_CUDA_COMPRESS_NONE => CompressMode::None,
+        _ => return Err(clangoffload_status::InvalidArgument),
+    };
+    let on = |flag: u32| flags & flag != 0;
+    Ok(WriteOptions {
+        compress: !on(CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS),
+        compress_all: on(CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL),
+        mode,
+        relocatable: on(CLANGOFFLOAD_CUDA_WRITE_DEVICE_C),
+        bits64: !on(CLANGOFFLOAD_CUDA_WRITE_32BIT),
+        rewrite_ptx: !on(CLANGOFFLOAD_CUDA_WRITE_PTX_AS_GIVEN),
+    })
+}
+
+/// Writes a fat binary holding the `count` images at `entries`, in that
+/// order, as NVIDIA's `fatbinary` 13.5 writes it: `mode` is a
+/// `CLANGOFFLOAD_CUDA_COMPRESS_*` (`--compress-mode`), `flags` any of
+/// `CLANGOFFLOAD_CUDA_WRITE_*` (0: `fatbinary -64` with no other option:
+/// PTX and debug code zstd-compressed, cubins stored, PTX rewritten as
+/// `fatbinary` stores it). Byte-identical to `fatbinary`'s output except
+/// for mode `SIZE` (docs/differences.md). Writes into `out` (room for
+/// `out_cap` bytes) and stores the length in `*out_len`; when it does not
+/// fit, or `out` is NULL, `BUFFER_TOO_SMALL` with the length needed (ask
+/// with `out` NULL, then call again with a buffer of that length: the
+/// output is the same each time). zstd needs a library built with it
+/// (`METHOD_UNAVAILABLE` otherwise).
+///
+/// Ownership: the output goes into the caller's `out`; nothing to free.
+/// The inputs are read during the call only. On failure `*err` (if not
+/// NULL) says what and where.
+///
+/// NULL: `entries` may be NULL only when `count` is 0; a view's `ptr` only
+/// when its `len` is 0 (`identifier` and `options`: NULL is none);
+/// `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be
+/// NULL. An unknown flag, mode or variant is `INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `entries` is NULL or readable for `count` records whose views are
+/// readable; `out` is NULL or writable for `out_cap` bytes; `out_len` and
+/// `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbin_write(
+    entries: *const clangoffload_cuda_new_entry,
+    count: usize,
+    mode: u32,
+    flags: u32,
+    out: *mut u8,
+    out_cap: usize,
+    out_len: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        let options = write_options(mode, flags)?;
+        // SAFETY: the caller promises `count` readable records.
+        let raw = unsafe { array_arg(entries, count) }?;
+        let mut new = Vec::new();
+        new.try_reserve_exact(raw.len())
+            .map_err(|_| clangoffload_status::OutOfMemory)?;
+        for e in raw {
+            new.push(NewEntry {
+                kind: EntryKind::from_raw(e.kind),
+                sm: Sm {
+                    number: e.arch,
+                    variant: variant_of(e.variant)?,
+                },
+                // SAFETY: the caller promises readable views.
+                data: unsafe { e.data.as_slice() }?,
+                // SAFETY: as above.
+                identifier: unsafe { optional(&e.identifier) }?,
+                // SAFETY: as above.
+                options: unsafe { optional(&e.options) }?,
+                debug: e.debug,
+            });
+        }
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let bytes = write_fatbin(&new, &options).map_err(|e| unsafe { report(&e, err) })?;
+        // SAFETY: out is NULL or writable for out_cap bytes and out_len
+        // writable, as the caller promises.
+        unsafe { write_bytes(&bytes, out, out_cap, out_len) }
+    })
+}
+
+/// The predicate `keep` stands for: an entry is kept when some target has
+/// its kind (or 0) and exactly its SM and variant.
+fn keeper(keep: &[clangoffload_cuda_target]) -> Result<Vec<(u16, Sm)>, clangoffload_status> {
+    keep.iter()
+        .map(|t| {
+            Ok((
+                t.kind,
+                Sm {
+                    number: t.arch,
+                    variant: variant_of(t.variant)?,
+                },
+            ))
+        })
+        .collect()
+}
+
+fn kept(targets: &[(u16, Sm)], kind: EntryKind, sm: Sm) -> bool {
+    targets
+        .iter()
+        .any(|&(k, s)| (k == 0 || k == kind.raw()) && s == sm)
+}
+
+/// Keeps only the code for the `keep_count` targets at `keep` in the fat
+/// binaries (one, or several back to back) in the `len` bytes at `data`, as
+/// NVIDIA's `nvprune` does: each fat binary rewritten with the ELF and PTX
+/// entries one of the targets names (compressed ones copied as they are;
+/// a `--concat` entry kept whole, dropped, or replaced by stored entries
+/// of the members kept), other kinds (LTO-IR) kept. The fat binaries are
+/// written back to back into `out` (room for `out_cap` bytes), their length
+/// in `*out_len`; `BUFFER_TOO_SMALL` with the length needed when they do not
+/// fit or `out` is NULL. A concat entry is decoded under `max_size` (0: the
+/// default limit). For a host object, see
+/// `clangoffload_cuda_fatbin_prune_in_place`.
+///
+/// Ownership: the output goes into the caller's `out`; nothing to free. On
+/// failure `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `keep` only when
+/// `keep_count` is 0 (nothing is kept); `out_len` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `keep` NULL or readable for
+/// `keep_count` records; `out` is NULL or writable for `out_cap` bytes and
+/// does not overlap `data`; `out_len` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbin_prune(
+    data: *const u8,
+    len: usize,
+    keep: *const clangoffload_cuda_target,
+    keep_count: usize,
+    max_size: u64,
+    out: *mut u8,
+    out_cap: usize,
+    out_len: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises `keep_count` readable records.
+        let targets = keeper(unsafe { array_arg(keep, keep_count) }?)?;
+        let keep = |kind, sm| kept(&targets, kind, sm);
+        let bytes = prune_fatbins(data, &keep, &options(max_size))
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            .map_err(|e| unsafe { report(&e, err) })?;
+        // SAFETY: out is NULL or writable for out_cap bytes, not
+        // overlapping our fresh buffer, and out_len writable.
+        unsafe { write_bytes(&bytes, out, out_cap, out_len) }
+    })
+}
+
+/// Prunes in place, as `clangoffload_cuda_fatbin_prune` chooses, the fat
+/// binaries of the file in the `len` bytes at `data`: a raw fat binary
+/// (several back to back), or the `.nv_fatbin` and `__nv_relfatbin`
+/// sections of an ELF or COFF/PE host. Every fat binary keeps its offset
+/// (so the wrapper records pointing at it stay right) and the bytes it no
+/// longer needs become zeros, which cuobjdump and this library skip; the
+/// file keeps its length, and nothing outside those sections changes.
+/// Stores in `*out_changed` how many fat binaries changed (0: the file is
+/// as it was; a file holding no fat binary gives 0). All or nothing: on an
+/// error (a damaged fat binary, a partly kept `--concat` entry that would
+/// grow when stored) the bytes are left as they were.
+///
+/// Ownership: the caller's buffer is changed in place; nothing to free.
+/// On failure `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `keep` only when
+/// `keep_count` is 0; `out_changed` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable and writable for `len` bytes, and nothing
+/// else uses them during the call; `keep` NULL or readable for `keep_count`
+/// records; `out_changed` and `err` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_fatbin_prune_in_place(
+    data: *mut u8,
+    len: usize,
+    keep: *const clangoffload_cuda_target,
+    keep_count: usize,
+    max_size: u64,
+    out_changed: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` writable bytes used by nothing
+        // else during the call.
+        let file = unsafe { mut_slice_arg(data, len) }?;
+        // SAFETY: the caller promises `keep_count` readable records.
+        let targets = keeper(unsafe { array_arg(keep, keep_count) }?)?;
+        // SAFETY: the caller promises a writable value.
+        let out_changed = unsafe { out_arg(out_changed) }?;
+        let keep = |kind, sm| kept(&targets, kind, sm);
+        let changed = prune_file_in_place(file, &keep, &options(max_size))
+            // SAFETY: `err` is NULL or writable, as the caller promises.
+            .map_err(|e| unsafe { report(&e, err) })?;
+        *out_changed = changed;
+        Ok(())
+    })
+}
+
+/// Reads an SM as `fatbinary`, `nvcc` and `nvprune` write it: `sm_90a`,
+/// `compute_100f` or a bare `86`, into its number (`*out_arch`) and variant
+/// (`*out_variant`: 0 plain, 1 `f`, 2 `a`, as in `clangoffload_cuda_entry`).
+/// `INVALID_ARGUMENT` for anything else (both outputs then untouched).
+///
+/// Ownership: nothing to free; the outputs are plain numbers.
+///
+/// NULL: `text` may be NULL only when `len` is 0; `out_arch` or
+/// `out_variant` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `text` is NULL or readable for `len` bytes; `out_arch` and
+/// `out_variant` are NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_sm_parse(
+    text: *const c_char,
+    len: usize,
+    out_arch: *mut u32,
+    out_variant: *mut u32,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let text = unsafe { str_arg(text, len) }?;
+        let sm = Sm::parse(text).ok_or(clangoffload_status::InvalidArgument)?;
+        // SAFETY: writable, as the caller promises.
+        let (out_arch, out_variant) = unsafe { (out_arg(out_arch)?, out_arg(out_variant)?) };
+        *out_arch = sm.number;
+        *out_variant = variant_number(sm.variant);
         Ok(())
     })
 }

@@ -92,6 +92,32 @@ pub(crate) unsafe fn slice_arg<'a>(
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
+/// The mutable twin of [`slice_arg`], for the functions that change the
+/// caller's bytes in place.
+///
+/// # Safety
+/// If `ptr` is not NULL, `len` bytes at `ptr` must be readable and writable
+/// for `'a`, and used by nothing else meanwhile.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn mut_slice_arg<'a>(
+    ptr: *mut u8,
+    len: usize,
+) -> Result<&'a mut [u8], clangoffload_status> {
+    if ptr.is_null() {
+        return if len == 0 {
+            Ok(&mut [])
+        } else {
+            Err(clangoffload_status::NullArgument)
+        };
+    }
+    if isize::try_from(len).is_err() {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    // SAFETY: non-NULL, length fits isize, exclusive access promised by the
+    // caller.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+}
+
 /// # Safety
 /// As [`slice_arg`].
 pub(crate) unsafe fn str_arg<'a>(
@@ -177,6 +203,33 @@ pub(crate) unsafe fn write_text(
     let (body, nul) = dest.split_at_mut(text.len());
     body.copy_from_slice(text);
     nul.fill(0);
+    Ok(())
+}
+
+/// Copies `bytes` (a file the library made) into the caller's buffer `out`
+/// of `cap` bytes and stores their length in `*out_len`. When they do not
+/// fit, or `out` is NULL (a question for the length), stores the length
+/// needed and fails with `BUFFER_TOO_SMALL`.
+///
+/// # Safety
+/// `out` must be NULL or writable for `cap` bytes and not overlap `bytes`;
+/// `out_len` as [`out_arg`].
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn write_bytes(
+    bytes: &[u8],
+    out: *mut u8,
+    cap: usize,
+    out_len: *mut usize,
+) -> Result<(), clangoffload_status> {
+    // SAFETY: forwarded to the caller.
+    let out_len = unsafe { out_arg(out_len) }?;
+    *out_len = bytes.len();
+    if bytes.len() > cap || out.is_null() {
+        return Err(clangoffload_status::BufferTooSmall);
+    }
+    // SAFETY: out is writable for cap >= bytes.len() bytes, as the caller
+    // promises, and does not overlap `bytes`.
+    unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
     Ok(())
 }
 

@@ -232,3 +232,308 @@ fn null_arguments() {
     assert_eq!(s, c::clangoffload_status::NullArgument);
     unsafe { c::clangoffload_cuda_fatbins_free(null_mut()) };
 }
+
+fn none() -> c::clangoffload_bytes {
+    c::clangoffload_bytes {
+        ptr: null(),
+        len: 0,
+    }
+}
+
+fn new_entry(kind: u16, arch: u32, data: &[u8]) -> c::clangoffload_cuda_new_entry {
+    c::clangoffload_cuda_new_entry {
+        kind,
+        arch,
+        variant: 0,
+        data: bytes(data),
+        identifier: none(),
+        options: none(),
+        debug: false,
+    }
+}
+
+/// `clangoffload_cuda_fatbin_write` asked for the length, then given
+/// exactly that (and one byte less).
+fn write(entries: &[c::clangoffload_cuda_new_entry], mode: u32, flags: u32) -> Vec<u8> {
+    let mut len = 0;
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_write(
+            entries.as_ptr(),
+            entries.len(),
+            mode,
+            flags,
+            null_mut(),
+            0,
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
+    let mut out = vec![0u8; len];
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_write(
+            entries.as_ptr(),
+            entries.len(),
+            mode,
+            flags,
+            out.as_mut_ptr(),
+            len - 1,
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_write(
+            entries.as_ptr(),
+            entries.len(),
+            mode,
+            flags,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    assert_eq!(len, out.len());
+    out
+}
+
+/// What `fatbinary` wrote from k80.cubin and k80.ptx, each way: the same
+/// bytes from the C ABI.
+#[test]
+fn write_is_byte_identical_to_fatbinary() {
+    let cubin = fixture("inputs/k80.cubin");
+    let ptx = fixture("inputs/k80.ptx");
+    let entries = [new_entry(2, 80, &cubin), new_entry(1, 80, &ptx)];
+    let cases = [
+        ("raw-stored.fatbin", c::CLANGOFFLOAD_CUDA_COMPRESS_NONE, 0),
+        (
+            "raw-default.fatbin",
+            c::CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT,
+            0,
+        ),
+        (
+            "raw-zstd.fatbin",
+            c::CLANGOFFLOAD_CUDA_COMPRESS_DEFAULT,
+            c::CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL,
+        ),
+        (
+            "raw-lz4.fatbin",
+            c::CLANGOFFLOAD_CUDA_COMPRESS_SPEED,
+            c::CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL,
+        ),
+        (
+            "raw-stored.fatbin",
+            c::CLANGOFFLOAD_CUDA_COMPRESS_SPEED,
+            c::CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS | c::CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL,
+        ),
+    ];
+    for (fixture_name, mode, flags) in cases {
+        assert!(
+            write(&entries, mode, flags) == fixture(fixture_name),
+            "{fixture_name}"
+        );
+    }
+    // The identifier, options and debug flag of raw-ident-opts-debug.
+    let mut with = entries;
+    for e in &mut with {
+        e.identifier = bytes(b"myident.cu");
+        e.debug = true;
+    }
+    with[1].options = bytes(b"-O3 -v");
+    assert!(
+        write(&with, 0, c::CLANGOFFLOAD_CUDA_WRITE_NO_COMPRESS)
+            == fixture("raw-ident-opts-debug.fatbin")
+    );
+}
+
+#[test]
+fn write_refuses_bad_arguments() {
+    let cubin = fixture("inputs/k80.cubin");
+    let mut e = new_entry(2, 80, &cubin);
+    let mut len = 0;
+    let call = |e: &c::clangoffload_cuda_new_entry, mode, flags, len: &mut usize| unsafe {
+        c::clangoffload_cuda_fatbin_write(e, 1, mode, flags, null_mut(), 0, len, null_mut())
+    };
+    assert_eq!(
+        call(&e, 9, 0, &mut len),
+        c::clangoffload_status::InvalidArgument
+    );
+    assert_eq!(
+        call(&e, 0, 1 << 20, &mut len),
+        c::clangoffload_status::InvalidArgument
+    );
+    e.variant = 7;
+    assert_eq!(
+        call(&e, 0, 0, &mut len),
+        c::clangoffload_status::InvalidArgument
+    );
+    e.variant = 0;
+    e.data.ptr = null();
+    assert_eq!(
+        call(&e, 0, 0, &mut len),
+        c::clangoffload_status::NullArgument
+    );
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_write(null(), 1, 0, 0, null_mut(), 0, &mut len, null_mut())
+    };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_write(null(), 0, 0, 0, null_mut(), 0, null_mut(), null_mut())
+    };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    // No entries: an empty fat binary (16 bytes).
+    assert_eq!(write(&[], 0, 0).len(), 16);
+}
+
+fn target(kind: u16, arch: u32) -> c::clangoffload_cuda_target {
+    c::clangoffload_cuda_target {
+        kind,
+        arch,
+        variant: 0,
+    }
+}
+
+#[test]
+fn prune_keeps_the_targets_given() {
+    let three = fixture("raw-three-concatenated.fatbin");
+    let keep = [target(2, 80)];
+    let mut len = 0;
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune(
+            three.as_ptr(),
+            three.len(),
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            null_mut(),
+            0,
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
+    let mut out = vec![0u8; len];
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune(
+            three.as_ptr(),
+            three.len(),
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            out.as_mut_ptr(),
+            out.len(),
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    let h = parse(&out, "x", 0).unwrap();
+    assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 3);
+    assert!(entries(h).iter().all(|e| e.kind == 2 && e.arch == 80));
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+    // Kind 0 is any kind: the PTX is kept too.
+    let keep = [target(0, 80)];
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune(
+            three.as_ptr(),
+            three.len(),
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            out.as_mut_ptr(),
+            0,
+            &mut len,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
+    assert_eq!(len, three.len());
+    // Not a fat binary: a located error.
+    let mut err = std::mem::MaybeUninit::<c::clangoffload_error>::zeroed();
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune(
+            b"junk".as_ptr(),
+            4,
+            keep.as_ptr(),
+            1,
+            0,
+            null_mut(),
+            0,
+            &mut len,
+            err.as_mut_ptr(),
+        )
+    };
+    assert_ne!(s, c::clangoffload_status::Ok);
+    assert_ne!(s, c::clangoffload_status::BufferTooSmall);
+}
+
+#[test]
+fn prune_in_place_keeps_the_host_file_whole() {
+    let mut object = fixture("clang-multi-ptx.o");
+    let before = object.clone();
+    let keep = [target(2, 90), target(1, 80)];
+    let mut changed = 0;
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune_in_place(
+            object.as_mut_ptr(),
+            object.len(),
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            &mut changed,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    assert_eq!(changed, 1);
+    assert_eq!(object.len(), before.len());
+    let h = parse(&object, "clang-multi-ptx", 0).unwrap();
+    let kept: Vec<_> = entries(h).iter().map(|e| (e.kind, e.arch)).collect();
+    assert_eq!(kept, [(1, 80), (2, 90)]);
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune_in_place(
+            object.as_mut_ptr(),
+            object.len(),
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+    let s = unsafe {
+        c::clangoffload_cuda_fatbin_prune_in_place(
+            null_mut(),
+            4,
+            keep.as_ptr(),
+            keep.len(),
+            0,
+            &mut changed,
+            null_mut(),
+        )
+    };
+    assert_eq!(s, c::clangoffload_status::NullArgument);
+}
+
+#[test]
+fn sm_parse_reads_every_spelling() {
+    let parse = |text: &str| {
+        let (mut arch, mut variant) = (0, 0);
+        let s = unsafe {
+            c::clangoffload_cuda_sm_parse(text.as_ptr().cast(), text.len(), &mut arch, &mut variant)
+        };
+        (s == c::clangoffload_status::Ok).then_some((arch, variant))
+    };
+    assert_eq!(parse("sm_90a"), Some((90, 2)));
+    assert_eq!(parse("compute_100f"), Some((100, 1)));
+    assert_eq!(parse("86"), Some((86, 0)));
+    assert_eq!(parse("gfx90a"), None);
+    assert_eq!(parse(""), None);
+    let s = unsafe { c::clangoffload_cuda_sm_parse(null(), 0, null_mut(), null_mut()) };
+    assert_ne!(s, c::clangoffload_status::Ok);
+}

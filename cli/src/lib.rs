@@ -32,10 +32,12 @@ USAGE:
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
   clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
   clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
+  clangoffload fatbinary ARGS...          NVIDIA's fatbinary (--create, --image3, --compress...)
+  clangoffload nvprune ARGS...            NVIDIA's nvprune (-arch / -gencode, -o OUT IN)
   clangoffload --version | --help
 
-Invoked under the name clang-offload-bundler, clang-offload-packager or
-llvm-offload-binary, it acts as that tool.
+Invoked under the name clang-offload-bundler, clang-offload-packager,
+llvm-offload-binary, fatbinary or nvprune, it acts as that tool.
 Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
 limit (for each compressed bundle);
 CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
@@ -58,6 +60,8 @@ pub fn main() -> i32 {
         .map(|n| n.to_string_lossy().into_owned());
     let status = match name.as_deref() {
         Some("clang-offload-bundler") => commands::bundler::main(&argv0, &args),
+        Some("fatbinary") => commands::fatbinary::main(&args),
+        Some("nvprune") => commands::nvprune::main(&args),
         Some(name) if is_packager(name) => commands::packager::main(&argv0, &args),
         _ => dispatch(&argv0, &args),
     };
@@ -85,6 +89,8 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
     let run = match command.as_str() {
         "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
         "packager" => return commands::packager::main("llvm-offload-binary", rest),
+        "fatbinary" => return commands::fatbinary::main(rest),
+        "nvprune" => return commands::nvprune::main(rest),
         "list" => commands::list::run(argv0, rest),
         "extract" => commands::extract::run(argv0, rest),
         "inspect" => commands::inspect::run(argv0, rest),

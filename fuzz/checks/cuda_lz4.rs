@@ -4,9 +4,17 @@
 //! decoder written from the format: the same bytes when both succeed,
 //! both fail otherwise (ours may fail more: it stops at the declared size);
 //! errors located inside the payload. A literal-only block of the input
-//! (what any LZ4 writer may emit) decodes back to the input.
+//! (what any LZ4 writer may emit) decodes back to the input. The
+//! compressor (`fatbinary --compress-mode=speed`'s LZ4, through
+//! `write_fatbin`): the input as an LZ4 entry decodes back to it, by ours
+//! and by the reference; the block keeps LZ4's end rules (the last match
+//! starts at least 12 bytes before the end, the last 5 bytes are literals)
+//! and stays within `LZ4_compressBound`.
 
-use clangoffload::cuda_fatbin::{Fatbin, FLAG_64BIT, FLAG_HOST_LINUX, FLAG_LZ4};
+use clangoffload::cuda_fatbin::{
+    write_fatbin, CompressMode, EntryKind, Fatbin, NewEntry, Sm, SmVariant, WriteOptions,
+    FLAG_64BIT, FLAG_HOST_LINUX, FLAG_LZ4,
+};
 use clangoffload::DecompressOptions;
 
 /// The reference: sequences until the input ends, no limit but 1 MiB.
@@ -58,6 +66,76 @@ fn reference(src: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Where the last match of a block (that the reference decodes) starts and
+/// ends in the output, if it has one.
+fn last_match(src: &[u8]) -> Option<(usize, usize)> {
+    let (mut i, mut produced, mut last) = (0usize, 0usize, None);
+    let more = |i: &mut usize, mut n: usize| {
+        if n == 15 {
+            loop {
+                let b = src[*i];
+                *i += 1;
+                n += usize::from(b);
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        n
+    };
+    while i < src.len() {
+        let token = src[i];
+        i += 1;
+        let lit = more(&mut i, usize::from(token >> 4));
+        i += lit;
+        produced += lit;
+        if i == src.len() {
+            break;
+        }
+        i += 2;
+        let len = more(&mut i, usize::from(token & 15)) + 4;
+        last = Some((produced, produced + len));
+        produced += len;
+    }
+    last
+}
+
+/// `data` written as an LZ4-compressed ELF entry, as `fatbinary
+/// --compress-all --compress-mode=speed` writes it: decodes back, keeps
+/// the end rules, stays within the bound.
+fn compressor_round_trip(data: &[u8]) {
+    let entry = NewEntry {
+        kind: EntryKind::Elf,
+        sm: Sm {
+            number: 80,
+            variant: SmVariant::Plain,
+        },
+        data,
+        identifier: None,
+        options: None,
+        debug: false,
+    };
+    let options = WriteOptions {
+        compress_all: true,
+        mode: CompressMode::Speed,
+        ..WriteOptions::FATBINARY
+    };
+    let fatbin = write_fatbin(&[entry], &options).unwrap();
+    let entry = Fatbin::parse(&fatbin).unwrap().entries().next().unwrap();
+    assert_eq!(entry.flags() & FLAG_LZ4, FLAG_LZ4);
+    let block = entry.compressed();
+    assert!(block.len() <= data.len() + data.len() / 255 + 16);
+    assert_eq!(
+        entry.decompress(&DecompressOptions::default()).unwrap(),
+        data
+    );
+    assert_eq!(reference(block).as_deref(), Some(data));
+    if let Some((start, end)) = last_match(block) {
+        assert!(start + 12 <= data.len(), "last match starts too late");
+        assert!(end + 5 <= data.len(), "the last 5 bytes are literals");
+    }
+}
+
 /// A fat binary of one ELF entry holding `block` as its LZ4 payload.
 pub fn wrap(block: &[u8], declared: u64) -> Vec<u8> {
     let padded = block.len().div_ceil(8) * 8;
@@ -86,6 +164,7 @@ pub fn wrap(block: &[u8], declared: u64) -> Vec<u8> {
 }
 
 pub fn check(data: &[u8]) {
+    compressor_round_trip(data);
     let Some((size, block)) = data.split_first_chunk::<2>() else {
         return;
     };

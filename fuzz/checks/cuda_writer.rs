@@ -1,12 +1,16 @@
-//! `cuda_writer`: fat binaries written from arbitrary entries read back to
-//! what was written (kind, SM and variant, payload padded to 8, PTX with its
-//! NUL, identifier, options, debug flag); pruning by SM keeps exactly the
+//! `cuda_writer`: fat binaries written from arbitrary entries, stored or
+//! compressed as `fatbinary` would (zstd, LZ4; PTX as given or rewritten
+//! as `fatbinary` stores it), read back to what was written (kind, SM and
+//! variant, payload padded to 8, PTX with its NUL, identifier, options,
+//! debug flag; a compressed entry flagged as the options choose, with its
+//! exact sizes, and decoding to the image); pruning by SM keeps exactly the
 //! entries accepted, byte for byte; in place it keeps the fat binary's
 //! offset and zero-fills the rest.
 
 use arbitrary::Arbitrary;
 use clangoffload::cuda_fatbin::{
-    prune, prune_in_place, write_fatbin, EntryKind, Fatbin, NewEntry, Sm, SmVariant, FLAG_DEBUG,
+    prune, prune_in_place, ptx, write_fatbin, CompressMode, Compression, EntryKind, Fatbin,
+    NewEntry, Sm, SmVariant, WriteOptions, FLAG_DEBUG,
 };
 use clangoffload::DecompressOptions;
 
@@ -26,6 +30,30 @@ pub struct EntryInput {
 pub struct Input {
     entries: Vec<EntryInput>,
     keep_below: u8,
+    /// Which of `fatbinary`'s ways to write (see `write_options`).
+    how: u8,
+}
+
+/// Stored; `fatbinary`'s default (PTX and debug code zstd); every entry
+/// zstd; every entry LZ4; each with PTX as given or rewritten (bit 2).
+fn write_options(how: u8) -> WriteOptions {
+    let base = match how % 4 {
+        0 => WriteOptions::STORED,
+        1 => WriteOptions::FATBINARY,
+        2 => WriteOptions {
+            compress_all: true,
+            ..WriteOptions::FATBINARY
+        },
+        _ => WriteOptions {
+            compress_all: true,
+            mode: CompressMode::Speed,
+            ..WriteOptions::FATBINARY
+        },
+    };
+    WriteOptions {
+        rewrite_ptx: how & 4 != 0,
+        ..base
+    }
 }
 
 pub fn check(input: Input) {
@@ -53,16 +81,39 @@ pub fn check(input: Input) {
             debug: e.debug,
         })
         .collect();
-    let written = write_fatbin(&entries).unwrap();
+    let write = write_options(input.how);
+    let written = write_fatbin(&entries, &write).unwrap();
     let fatbin = Fatbin::parse(&written).expect("what we write parses");
     let read: Vec<_> = fatbin.entries().collect();
     assert_eq!(read.len(), entries.len());
+    let options = DecompressOptions::default();
     for (new, e) in entries.iter().zip(&read) {
         assert_eq!((e.kind(), e.sm()), (new.kind, new.sm));
         assert_eq!(e.payload_size() % 8, 0);
-        assert!(e.payload().starts_with(new.data));
+        let mut image = match (new.kind, write.rewrite_ptx) {
+            (EntryKind::Ptx, true) => ptx::as_fatbinary_stores(new.data).unwrap(),
+            _ => new.data.to_vec(),
+        };
+        assert_eq!(e.compression(), write.compression(new));
+        if e.compression() == Compression::None {
+            assert!(e.payload().starts_with(&image));
+            assert_eq!(e.uncompressed_size(), 0);
+        } else {
+            if new.kind == EntryKind::Ptx {
+                image.push(0);
+            }
+            assert_eq!(e.uncompressed_size(), image.len() as u64);
+            assert!(u64::from(e.compressed_size()) <= e.payload_size());
+            assert!(e.payload_size() - u64::from(e.compressed_size()) < 8);
+            assert_eq!(
+                e.decompress(&options).expect("what we compress decodes"),
+                image
+            );
+        }
         if new.kind == EntryKind::Ptx {
-            assert_eq!(e.payload()[new.data.len()], 0, "PTX keeps its NUL");
+            if e.compression() == Compression::None {
+                assert_eq!(e.payload()[image.len()], 0, "PTX keeps its NUL");
+            }
             assert_eq!(
                 e.options().unwrap_or_default(),
                 new.options.unwrap_or_default()
@@ -71,7 +122,6 @@ pub fn check(input: Input) {
         assert_eq!(e.identifier(), new.identifier);
         assert_eq!(e.flags() & FLAG_DEBUG != 0, new.debug);
     }
-    let options = DecompressOptions::default();
     let keep = |_: EntryKind, sm: Sm| sm.number < u32::from(input.keep_below);
     let expected: Vec<&[u8]> = read
         .iter()

@@ -373,6 +373,52 @@ static void test_text_and_archive(const char *dir) {
   free(data);
 }
 
+/* CUDA fat binaries: written as NVIDIA's fatbinary writes them (the
+ * length asked first), pruned, pruned in place in a host object. */
+static void test_cuda_write(const char *dir) {
+  size_t cubin_len = 0, ptx_len = 0, ref_len = 0, object_len = 0;
+  unsigned char *cubin = read_file(dir, "cuda/inputs/k80.cubin", &cubin_len);
+  unsigned char *ptx = read_file(dir, "cuda/inputs/k80.ptx", &ptx_len);
+  unsigned char *ref = read_file(dir, "cuda/raw-lz4.fatbin", &ref_len);
+  unsigned char *object = read_file(dir, "cuda/clang-multi-ptx.o", &object_len);
+  clangoffload_cuda_new_entry entries[2];
+  memset(entries, 0, sizeof entries);
+  entries[0].kind = 2;
+  entries[0].arch = 80;
+  entries[0].data.ptr = cubin;
+  entries[0].data.len = cubin_len;
+  entries[1] = entries[0];
+  entries[1].kind = 1;
+  entries[1].data.ptr = ptx;
+  entries[1].data.len = ptx_len;
+  size_t len = 0;
+  CHECK(clangoffload_cuda_fatbin_write(entries, 2, CLANGOFFLOAD_CUDA_COMPRESS_SPEED, CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL,
+                                       NULL, 0, &len, NULL) == CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL);
+  CHECK(len == ref_len);
+  unsigned char *out = malloc(len);
+  CHECK(clangoffload_cuda_fatbin_write(entries, 2, CLANGOFFLOAD_CUDA_COMPRESS_SPEED, CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL,
+                                       out, len, &len, NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(len == ref_len && memcmp(out, ref, len) == 0);
+  clangoffload_cuda_target keep = {2, 80, 0};
+  size_t pruned_len = 0;
+  CHECK(clangoffload_cuda_fatbin_prune(out, len, &keep, 1, CLANGOFFLOAD_DEFAULT_LIMIT, NULL, 0, &pruned_len, NULL) ==
+        CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL);
+  unsigned char *pruned = malloc(pruned_len);
+  CHECK(clangoffload_cuda_fatbin_prune(out, len, &keep, 1, CLANGOFFLOAD_DEFAULT_LIMIT, pruned, pruned_len, &pruned_len,
+                                       NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(pruned_len < len);
+  size_t changed = 0;
+  CHECK(clangoffload_cuda_fatbin_prune_in_place(object, object_len, &keep, 1, CLANGOFFLOAD_DEFAULT_LIMIT, &changed,
+                                                NULL) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(changed == 1);
+  free(pruned);
+  free(out);
+  free(object);
+  free(ref);
+  free(ptx);
+  free(cubin);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
@@ -388,6 +434,7 @@ int main(int argc, char **argv) {
   test_compressed(argv[1]);
   test_object_bundle(argv[1]);
   test_text_and_archive(argv[1]);
+  test_cuda_write(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;

@@ -810,6 +810,35 @@ void test_cuda_fatbins() {
   CHECK(l->fatbin(1).member == "tmpxft_00002ba0_00000000-20_b.o" && (*l)[2].name == "nvcc-lib.2.sm_80.cubin");
 }
 
+void test_cuda_write_and_prune() {
+  std::vector<uint8_t> cubin = read("cuda/inputs/k80.cubin"), ptx = read("cuda/inputs/k80.ptx");
+  auto entry = [](uint16_t kind, const std::vector<uint8_t> &data) {
+    clangoffload_cuda_new_entry e{};
+    e.kind = kind;
+    e.arch = 80;
+    e.data = clangoffload_bytes{data.data(), data.size()};
+    return e;
+  };
+  std::vector<clangoffload_cuda_new_entry> entries{entry(2, cubin), entry(1, ptx)};
+  co::result<std::vector<uint8_t>> written = co::cuda_fatbin_write(entries);
+  CHECK(written && *written == read("cuda/raw-default.fatbin"));
+  written = co::cuda_fatbin_write(entries, CLANGOFFLOAD_CUDA_COMPRESS_SPEED, CLANGOFFLOAD_CUDA_WRITE_COMPRESS_ALL);
+  CHECK(written && *written == read("cuda/raw-lz4.fatbin"));
+  CHECK(co::cuda_fatbin_write(entries, 99).status() == CLANGOFFLOAD_STATUS_INVALID_ARGUMENT);
+  if (!written) return;
+  std::vector<clangoffload_cuda_target> keep{clangoffload_cuda_target{2, 80, 0}};
+  co::result<std::vector<uint8_t>> pruned = co::cuda_fatbin_prune(*written, keep);
+  CHECK(pruned && pruned->size() < written->size());
+  if (pruned) {
+    co::result<co::cuda_fatbins> f = co::cuda_fatbins::parse(*pruned);
+    CHECK(f && f->size() == 1 && (*f)[0].raw.kind == 2);
+  }
+  std::vector<uint8_t> object = read("cuda/clang-multi-ptx.o");
+  std::size_t size = object.size();
+  co::result<std::size_t> changed = co::cuda_fatbin_prune_in_place(object, keep);
+  CHECK(changed && *changed == 1 && object.size() == size);
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--value-on-error") return value_on_error();
   if (argc != 2) {
@@ -828,6 +857,7 @@ int main(int argc, char **argv) {
   test_elf();
   test_offload_binaries();
   test_cuda_fatbins();
+  test_cuda_write_and_prune();
   test_object_and_archive();
   test_ids();
   test_layout();

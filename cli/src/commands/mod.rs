@@ -3,8 +3,10 @@
 pub mod bundler;
 pub mod cuda;
 pub mod extract;
+pub mod fatbinary;
 pub mod inspect;
 pub mod list;
+pub mod nvprune;
 pub mod packager;
 pub mod scan;
 pub mod wrap;

@@ -1,13 +1,92 @@
 //! CUDA fat binaries through the library's C ABI: the fat binaries of a
 //! file, their entries with every header field, what `cuobjdump` extracts
-//! and the names it gives.
+//! and the names it gives; writing them as `fatbinary` does, pruning them
+//! as `nvprune` does.
 
 use std::marker::PhantomData;
 
-use super::{blank_error, check, record, slice, view, Buffer};
+use super::{blank_error, bytes_out, check, record, slice, view, Buffer};
 use crate::ffi::c;
 
-pub use c::{clangoffload_cuda_entry as Entry, clangoffload_cuda_fatbin as Fatbin};
+pub use c::{
+    clangoffload_cuda_entry as Entry, clangoffload_cuda_fatbin as Fatbin,
+    clangoffload_cuda_new_entry as NewEntry, clangoffload_cuda_target as Target,
+};
+
+/// An SM as `fatbinary` and `nvprune` write it (`90a`, `sm_100f`,
+/// `compute_80`): its number and variant (0 plain, 1 `f`, 2 `a`).
+pub fn parse_sm(text: &str) -> Option<(u32, u32)> {
+    let (mut arch, mut variant) = (0, 0);
+    // SAFETY: `text` is live for the call; the outputs are writable.
+    let status = unsafe {
+        c::clangoffload_cuda_sm_parse(text.as_ptr().cast(), text.len(), &mut arch, &mut variant)
+    };
+    (status == super::Status::Ok).then_some((arch, variant))
+}
+
+/// A fat binary of `entries` as `fatbinary` writes it (`mode` a
+/// `CLANGOFFLOAD_CUDA_COMPRESS_*`, `flags` `CLANGOFFLOAD_CUDA_WRITE_*`).
+/// The entries' views must be live for the call.
+pub fn write(entries: &[NewEntry], mode: u32, flags: u32) -> Result<Vec<u8>, String> {
+    bytes_out(|buf, cap, len, err| {
+        // SAFETY: `entries` and their views are live for the call; `buf` is
+        // NULL or writable for `cap` bytes; `len` and `err` are writable.
+        unsafe {
+            c::clangoffload_cuda_fatbin_write(
+                entries.as_ptr(),
+                entries.len(),
+                mode,
+                flags,
+                buf,
+                cap,
+                len,
+                err,
+            )
+        }
+    })
+}
+
+/// The fat binaries back to back in `data`, with only the code `keep`
+/// names.
+pub fn prune(data: &[u8], keep: &[Target], max_size: u64) -> Result<Vec<u8>, String> {
+    bytes_out(|buf, cap, len, err| {
+        // SAFETY: live slices; `buf` is NULL or writable for `cap` bytes and
+        // does not overlap `data`; `len` and `err` are writable.
+        unsafe {
+            c::clangoffload_cuda_fatbin_prune(
+                data.as_ptr(),
+                data.len(),
+                keep.as_ptr(),
+                keep.len(),
+                max_size,
+                buf,
+                cap,
+                len,
+                err,
+            )
+        }
+    })
+}
+
+/// Prunes the fat binaries of `file` (raw, or a host's sections) in place;
+/// how many changed.
+pub fn prune_in_place(file: &mut [u8], keep: &[Target], max_size: u64) -> Result<usize, String> {
+    let (mut changed, mut err) = (0, blank_error());
+    // SAFETY: `file` is a live, exclusively borrowed slice; `keep` live;
+    // the out-pointers are writable.
+    let status = unsafe {
+        c::clangoffload_cuda_fatbin_prune_in_place(
+            file.as_mut_ptr(),
+            file.len(),
+            keep.as_ptr(),
+            keep.len(),
+            max_size,
+            &mut changed,
+            &mut err,
+        )
+    };
+    check(status, &err).map(|()| changed)
+}
 
 /// The fat binaries of one input, which the handle borrows.
 pub struct CudaFatbins<'data> {

@@ -171,6 +171,24 @@ pub fn check(status: Status, err: &c::clangoffload_error) -> Result<(), String> 
     }
 }
 
+/// The bytes a function writes into a caller buffer: asked for the length
+/// first (`call` with no buffer), then given a buffer of that length.
+/// `call(buf, cap, &mut len, &mut err)`.
+pub fn bytes_out(
+    mut call: impl FnMut(*mut u8, usize, &mut usize, &mut c::clangoffload_error) -> Status,
+) -> Result<Vec<u8>, String> {
+    let (mut len, mut err) = (0, blank_error());
+    match call(std::ptr::null_mut(), 0, &mut len, &mut err) {
+        Status::BufferTooSmall => {}
+        status => return check(status, &err).map(|()| Vec::new()),
+    }
+    let mut out = vec![0u8; len];
+    let status = call(out.as_mut_ptr(), out.len(), &mut len, &mut err);
+    check(status, &err)?;
+    out.truncate(len);
+    Ok(out)
+}
+
 /// Bytes the library allocated, released when dropped.
 pub struct Buffer(pub c::clangoffload_buffer);
 

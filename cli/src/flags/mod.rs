@@ -4,6 +4,8 @@
 //! as LLVM's option parser words them.
 
 pub mod bundler;
+pub mod fatbinary;
+pub mod nvprune;
 pub mod packager;
 pub mod response;
 

@@ -37,7 +37,7 @@ mod overlap;
 #[cfg(feature = "alloc")]
 pub(crate) mod writer;
 mod zlib;
-mod zstd;
+pub(crate) mod zstd;
 mod zstd_frame;
 
 #[cfg(feature = "zstd")]

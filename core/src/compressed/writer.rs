@@ -60,13 +60,33 @@ pub(crate) fn compress_stream(
 ) -> Result<Vec<u8>> {
     match method {
         CompressionMethod::Zlib => zlib::deflate(data, level),
-        #[cfg(feature = "zstd")]
-        CompressionMethod::Zstd => super::zstd::libzstd::compress(data, level),
-        #[cfg(not(feature = "zstd"))]
-        CompressionMethod::Zstd => Err(Error::new(ErrorKind::MethodUnavailable { method }, 6)),
+        // LLVM compresses with long-distance matching.
+        CompressionMethod::Zstd => zstd_frame(data, level, true, 6),
         CompressionMethod::Unknown(method) => {
             Err(Error::new(ErrorKind::UnknownMethod { method }, 6))
         }
+    }
+}
+
+/// One zstd frame of `data` at `level`, content size recorded, no checksum,
+/// with long-distance matching or without; in a build without libzstd
+/// (feature `zstd`), `MethodUnavailable` located at `offset`.
+pub(crate) fn zstd_frame(
+    data: &[u8],
+    level: i32,
+    long_distance: bool,
+    offset: u64,
+) -> Result<Vec<u8>> {
+    #[cfg(feature = "zstd")]
+    {
+        let _ = offset;
+        super::zstd::libzstd::compress(data, level, long_distance)
+    }
+    #[cfg(not(feature = "zstd"))]
+    {
+        let _ = (data, level, long_distance);
+        let method = CompressionMethod::Zstd;
+        Err(Error::new(ErrorKind::MethodUnavailable { method }, offset))
     }
 }
 

@@ -553,9 +553,14 @@ pub(crate) mod libzstd {
         }
     }
 
-    /// Compresses `input` as one frame the way clang-offload-bundler does:
-    /// the given level, long-distance matching, content size recorded.
-    pub(crate) fn compress(input: &[u8], level: i32) -> Result<alloc::vec::Vec<u8>, crate::Error> {
+    /// Compresses `input` as one frame at `level`, content size recorded, no
+    /// checksum; with long-distance matching as clang-offload-bundler does
+    /// (`long_distance`), or without as NVIDIA's `fatbinary` does.
+    pub(crate) fn compress(
+        input: &[u8],
+        level: i32,
+        long_distance: bool,
+    ) -> Result<alloc::vec::Vec<u8>, crate::Error> {
         use zstd_safe::{compress_bound, CCtx, CParameter};
         let failed = |_| {
             crate::Error::new(
@@ -571,7 +576,7 @@ pub(crate) mod libzstd {
             .set_parameter(CParameter::CompressionLevel(level))
             .map_err(failed)?;
         context
-            .set_parameter(CParameter::EnableLongDistanceMatching(true))
+            .set_parameter(CParameter::EnableLongDistanceMatching(long_distance))
             .map_err(failed)?;
         let mut out = crate::bytes::reserve(crate::bytes::to_u64(compress_bound(input.len())))?;
         context.compress2(&mut out, input).map_err(failed)?;

@@ -132,6 +132,29 @@ fn in_archive<'data>(found: &mut Vec<HostFatbin<'data>>, data: &'data [u8]) {
     }
 }
 
+/// The ranges of `data` (offset, size) that hold its fat binaries and
+/// nothing else: the whole of a raw fat binary, or a host's `.nv_fatbin`
+/// and `__nv_relfatbin` sections (the order of [`host_fatbins`]); none for
+/// other files. A host file that does not parse is the error.
+pub fn fatbin_sections(data: &[u8]) -> Result<Vec<(u64, u64)>> {
+    if Fatbin::is_fatbin(data) {
+        return Ok(alloc::vec![(0, crate::bytes::to_u64(data.len()))]);
+    }
+    if !FileKind::detect(data).is_readable_object() {
+        return Ok(Vec::new());
+    }
+    let file = ObjectFile::parse(data)?;
+    let sections: Vec<_> = offload_sections(&file).collect::<Result<_>>()?;
+    let mut found = Vec::new();
+    for kind in [SectionKind::NvFatbin, SectionKind::NvRelFatbin] {
+        for s in sections.iter().filter(|s| s.kind == kind) {
+            let size = crate::bytes::to_u64(s.section.data().len());
+            found.push((s.section.offset(), size));
+        }
+    }
+    Ok(found)
+}
+
 fn in_object<'data>(
     found: &mut Vec<HostFatbin<'data>>,
     file: &ObjectFile<'data>,

@@ -47,6 +47,10 @@ mod elf_extent;
 #[cfg(feature = "alloc")]
 pub mod host;
 mod lz4;
+#[cfg(feature = "alloc")]
+mod lz4hc;
+#[cfg(feature = "alloc")]
+pub mod ptx;
 pub mod select;
 #[cfg(feature = "alloc")]
 mod writer;
@@ -54,7 +58,10 @@ mod writer;
 pub use decode::{image_of, Compression};
 pub use select::{select_for_device, CudaMatch};
 #[cfg(feature = "alloc")]
-pub use writer::{prune, prune_in_place, write_fatbin, NewEntry};
+pub use writer::{
+    prune, prune_fatbins, prune_file_in_place, prune_in_place, write_fatbin, CompressMode,
+    NewEntry, WriteOptions,
+};
 
 /// The magic that starts every fat binary, as a little-endian `u32`.
 pub const FATBIN_MAGIC: u32 = 0xBA55_ED50;

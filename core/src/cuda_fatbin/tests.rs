@@ -375,6 +375,11 @@ fn sm_parsing() {
 
 const WRITER_THREE: &[u8] = include_bytes!("../../../tests/fixtures/cuda/raw-writer-three.fatbin");
 const CUBIN100F: &[u8] = include_bytes!("../../../tests/fixtures/cuda/inputs/k100f.cubin");
+const PTX80: &[u8] = include_bytes!("../../../tests/fixtures/cuda/inputs/k80.ptx");
+#[cfg(feature = "zstd")]
+const DEFAULT: &[u8] = include_bytes!("../../../tests/fixtures/cuda/raw-default.fatbin");
+#[cfg(feature = "zstd")]
+const ZSTD_SIZE: &[u8] = include_bytes!("../../../tests/fixtures/cuda/raw-zstd-size.fatbin");
 
 fn new_entry<'a>(kind: EntryKind, sm: &str, data: &'a [u8]) -> NewEntry<'a> {
     NewEntry {
@@ -395,17 +400,23 @@ fn stored_ptx() -> Vec<u8> {
 #[test]
 fn writer_is_byte_identical_to_fatbinary() {
     let ptx = stored_ptx();
-    let written = write_fatbin(&[
-        new_entry(EntryKind::Elf, "sm_90a", CUBIN90A),
-        new_entry(EntryKind::Ptx, "sm_80", &ptx),
-        new_entry(EntryKind::Elf, "sm_100f", CUBIN100F),
-    ])
+    let written = write_fatbin(
+        &[
+            new_entry(EntryKind::Elf, "sm_90a", CUBIN90A),
+            new_entry(EntryKind::Ptx, "sm_80", &ptx),
+            new_entry(EntryKind::Elf, "sm_100f", CUBIN100F),
+        ],
+        &WriteOptions::STORED,
+    )
     .unwrap();
     assert_eq!(written, WRITER_THREE);
-    let written = write_fatbin(&[
-        new_entry(EntryKind::Elf, "sm_80", CUBIN80),
-        new_entry(EntryKind::Ptx, "sm_80", &ptx),
-    ])
+    let written = write_fatbin(
+        &[
+            new_entry(EntryKind::Elf, "sm_80", CUBIN80),
+            new_entry(EntryKind::Ptx, "sm_80", &ptx),
+        ],
+        &WriteOptions::STORED,
+    )
     .unwrap();
     assert_eq!(written, STORED);
 }
@@ -420,7 +431,7 @@ fn writer_identifier_options_and_debug_read_back() {
     ptx_entry.identifier = Some(b"myident.cu");
     ptx_entry.options = Some(b"-O3 -v");
     ptx_entry.debug = true;
-    let written = write_fatbin(&[elf, ptx_entry]).unwrap();
+    let written = write_fatbin(&[elf, ptx_entry], &WriteOptions::STORED).unwrap();
     let e = entries(&written);
     let reference = entries(IDENT);
     for (ours, theirs) in e.iter().zip(&reference) {
@@ -499,17 +510,20 @@ fn selection_follows_the_documented_rule_from_sm_70_to_sm_120() {
             },
         )
     };
-    let written = write_fatbin(&[
-        entry(EntryKind::Elf, "sm_70"),
-        entry(EntryKind::Elf, "sm_80"),
-        entry(EntryKind::Elf, "sm_86"),
-        entry(EntryKind::Elf, "sm_90a"),
-        entry(EntryKind::Elf, "sm_100f"),
-        entry(EntryKind::Elf, "sm_100a"),
-        entry(EntryKind::Ptx, "sm_75"),
-        entry(EntryKind::Ptx, "sm_90"),
-        entry(EntryKind::Ptx, "sm_120a"),
-    ])
+    let written = write_fatbin(
+        &[
+            entry(EntryKind::Elf, "sm_70"),
+            entry(EntryKind::Elf, "sm_80"),
+            entry(EntryKind::Elf, "sm_86"),
+            entry(EntryKind::Elf, "sm_90a"),
+            entry(EntryKind::Elf, "sm_100f"),
+            entry(EntryKind::Elf, "sm_100a"),
+            entry(EntryKind::Ptx, "sm_75"),
+            entry(EntryKind::Ptx, "sm_90"),
+            entry(EntryKind::Ptx, "sm_120a"),
+        ],
+        &WriteOptions::STORED,
+    )
     .unwrap();
     let fatbin = Fatbin::parse(&written).unwrap();
     let chosen = |device: u32| {
@@ -729,4 +743,155 @@ fn a_damaged_archive_reports_after_the_members_before_the_damage() {
         error.offset() >= u64::try_from(second).unwrap() - 8,
         "{error}"
     );
+}
+
+/// `fatbinary -64 --create=X --image3=kind=elf,sm=80,file=k80.cubin
+/// --image3=kind=ptx,sm=80,file=k80.ptx` with the options given.
+fn as_fatbinary(options: &WriteOptions) -> Vec<u8> {
+    let entries = [
+        new_entry(EntryKind::Elf, "sm_80", CUBIN80),
+        new_entry(EntryKind::Ptx, "sm_80", PTX80),
+    ];
+    write_fatbin(&entries, options).unwrap()
+}
+
+#[test]
+fn writer_rewrites_ptx_and_stores_as_fatbinary() {
+    let none = WriteOptions {
+        mode: CompressMode::None,
+        ..WriteOptions::FATBINARY
+    };
+    assert_eq!(as_fatbinary(&none), STORED);
+    let not = WriteOptions {
+        compress: false,
+        ..WriteOptions::FATBINARY
+    };
+    assert_eq!(as_fatbinary(&not), STORED);
+}
+
+#[test]
+fn writer_lz4_is_byte_identical_to_fatbinary() {
+    let speed = WriteOptions {
+        mode: CompressMode::Speed,
+        compress_all: true,
+        ..WriteOptions::FATBINARY
+    };
+    assert_eq!(as_fatbinary(&speed), LZ4);
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn writer_zstd_is_byte_identical_to_fatbinary() {
+    assert_eq!(as_fatbinary(&WriteOptions::FATBINARY), DEFAULT);
+    let all = WriteOptions {
+        compress_all: true,
+        ..WriteOptions::FATBINARY
+    };
+    assert_eq!(as_fatbinary(&all), ZSTD);
+    let balance = WriteOptions {
+        mode: CompressMode::Balance,
+        ..all
+    };
+    assert_eq!(as_fatbinary(&balance), ZSTD);
+    // -c compresses cubins as --compress-all does.
+    let relocatable = WriteOptions {
+        relocatable: true,
+        ..WriteOptions::FATBINARY
+    };
+    assert_eq!(as_fatbinary(&relocatable), ZSTD);
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn writer_size_mode_decodes_to_fatbinarys_images() {
+    let size = WriteOptions {
+        mode: CompressMode::Size,
+        ..WriteOptions::FATBINARY
+    };
+    let written = as_fatbinary(&size);
+    let (ours, theirs) = (entries(&written), entries(ZSTD_SIZE));
+    assert_eq!(ours.len(), theirs.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!(image(a), image(b));
+        assert_eq!(a.flags(), b.flags());
+        assert_eq!(a.uncompressed_size(), b.uncompressed_size());
+        assert_eq!(a.header_size(), b.header_size());
+    }
+}
+
+#[test]
+fn writer_compresses_as_fatbinary_chooses() {
+    let elf = new_entry(EntryKind::Elf, "sm_80", CUBIN80);
+    let ptx = new_entry(EntryKind::Ptx, "sm_80", PTX80);
+    let debug = NewEntry { debug: true, ..elf };
+    let o = WriteOptions::FATBINARY;
+    assert_eq!(o.compression(&elf), Compression::None);
+    assert_eq!(o.compression(&ptx), Compression::Zstd);
+    assert_eq!(o.compression(&debug), Compression::Zstd);
+    let speed = WriteOptions {
+        mode: CompressMode::Speed,
+        ..o
+    };
+    assert_eq!(speed.compression(&elf), Compression::None);
+    assert_eq!(speed.compression(&ptx), Compression::Lz4);
+    let size = WriteOptions {
+        mode: CompressMode::Size,
+        ..o
+    };
+    assert_eq!(size.compression(&elf), Compression::Zstd);
+    let off = WriteOptions {
+        compress: false,
+        compress_all: true,
+        ..o
+    };
+    assert_eq!(off.compression(&ptx), Compression::None);
+    assert_eq!(CompressMode::from_name("speed"), Some(CompressMode::Speed));
+    assert_eq!(CompressMode::from_name("fast"), None);
+}
+
+#[test]
+fn prune_file_in_place_prunes_host_sections() {
+    let mut file = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/cuda/clang-multi-ptx.o"
+    ))
+    .unwrap();
+    let before = file.clone();
+    let options = DecompressOptions::default();
+    let keep = |kind: EntryKind, sm: Sm| kind == EntryKind::Elf && sm.number == 80;
+    assert_eq!(prune_file_in_place(&mut file, &keep, &options).unwrap(), 1);
+    assert_eq!(file.len(), before.len());
+    let found = host::host_fatbins(&file);
+    let fatbin = found[0].fatbin.unwrap();
+    let kept: Vec<_> = fatbin
+        .entries()
+        .map(|e| (e.kind(), e.sm().number))
+        .collect();
+    assert_eq!(kept, [(EntryKind::Elf, 80)]);
+    // Nothing outside the section moved.
+    let (offset, size) = host::fatbin_sections(&file).unwrap()[0];
+    let (start, end) = (offset as usize, (offset + size) as usize);
+    assert_eq!(file[..start], before[..start]);
+    assert_eq!(file[end..], before[end..]);
+    // Pruning again changes nothing; a file with no fat binary neither.
+    assert_eq!(prune_file_in_place(&mut file, &keep, &options).unwrap(), 0);
+    let mut plain = b"not a fat binary".to_vec();
+    assert_eq!(prune_file_in_place(&mut plain, &keep, &options).unwrap(), 0);
+}
+
+#[test]
+fn prune_fatbins_prunes_each_of_several() {
+    let options = DecompressOptions::default();
+    let keep = |kind: EntryKind, sm: Sm| kind == EntryKind::Elf && sm.number == 80;
+    let pruned = prune_fatbins(THREE, &keep, &options).unwrap();
+    let found: Vec<_> = fatbins(&pruned).map(|f| f.unwrap().1).collect();
+    assert_eq!(found.len(), 3);
+    for fatbin in &found {
+        let kinds: Vec<_> = fatbin.entries().map(|e| e.kind()).collect();
+        assert_eq!(kinds, [EntryKind::Elf]);
+    }
+    // Keeping everything gives the input back; bytes that are no fat binary
+    // are the error.
+    assert_eq!(prune_fatbins(THREE, &|_, _| true, &options).unwrap(), THREE);
+    assert!(prune_fatbins(b"not a fat binary", &keep, &options).is_err());
 }

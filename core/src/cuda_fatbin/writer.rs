@@ -1,12 +1,13 @@
-//! Writing fat binaries as NVIDIA's `fatbinary` 13.5 does for stored
-//! (uncompressed) entries, and pruning existing ones to some SMs.
+//! Writing fat binaries as NVIDIA's `fatbinary` 13.5 does, stored or
+//! compressed, and pruning existing ones to some SMs.
 //!
 //! The layout `fatbinary` gives each entry, read off its output
 //! (tests/fixtures/cuda, `raw-*.fatbin`) and reproduced byte for byte:
 //!
-//! - flags: 0x1 (64-bit) | 0x10 (Linux host) | 0x2 for debug code |
-//!   0x100000 / 0x200000 for `a` / `f` code | 0x1000000 when the entry
-//!   carries the binary options blob;
+//! - flags: 0x1 (64-bit; not with `-32`) | 0x10 (Linux host) | 0x2 for debug
+//!   code | 0x100000 / 0x200000 for `a` / `f` code | 0x1000000 when the
+//!   entry carries the binary options blob | 0x2000 (LZ4) or 0x8000 (zstd)
+//!   when compressed;
 //! - code version: an ELF's `e_ident[EI_VERSION]`.`e_ident[EI_ABIVERSION]`
 //!   (1.8 from ptxas 13.5), PTX's `.version` directive;
 //! - extension after the 64 fixed bytes, each item NUL-terminated and padded
@@ -16,20 +17,37 @@
 //!   blob: a zero byte, then the section's bytes, the record's length being
 //!   the section's (so the record's range starts with the zero byte and
 //!   leaves the section's last byte just after it);
-//! - payload: the cubin, or the PTX and its NUL, zero-padded to 8.
+//! - payload: the cubin, or the PTX and its NUL, zero-padded to 8; when
+//!   compressed, the compressed bytes zero-padded to 8, with their exact
+//!   length in the compressed size and the image's (PTX: with its NUL) in
+//!   the uncompressed size.
 //!
-//! `fatbinary` also rewrites the PTX it is given (comments and indentation
-//! removed); this writer stores PTX as given, so its output is identical
-//! for PTX already in that form (e.g. PTX taken from a fat binary).
+//! Which entries `fatbinary` compresses ([`WriteOptions`]): none with
+//! `--compress=false` or `--compress-mode=none`; otherwise PTX always (even
+//! when that makes it longer), and cubins with `--compress-all`, `-c`
+//! (relocatable code), `-g` (debug code) or `--compress-mode=size`. How:
+//! zstd level 5 (no checksum, content size recorded; modes `default` and
+//! `balance`), LZ4 as the reference library's high-compression level 3
+//! (mode `speed`; see `lz4hc.rs`), zstd at its maximum level for `size`.
+//! Stored, `default`/`balance` and `speed` entries are byte-identical to
+//! `fatbinary`'s; for `size` NVIDIA's zstd parameters are not known (no
+//! level of libzstd 1.5.4 gives its bytes), so those entries only decode to
+//! the same images.
+//!
+//! `fatbinary` also rewrites the PTX it is given (comments and some white
+//! space removed, `ptx.rs`); so does this writer when
+//! [`WriteOptions::rewrite_ptx`] is set, as it is by default.
 
 use alloc::vec::Vec;
 
 use super::{
-    fatbins, EntryHeader, EntryKind, Fatbin, FatbinEntry, FatbinHeader, OptionsRecord, Sm,
-    SmVariant, ENTRY_HEADER_SIZE, FATBIN_HEADER_SIZE, FATBIN_MAGIC, FLAG_64BIT, FLAG_ARCH_SPECIFIC,
-    FLAG_BINARY_OPTIONS, FLAG_DEBUG, FLAG_FAMILY_SPECIFIC, FLAG_HOST_LINUX, FLAG_LZ4, FLAG_ZSTD,
+    fatbins, host, lz4hc, ptx, Compression, EntryHeader, EntryKind, Fatbin, FatbinEntry,
+    FatbinHeader, OptionsRecord, Sm, SmVariant, ENTRY_HEADER_SIZE, FATBIN_HEADER_SIZE,
+    FATBIN_MAGIC, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_BINARY_OPTIONS, FLAG_DEBUG,
+    FLAG_FAMILY_SPECIFIC, FLAG_HOST_LINUX, FLAG_LZ4, FLAG_ZSTD,
 };
-use crate::bytes::{extend, grow, reserve, to_u64};
+use crate::bytes::{extend, grow, range, reserve, to_u64};
+use crate::compressed::writer::zstd_frame;
 use crate::compressed::DecompressOptions;
 use crate::elf::ElfFile;
 use crate::{Error, ErrorKind, Result};
@@ -50,6 +68,121 @@ pub struct NewEntry<'a> {
     pub options: Option<&'a [u8]>,
     /// Debug code (`-g`).
     pub debug: bool,
+}
+
+/// `fatbinary`'s `--compress-mode`: how the entries it compresses are
+/// compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompressMode {
+    /// `default`: zstd level 5.
+    Default,
+    /// `balance`: the same as `default` in `fatbinary` 13.5.
+    Balance,
+    /// `speed`: LZ4 (high-compression level 3).
+    Speed,
+    /// `size`: zstd at its maximum level, and cubins compressed too.
+    Size,
+    /// `none`: nothing compressed.
+    None,
+}
+
+impl CompressMode {
+    /// The mode a `--compress-mode` value names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "default" => CompressMode::Default,
+            "balance" => CompressMode::Balance,
+            "speed" => CompressMode::Speed,
+            "size" => CompressMode::Size,
+            "none" => CompressMode::None,
+            _ => return None,
+        })
+    }
+}
+
+/// How to write a fat binary: `fatbinary`'s options that change its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// `--compress` (true by default): compress PTX and debug code.
+    pub compress: bool,
+    /// `--compress-all`: compress cubins too.
+    pub compress_all: bool,
+    /// `--compress-mode`.
+    pub mode: CompressMode,
+    /// `-c` (`--device-c`): relocatable code, whose cubins are compressed.
+    pub relocatable: bool,
+    /// `-64` (true) or `-32`: whether entries are flagged 64-bit.
+    pub bits64: bool,
+    /// Store PTX as `fatbinary` rewrites it (`ptx.rs`), not as given.
+    pub rewrite_ptx: bool,
+}
+
+impl WriteOptions {
+    /// Every entry stored as given: `fatbinary -64 --compress-mode=none`
+    /// with PTX kept as it is.
+    pub const STORED: WriteOptions = WriteOptions {
+        compress: false,
+        compress_all: false,
+        mode: CompressMode::None,
+        relocatable: false,
+        bits64: true,
+        rewrite_ptx: false,
+    };
+
+    /// What `fatbinary -64` does with no other option.
+    pub const FATBINARY: WriteOptions = WriteOptions {
+        compress: true,
+        compress_all: false,
+        mode: CompressMode::Default,
+        relocatable: false,
+        bits64: true,
+        rewrite_ptx: true,
+    };
+
+    /// How `entry` is compressed under these options.
+    pub fn compression(&self, entry: &NewEntry<'_>) -> Compression {
+        if !self.compress || self.mode == CompressMode::None {
+            return Compression::None;
+        }
+        let compressed = entry.kind == EntryKind::Ptx
+            || entry.debug
+            || self.compress_all
+            || self.relocatable
+            || self.mode == CompressMode::Size;
+        match (compressed, self.mode) {
+            (false, _) => Compression::None,
+            (true, CompressMode::Speed) => Compression::Lz4,
+            (true, _) => Compression::Zstd,
+        }
+    }
+}
+
+impl Default for WriteOptions {
+    /// [`WriteOptions::FATBINARY`].
+    fn default() -> Self {
+        WriteOptions::FATBINARY
+    }
+}
+
+/// The zstd level of `fatbinary`'s modes `default` and `balance`.
+const ZSTD_LEVEL: i32 = 5;
+/// The zstd level used for mode `size` (libzstd's maximum).
+const ZSTD_SIZE_LEVEL: i32 = 22;
+
+/// `image` compressed as `how` says: LZ4, or a zstd frame without
+/// long-distance matching.
+fn compress(image: &[u8], how: Compression, mode: CompressMode) -> Result<Vec<u8>> {
+    match how {
+        Compression::Lz4 => lz4hc::compress(image),
+        _ => {
+            let level = if mode == CompressMode::Size {
+                ZSTD_SIZE_LEVEL
+            } else {
+                ZSTD_LEVEL
+            };
+            zstd_frame(image, level, false, 0)
+        }
+    }
 }
 
 /// Pads `n` up to a multiple of 8.
@@ -157,17 +290,50 @@ fn variant_flags(sm: Sm) -> u64 {
     }
 }
 
-/// Appends one stored entry to `out`.
-fn write_entry(out: &mut Vec<u8>, entry: &NewEntry<'_>) -> Result<()> {
-    let (ext, identifier_offset, options_offset, ext_flags) = extension(entry)?;
-    let stored = match entry.kind {
-        EntryKind::Ptx => to_u64(entry.data.len()).checked_add(1),
-        _ => Some(to_u64(entry.data.len())),
+/// Appends one entry to `out`, stored or compressed as `options` say.
+fn write_entry(out: &mut Vec<u8>, entry: &NewEntry<'_>, options: &WriteOptions) -> Result<()> {
+    let rewritten;
+    let mut entry = *entry;
+    if entry.kind == EntryKind::Ptx && options.rewrite_ptx {
+        rewritten = ptx::as_fatbinary_stores(entry.data)?;
+        entry.data = &rewritten;
+    }
+    let (ext, identifier_offset, options_offset, ext_flags) = extension(&entry)?;
+    // The image: a cubin as it is, PTX with its NUL.
+    let nul: &[u8] = if entry.kind == EntryKind::Ptx {
+        &[0]
+    } else {
+        &[]
+    };
+    let how = options.compression(&entry);
+    let (payload, compressed_size, uncompressed_size, method_flag) = match how {
+        Compression::None => (None, 0, 0, 0),
+        _ => {
+            let mut image = reserve(to_u64(entry.data.len()).saturating_add(1))?;
+            extend(&mut image, entry.data)?;
+            extend(&mut image, nul)?;
+            let packed = compress(&image, how, options.mode)?;
+            let flag = if how == Compression::Lz4 {
+                FLAG_LZ4
+            } else {
+                FLAG_ZSTD
+            };
+            let size = u32::try_from(packed.len()).map_err(|_| layout_overflow())?;
+            (Some(packed), size, to_u64(image.len()), flag)
+        }
+    };
+    let written = payload.as_deref().unwrap_or(entry.data);
+    let stored = match payload {
+        Some(_) => Some(to_u64(written.len())),
+        None => to_u64(written.len()).checked_add(to_u64(nul.len())),
     };
     let payload_size = stored.and_then(pad8).ok_or_else(layout_overflow)?;
     let header_size = to_u64(ext.len()).saturating_add(ENTRY_HEADER_SIZE);
-    let (major, minor) = code_version(entry);
-    let mut flags = FLAG_64BIT | FLAG_HOST_LINUX | variant_flags(entry.sm) | ext_flags;
+    let (major, minor) = code_version(&entry);
+    let mut flags = FLAG_HOST_LINUX | variant_flags(entry.sm) | ext_flags | method_flag;
+    if options.bits64 {
+        flags |= FLAG_64BIT;
+    }
     if entry.debug {
         flags |= FLAG_DEBUG;
     }
@@ -179,7 +345,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry<'_>) -> Result<()> {
             .map_err(|_| layout_overflow())?
             .into(),
         payload_size: payload_size.into(),
-        compressed_size: 0.into(),
+        compressed_size: compressed_size.into(),
         options_offset: options_offset.into(),
         minor: minor.into(),
         major: major.into(),
@@ -190,24 +356,25 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry<'_>) -> Result<()> {
             .into(),
         flags: flags.into(),
         reserved: 0.into(),
-        uncompressed_size: 0.into(),
+        uncompressed_size: uncompressed_size.into(),
     };
     extend(out, header.as_bytes())?;
     extend(out, &ext)?;
-    extend(out, entry.data)?;
-    let padding = payload_size.saturating_sub(to_u64(entry.data.len()));
+    extend(out, written)?;
+    let padding = payload_size.saturating_sub(to_u64(written.len()));
     grow(
         out,
         usize::try_from(padding).map_err(|_| layout_overflow())?,
     )
 }
 
-/// A fat binary holding `entries`, stored, in the order given, laid out as
-/// `fatbinary -64 --compress-mode=none` lays them out.
-pub fn write_fatbin(entries: &[NewEntry<'_>]) -> Result<Vec<u8>> {
+/// A fat binary holding `entries`, in the order given, laid out as
+/// `fatbinary` lays them out with the options `options` stands for
+/// ([`WriteOptions::STORED`]: every entry stored as given).
+pub fn write_fatbin(entries: &[NewEntry<'_>], options: &WriteOptions) -> Result<Vec<u8>> {
     let mut body = Vec::new();
     for entry in entries {
-        write_entry(&mut body, entry)?;
+        write_entry(&mut body, entry, options)?;
     }
     wrap(&body)
 }
@@ -336,4 +503,57 @@ pub fn prune_in_place(
             .copy_from_slice(pruned);
     }
     Ok(plan.len())
+}
+
+/// The fat binaries back to back in `data` (zero bytes between them
+/// skipped), each pruned as [`prune`] does, written back to back: what
+/// `nvprune` makes of a `.fatbin` file.
+pub fn prune_fatbins(
+    data: &[u8],
+    keep: &dyn Fn(EntryKind, Sm) -> bool,
+    options: &DecompressOptions,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for found in fatbins(data) {
+        let (_, fatbin) = found?;
+        match prune(&fatbin, keep, options)? {
+            Some(pruned) => extend(&mut out, &pruned)?,
+            None => extend(&mut out, fatbin.data())?,
+        }
+    }
+    Ok(out)
+}
+
+/// Prunes every fat binary of a file in place, as [`prune_in_place`] does
+/// for one section: a raw fat binary (several back to back), or the
+/// `.nv_fatbin` and `__nv_relfatbin` sections of an ELF or COFF/PE host,
+/// whose other bytes do not change. Returns how many fat binaries changed;
+/// a file holding none gives 0. All or nothing: on an error (reported at
+/// its offset in the file) `file` is left as it was.
+pub fn prune_file_in_place(
+    file: &mut [u8],
+    keep: &dyn Fn(EntryKind, Sm) -> bool,
+    options: &DecompressOptions,
+) -> Result<usize> {
+    let mut pruned = Vec::new();
+    let mut changed = 0usize;
+    for (offset, size) in host::fatbin_sections(file)? {
+        let mut section = range(file, offset, size)
+            .ok_or_else(layout_overflow)?
+            .to_vec();
+        let n = prune_in_place(&mut section, keep, options).map_err(|e| e.shifted(offset))?;
+        if n > 0 {
+            changed = changed.saturating_add(n);
+            pruned.push((offset, section));
+        }
+    }
+    for (offset, section) in pruned {
+        let start = usize::try_from(offset).map_err(|_| layout_overflow())?;
+        start
+            .checked_add(section.len())
+            .and_then(|end| file.get_mut(start..end))
+            .ok_or_else(layout_overflow)?
+            .copy_from_slice(&section);
+    }
+    Ok(changed)
 }
