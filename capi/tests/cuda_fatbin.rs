@@ -252,52 +252,41 @@ fn new_entry(kind: u16, arch: u32, data: &[u8]) -> c::clangoffload_cuda_new_entr
     }
 }
 
-/// `clangoffload_cuda_fatbin_write` asked for the length, then given
-/// exactly that (and one byte less).
-fn write(entries: &[c::clangoffload_cuda_new_entry], mode: u32, flags: u32) -> Vec<u8> {
+/// The bytes of a call that writes into a caller's buffer: asked for the
+/// length first, then given one byte less (refused), then exactly that.
+fn sized(call: impl Fn(*mut u8, usize, &mut usize) -> c::clangoffload_status) -> Vec<u8> {
     let mut len = 0;
-    let s = unsafe {
-        c::clangoffload_cuda_fatbin_write(
-            entries.as_ptr(),
-            entries.len(),
-            mode,
-            flags,
-            null_mut(),
-            0,
-            &mut len,
-            null_mut(),
-        )
-    };
-    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
+    assert_eq!(
+        call(null_mut(), 0, &mut len),
+        c::clangoffload_status::BufferTooSmall
+    );
     let mut out = vec![0u8; len];
-    let s = unsafe {
-        c::clangoffload_cuda_fatbin_write(
-            entries.as_ptr(),
-            entries.len(),
-            mode,
-            flags,
-            out.as_mut_ptr(),
-            len - 1,
-            &mut len,
-            null_mut(),
-        )
-    };
-    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
-    let s = unsafe {
-        c::clangoffload_cuda_fatbin_write(
-            entries.as_ptr(),
-            entries.len(),
-            mode,
-            flags,
-            out.as_mut_ptr(),
-            out.len(),
-            &mut len,
-            null_mut(),
-        )
-    };
-    assert_eq!(s, c::clangoffload_status::Ok);
+    assert_eq!(
+        call(out.as_mut_ptr(), len - 1, &mut len),
+        c::clangoffload_status::BufferTooSmall
+    );
+    assert_eq!(
+        call(out.as_mut_ptr(), out.len(), &mut len),
+        c::clangoffload_status::Ok
+    );
     assert_eq!(len, out.len());
     out
+}
+
+/// `clangoffload_cuda_fatbin_write`'s bytes, through [`sized`].
+fn write(entries: &[c::clangoffload_cuda_new_entry], mode: u32, flags: u32) -> Vec<u8> {
+    sized(|out, cap, len| unsafe {
+        c::clangoffload_cuda_fatbin_write(
+            entries.as_ptr(),
+            entries.len(),
+            mode,
+            flags,
+            out,
+            cap,
+            len,
+            null_mut(),
+        )
+    })
 }
 
 /// What `fatbinary` wrote from k80.cubin and k80.ptx, each way: the same
@@ -400,42 +389,26 @@ fn target(kind: u16, arch: u32) -> c::clangoffload_cuda_target {
 fn prune_keeps_the_targets_given() {
     let three = fixture("raw-three-concatenated.fatbin");
     let keep = [target(2, 80)];
-    let mut len = 0;
-    let s = unsafe {
+    let mut out = sized(|out, cap, len| unsafe {
         c::clangoffload_cuda_fatbin_prune(
             three.as_ptr(),
             three.len(),
             keep.as_ptr(),
             keep.len(),
             0,
-            null_mut(),
-            0,
-            &mut len,
-            null_mut(),
-        )
-    };
-    assert_eq!(s, c::clangoffload_status::BufferTooSmall);
-    let mut out = vec![0u8; len];
-    let s = unsafe {
-        c::clangoffload_cuda_fatbin_prune(
-            three.as_ptr(),
-            three.len(),
-            keep.as_ptr(),
-            keep.len(),
-            0,
-            out.as_mut_ptr(),
-            out.len(),
-            &mut len,
+            out,
+            cap,
+            len,
             null_mut(),
         )
-    };
-    assert_eq!(s, c::clangoffload_status::Ok);
+    });
     let h = parse(&out, "x", 0).unwrap();
     assert_eq!(unsafe { c::clangoffload_cuda_fatbins_count(h) }, 3);
     assert!(entries(h).iter().all(|e| e.kind == 2 && e.arch == 80));
     unsafe { c::clangoffload_cuda_fatbins_free(h) };
     // Kind 0 is any kind: the PTX is kept too.
     let keep = [target(0, 80)];
+    let mut len = 0;
     let s = unsafe {
         c::clangoffload_cuda_fatbin_prune(
             three.as_ptr(),

@@ -15,36 +15,17 @@ use crate::ffi::cuda::{self, parse_sm, NewEntry};
 use crate::ffi::view;
 use crate::flags::{self, fatbinary::OPTIONS, fatbinary::UNSUPPORTED, Parsed};
 use crate::io::os_message;
-use crate::stdio::{errln, out, outln};
 
 /// Runs the tool; returns the process exit status.
 pub fn main(args: &[String]) -> i32 {
-    let (parsed, errors) = flags::parse(OPTIONS, args, "fatbinary");
-    if parsed.flag("help") || parsed.flag("h") {
-        let _ = out!("{}", flags::fatbinary::HELP);
-        return 0;
-    }
-    if parsed.flag("version") || parsed.flag("V") {
-        let _ = outln!(
-            "fatbinary: clangoffload {} (NVIDIA fatbinary 13.5 compatible)",
-            env!("CARGO_PKG_VERSION")
-        );
-        return 0;
-    }
-    let result = if errors.is_empty() {
-        run(&parsed)
-    } else {
-        Err(Failure(errors.join("\n")))
-    };
-    match result {
-        Ok(()) => 0,
-        Err(Failure(message)) => {
-            for line in message.lines() {
-                errln!("fatbinary fatal   : {line}");
-            }
-            1
-        }
-    }
+    let parsed = flags::parse(OPTIONS, args, "fatbinary");
+    super::nvidia_tool(
+        "fatbinary",
+        "NVIDIA fatbinary 13.5",
+        flags::fatbinary::HELP,
+        parsed,
+        run,
+    )
 }
 
 /// One `--image3` value: kind, SM, file.

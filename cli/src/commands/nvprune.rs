@@ -16,36 +16,17 @@ use crate::ffi::cuda::{self, parse_sm, Target};
 use crate::ffi::job::detect;
 use crate::flags::{self, nvprune::OPTIONS, Parsed};
 use crate::io::os_message;
-use crate::stdio::{errln, out, outln};
 
 /// Runs the tool; returns the process exit status.
 pub fn main(args: &[String]) -> i32 {
-    let (parsed, errors) = flags::parse_with_positionals(OPTIONS, args, "nvprune", 1);
-    if parsed.flag("help") || parsed.flag("h") {
-        let _ = out!("{}", flags::nvprune::HELP);
-        return 0;
-    }
-    if parsed.flag("version") || parsed.flag("V") {
-        let _ = outln!(
-            "nvprune: clangoffload {} (NVIDIA nvprune compatible)",
-            env!("CARGO_PKG_VERSION")
-        );
-        return 0;
-    }
-    let result = if errors.is_empty() {
-        run(&parsed)
-    } else {
-        Err(Failure(errors.join("\n")))
-    };
-    match result {
-        Ok(()) => 0,
-        Err(Failure(message)) => {
-            for line in message.lines() {
-                errln!("nvprune fatal   : {line}");
-            }
-            1
-        }
-    }
+    let parsed = flags::parse_with_positionals(OPTIONS, args, "nvprune", 1);
+    super::nvidia_tool(
+        "nvprune",
+        "NVIDIA nvprune",
+        flags::nvprune::HELP,
+        parsed,
+        run,
+    )
 }
 
 /// `sm_XX` (a cubin) or `compute_XX` (PTX), with an `a` or `f` suffix.
