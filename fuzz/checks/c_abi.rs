@@ -18,7 +18,21 @@
 //!   scratch, each given exactly that size succeeds (the scratch at least
 //!   gets past the size check), and one byte less is `BUFFER_TOO_SMALL`;
 //! - `container_extent` with the whole input as `max` gives an extent within
-//!   it, or `TRUNCATED` with the extent needed beyond it, or another error.
+//!   it, or `TRUNCATED` with the extent needed beyond it, or another error;
+//! - an extraction (`bundler_extraction`) says where each container is
+//!   within the input and numbers its outputs within the count;
+//!   `extraction_stream` hands each container it was given to `done`
+//!   exactly once, each output's bytes in order from its start (the
+//!   offsets it passes), only for outputs of containers handed out, and a
+//!   container streams successfully exactly when its plan
+//!   (`extraction_plan`) succeeds, with the plan's bytes;
+//! - CUDA fat binaries (`cuda_fatbins_parse`, lenient): every fat binary,
+//!   entry and member view lies inside the input, indices past the counts
+//!   are refused, `cuda_select` names an entry of the handle, an image
+//!   (`cuda_entry_image`) is freed as the caller frees it; `cuda_fatbin_prune`
+//!   asked for its size then given exactly that size succeeds with that
+//!   length and one byte less is `BUFFER_TOO_SMALL`; pruning in place keeps
+//!   the file's length and, on an error, its bytes.
 
 use std::mem::MaybeUninit;
 
@@ -42,6 +56,9 @@ pub fn check(data: &[u8]) {
     for device in DEVICES {
         select(data, device);
     }
+    extraction(data);
+    cuda(data);
+    prune(data);
 }
 
 /// Fails on a panic caught at the boundary.
@@ -376,5 +393,433 @@ fn select(data: &[u8], device: &str) {
     if needed > 0 {
         let (short, _) = select(&mut scratch[..needed - 1], &mut again);
         assert_eq!(short, Status::BufferTooSmall, "one byte short");
+    }
+}
+
+/// An empty view (or one of `bytes`).
+fn bytes(bytes: &[u8]) -> c::clangoffload_bytes {
+    c::clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// What `extraction_stream` told the sink.
+struct Streamed {
+    /// Containers in the order they are handed out.
+    order: Vec<usize>,
+    handed: usize,
+    /// Each output's bytes so far.
+    outputs: Vec<Vec<u8>>,
+    /// Which container each output belongs to.
+    owner: Vec<usize>,
+    /// Each container's `done` status, as told.
+    done: Vec<Option<Status>>,
+    /// The first broken rule seen in a callback (a callback must not
+    /// unwind into the library).
+    wrong: Option<String>,
+}
+
+unsafe extern "C" fn stream_next(context: *mut std::ffi::c_void, container: *mut usize) -> bool {
+    // SAFETY: the context is the `Streamed` the check passed for the call.
+    let streamed = unsafe { &mut *context.cast::<Streamed>() };
+    let Some(&next) = streamed.order.get(streamed.handed) else {
+        return false;
+    };
+    streamed.handed += 1;
+    // SAFETY: the library passes a writable slot.
+    unsafe { container.write(next) };
+    true
+}
+
+unsafe extern "C" fn stream_write(
+    context: *mut std::ffi::c_void,
+    output: usize,
+    offset: u64,
+    data: *const u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: as in `stream_next`.
+    let streamed = unsafe { &mut *context.cast::<Streamed>() };
+    let Some(&owner) = streamed.owner.get(output) else {
+        streamed
+            .wrong
+            .get_or_insert(format!("a write to output {output}, past the count"));
+        return 1;
+    };
+    let wrong = if !streamed.order[..streamed.handed].contains(&owner) {
+        Some("bytes of a container not handed out")
+    } else if streamed.done[owner].is_some() {
+        Some("bytes after the container's done")
+    } else if offset != streamed.outputs[output].len() as u64 {
+        Some("an output's bytes out of order")
+    } else if len == 0 {
+        Some("a write of no bytes")
+    } else {
+        None
+    };
+    if let Some(wrong) = wrong {
+        streamed
+            .wrong
+            .get_or_insert(format!("output {output}: {wrong}"));
+        return 1;
+    }
+    // SAFETY: the library passes `len` readable bytes for the call.
+    streamed.outputs[output].extend_from_slice(unsafe { std::slice::from_raw_parts(data, len) });
+    0
+}
+
+unsafe extern "C" fn stream_done(
+    context: *mut std::ffi::c_void,
+    container: usize,
+    status: Status,
+    error: *const c::clangoffload_error,
+) {
+    // SAFETY: as in `stream_next`.
+    let streamed = unsafe { &mut *context.cast::<Streamed>() };
+    let wrong = if !streamed.order[..streamed.handed].contains(&container) {
+        Some("done for a container not handed out")
+    } else if streamed.done[container].is_some() {
+        Some("done twice")
+    } else if error.is_null() {
+        Some("done without an error record")
+    } else {
+        None
+    };
+    match wrong {
+        Some(wrong) => {
+            streamed
+                .wrong
+                .get_or_insert(format!("container {container}: {wrong}"));
+        }
+        None => streamed.done[container] = Some(status),
+    }
+}
+
+/// A job's output `output`, its pieces joined.
+fn planned(job: *const c::clangoffload_job, output: usize, data: &[u8]) -> Vec<u8> {
+    let mut bytes_out = Vec::new();
+    // SAFETY: `job` is live for these calls.
+    let pieces = unsafe { c::clangoffload_job_piece_count(job, output) };
+    for index in 0..pieces {
+        let mut piece = MaybeUninit::<c::clangoffload_piece>::uninit();
+        // SAFETY: as above; `piece` is writable.
+        let status =
+            unsafe { c::clangoffload_job_get_piece(job, output, index, piece.as_mut_ptr()) };
+        assert_eq!(no_panic(status, "job_get_piece"), Status::Ok);
+        // SAFETY: written on OK.
+        let piece = unsafe { piece.assume_init() };
+        match piece.kind {
+            c::clangoffload_piece_kind::Zeros => {
+                bytes_out.resize(bytes_out.len() + piece.zeros as usize, 0);
+            }
+            kind => {
+                if kind == c::clangoffload_piece_kind::Input {
+                    inside(piece.bytes, data, "an input piece");
+                }
+                if piece.bytes.len > 0 {
+                    // SAFETY: the view is live while the job is.
+                    bytes_out.extend_from_slice(unsafe {
+                        std::slice::from_raw_parts(piece.bytes.ptr, piece.bytes.len)
+                    });
+                }
+            }
+        }
+    }
+    bytes_out
+}
+
+fn extraction(data: &[u8]) {
+    let options = c::clangoffload_bundler_options {
+        file_type: bytes(&[]),
+        targets: std::ptr::null(),
+        target_count: 0,
+        flags: 0,
+        max_decompressed_size: MAX_OUTPUT as u64,
+        input_name: bytes(b"fuzz"),
+        notify: None,
+        context: std::ptr::null_mut(),
+    };
+    let mut handle = std::ptr::null_mut();
+    let mut err = error();
+    // SAFETY: `data` is readable, the options and outputs are locals.
+    let status = unsafe {
+        c::clangoffload_bundler_extraction(
+            data.as_ptr(),
+            data.len(),
+            &options,
+            &mut handle,
+            &mut err,
+        )
+    };
+    if no_panic(status, "bundler_extraction") != Status::Ok {
+        return;
+    }
+    // SAFETY: `handle` is live until freed below.
+    let (count, outputs) = unsafe {
+        (
+            c::clangoffload_extraction_container_count(handle),
+            c::clangoffload_extraction_output_count(handle),
+        )
+    };
+    let mut owner = vec![usize::MAX; outputs];
+    let mut plans = Vec::new();
+    for index in 0..count {
+        let mut container = MaybeUninit::<c::clangoffload_extraction_container>::uninit();
+        // SAFETY: live; `container` writable.
+        let status = unsafe {
+            c::clangoffload_extraction_get_container(handle, index, container.as_mut_ptr())
+        };
+        assert_eq!(no_panic(status, "extraction_get_container"), Status::Ok);
+        // SAFETY: written on OK.
+        let container = unsafe { container.assume_init() };
+        assert!(
+            container.offset <= data.len() as u64
+                && container.size <= data.len() as u64 - container.offset,
+            "a container outside the input"
+        );
+        let outs = container.first_output..container.first_output + container.output_count;
+        assert!(outs.end <= outputs, "a container's outputs past the count");
+        for o in outs.clone() {
+            assert_eq!(owner[o], usize::MAX, "an output of two containers");
+            owner[o] = index;
+        }
+        let mut job = std::ptr::null_mut();
+        // SAFETY: live; `job` and `err` writable.
+        let status = unsafe {
+            c::clangoffload_extraction_plan(
+                handle,
+                index,
+                None,
+                std::ptr::null_mut(),
+                &mut job,
+                &mut err,
+            )
+        };
+        let planned = (no_panic(status, "extraction_plan") == Status::Ok).then(|| {
+            let bytes_out: Vec<Vec<u8>> = (0..container.output_count)
+                .map(|o| planned(job, o, data))
+                .collect();
+            // SAFETY: `job` is the live job just made.
+            unsafe { c::clangoffload_job_free(job) };
+            bytes_out
+        });
+        plans.push((outs, planned));
+    }
+    let mut get = MaybeUninit::<c::clangoffload_extraction_container>::uninit();
+    // SAFETY: live; `get` writable.
+    let past = unsafe { c::clangoffload_extraction_get_container(handle, count, get.as_mut_ptr()) };
+    assert_ne!(no_panic(past, "extraction_get_container"), Status::Ok);
+    // Containers handed out last first, so that the order differs from the
+    // plan's; one or two lanes, as the input's length says.
+    let mut streamed = Streamed {
+        order: (0..count).rev().collect(),
+        handed: 0,
+        outputs: vec![Vec::new(); outputs],
+        owner,
+        done: vec![None; count],
+        wrong: None,
+    };
+    let sink = c::clangoffload_extraction_sink {
+        next: Some(stream_next),
+        write: Some(stream_write),
+        done: Some(stream_done),
+        context: std::ptr::from_mut(&mut streamed).cast(),
+    };
+    let lanes = 1 + data.len() % 2;
+    // SAFETY: live; the sink and its context live through the call.
+    let status = unsafe {
+        c::clangoffload_extraction_stream(handle, lanes, &sink, None, std::ptr::null_mut())
+    };
+    assert_eq!(no_panic(status, "extraction_stream"), Status::Ok);
+    // SAFETY: live, freed once.
+    unsafe { c::clangoffload_extraction_free(handle) };
+    if let Some(wrong) = streamed.wrong {
+        panic!("extraction_stream: {wrong}");
+    }
+    for (index, (outs, plan)) in plans.into_iter().enumerate() {
+        let done = streamed.done[index].expect("a container never done");
+        let done = no_panic(done, "extraction_stream (done)");
+        assert_eq!(
+            done == Status::Ok,
+            plan.is_some(),
+            "container {index}: the stream and the plan disagree ({done:?})"
+        );
+        if let Some(plan) = plan {
+            for (o, bytes_out) in outs.zip(plan) {
+                assert!(streamed.outputs[o] == bytes_out, "output {o}: other bytes");
+            }
+        }
+    }
+}
+
+/// SMs `cuda_select` is asked for.
+const SMS: [u32; 3] = [75, 90, 120];
+
+fn cuda(data: &[u8]) {
+    let mut handle = std::ptr::null_mut();
+    let mut err = error();
+    // SAFETY: `data` and the base name are readable; outputs are locals.
+    let status = unsafe {
+        c::clangoffload_cuda_fatbins_parse(
+            data.as_ptr(),
+            data.len(),
+            bytes(b"k"),
+            c::CLANGOFFLOAD_PARSE_LENIENT,
+            &mut handle,
+            &mut err,
+        )
+    };
+    if no_panic(status, "cuda_fatbins_parse") != Status::Ok {
+        return;
+    }
+    // SAFETY: `handle` is live until freed below; every output is a local.
+    unsafe {
+        let fatbins = c::clangoffload_cuda_fatbins_count(handle);
+        for index in 0..=fatbins {
+            let mut fatbin = MaybeUninit::<c::clangoffload_cuda_fatbin>::uninit();
+            let status = c::clangoffload_cuda_fatbins_get(handle, index, fatbin.as_mut_ptr());
+            if index == fatbins {
+                assert_ne!(
+                    no_panic(status, "cuda_fatbins_get"),
+                    Status::Ok,
+                    "past the end"
+                );
+                continue;
+            }
+            assert_eq!(no_panic(status, "cuda_fatbins_get"), Status::Ok);
+            let fatbin = fatbin.assume_init();
+            inside(fatbin.data, data, "a fat binary");
+            inside(fatbin.section, data, "a fat binary's section name");
+            for sm in SMS {
+                let (mut entry, mut how) = (0usize, 0u32);
+                let status = c::clangoffload_cuda_select(handle, index, sm, &mut entry, &mut how);
+                if no_panic(status, "cuda_select") == Status::Ok {
+                    assert!(entry < c::clangoffload_cuda_fatbins_entry_count(handle));
+                }
+            }
+        }
+        let entries = c::clangoffload_cuda_fatbins_entry_count(handle);
+        for index in 0..=entries.min(64) {
+            let mut entry = MaybeUninit::<c::clangoffload_cuda_entry>::uninit();
+            let status = c::clangoffload_cuda_fatbins_get_entry(handle, index, entry.as_mut_ptr());
+            if index == entries {
+                assert_ne!(
+                    no_panic(status, "cuda_fatbins_get_entry"),
+                    Status::Ok,
+                    "past the end"
+                );
+                break;
+            }
+            assert_eq!(no_panic(status, "cuda_fatbins_get_entry"), Status::Ok);
+            let entry = entry.assume_init();
+            assert!(entry.fatbin < fatbins, "an entry of no fat binary");
+            inside(entry.identifier, data, "an entry's identifier");
+            let mut member = bytes(&[]);
+            if no_panic(
+                c::clangoffload_cuda_fatbins_member(handle, index, &mut member),
+                "cuda_fatbins_member",
+            ) == Status::Ok
+            {
+                inside(member, data, "an archive member's name");
+            }
+            let mut image = c::clangoffload_buffer {
+                ptr: std::ptr::null_mut(),
+                len: 0,
+            };
+            let status = c::clangoffload_cuda_entry_image(
+                handle,
+                index,
+                MAX_OUTPUT as u64,
+                &mut image,
+                &mut err,
+            );
+            if no_panic(status, "cuda_entry_image") == Status::Ok {
+                assert!(image.len <= MAX_OUTPUT, "an image over the limit");
+                c::clangoffload_buffer_free(&mut image);
+            }
+        }
+        let _ = no_panic(
+            c::clangoffload_cuda_fatbins_fault(handle, &mut err),
+            "cuda_fatbins_fault",
+        );
+        c::clangoffload_cuda_fatbins_free(handle);
+    }
+}
+
+/// What `prune` keeps: sm_90's cubin and any compute_80 code.
+const KEEP: [c::clangoffload_cuda_target; 2] = [
+    c::clangoffload_cuda_target {
+        kind: 2,
+        arch: 90,
+        variant: 0,
+    },
+    c::clangoffload_cuda_target {
+        kind: 1,
+        arch: 80,
+        variant: 0,
+    },
+];
+
+fn prune(data: &[u8]) {
+    // `None` asks for the size (a NULL `out`); an empty buffer is a
+    // non-NULL pointer with no room, which an empty result fits.
+    let prune = |out: Option<&mut [u8]>, len: &mut usize| {
+        let mut err = error();
+        let (ptr, cap) = match out {
+            Some(out) => (out.as_mut_ptr(), out.len()),
+            None => (std::ptr::null_mut(), 0),
+        };
+        // SAFETY: `data` and `KEEP` readable, `ptr` NULL or writable for
+        // `cap` bytes and apart from `data`, the rest locals.
+        let status = unsafe {
+            c::clangoffload_cuda_fatbin_prune(
+                data.as_ptr(),
+                data.len(),
+                KEEP.as_ptr(),
+                KEEP.len(),
+                MAX_OUTPUT as u64,
+                ptr,
+                cap,
+                len,
+                &mut err,
+            )
+        };
+        no_panic(status, "cuda_fatbin_prune")
+    };
+    let mut needed = 0usize;
+    if prune(None, &mut needed) == Status::BufferTooSmall && needed <= 4 * MAX_OUTPUT {
+        let mut out = vec![0u8; needed];
+        let mut len = 0usize;
+        assert_eq!(
+            prune(Some(&mut out), &mut len),
+            Status::Ok,
+            "the size asked for"
+        );
+        assert_eq!(len, needed, "another length than announced");
+        if needed > 0 {
+            let short = prune(Some(&mut out[..needed - 1]), &mut len);
+            assert_eq!(short, Status::BufferTooSmall, "one byte short");
+        }
+    }
+    let mut copy = data.to_vec();
+    let mut changed = 0usize;
+    let mut err = error();
+    // SAFETY: `copy` is ours, readable and writable for its length.
+    let status = unsafe {
+        c::clangoffload_cuda_fatbin_prune_in_place(
+            copy.as_mut_ptr(),
+            copy.len(),
+            KEEP.as_ptr(),
+            KEEP.len(),
+            MAX_OUTPUT as u64,
+            &mut changed,
+            &mut err,
+        )
+    };
+    assert_eq!(copy.len(), data.len());
+    match no_panic(status, "cuda_fatbin_prune_in_place") {
+        Status::Ok => assert!(changed > 0 || copy == data, "changed bytes, said none"),
+        _ => assert!(copy == data, "an error that changed the bytes"),
     }
 }

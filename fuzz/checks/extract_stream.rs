@@ -9,7 +9,8 @@
 //!   in order (no gap, no excess);
 //! - a sink that stops a container at the first bytes of one of its
 //!   outputs hears nothing more of that container (no `done`, no bytes);
-//!   the others are still extracted as above.
+//!   the others are still extracted as above;
+//! - no write is empty.
 
 use std::ops::ControlFlow;
 
@@ -38,6 +39,7 @@ impl ExtractionSink for Gathered {
     fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()> {
         let container = self.owner[output];
         assert_ne!(self.stopped, Some(container), "bytes after a stop");
+        assert!(!bytes.is_empty(), "a write of no bytes");
         if self.stop_at == Some(output) {
             self.stopped = Some(container);
             return ControlFlow::Break(());

@@ -25,8 +25,9 @@ pub trait ExtractionSink {
     fn next(&mut self) -> Option<usize>;
 
     /// The next `bytes` of `output` (numbered across the input, as
-    /// [`Extraction::output_name`] numbers them), in order from its start.
-    /// Breaking stops that output's container: nothing more is said of it.
+    /// [`Extraction::output_name`] numbers them), in order from its start;
+    /// never empty (an output with no bytes gets no call). Breaking stops
+    /// that output's container: nothing more is said of it.
     fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()>;
 
     /// Container `container` is extracted: every byte of its outputs was
@@ -216,7 +217,12 @@ fn write_plan(
                     }
                     flow
                 }
-                other => sink.write(output, plan.bytes(other).unwrap_or_default()),
+                // An empty piece (an empty output's) is no write: the sink
+                // hears of bytes only.
+                other => match plan.bytes(other).unwrap_or_default() {
+                    [] => ControlFlow::Continue(()),
+                    bytes => sink.write(output, bytes),
+                },
             };
             if flow.is_break() {
                 return Ok(None);
@@ -255,6 +261,7 @@ mod tests {
             index
         }
         fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()> {
+            assert!(!bytes.is_empty(), "a write of no bytes (output {output})");
             if self.stop_at == Some(output) {
                 return ControlFlow::Break(());
             }
@@ -288,6 +295,8 @@ mod tests {
             fixture!("compressed/synthetic/hip.zlib-v3.ccob"),
             fixture!("compressed/llvm22/big.v3.ccob"),
             fixture!("offload/offload.a"),
+            // An OffloadBinary image of no bytes: no write for it.
+            fixture!("offload/embed2.o"),
         ] {
             let whole = extract(data, b"f", Decoding::default(), &mut ()).unwrap();
             let count = Extraction::new(data, b"f", Decoding::default(), &mut ())
