@@ -470,7 +470,7 @@ fn differential_against_llvm22() {
                 let (verdicts, findings) = campaign.run_input(index);
                 let mut all = results.lock().unwrap();
                 all.push((index, verdicts, findings));
-                if all.len() % 500 == 0 {
+                if all.len().is_multiple_of(500) {
                     eprintln!(
                         "differential_llvm: {} inputs in {:.0?}",
                         all.len(),

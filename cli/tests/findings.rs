@@ -408,7 +408,7 @@ fn section_names_are_read_as_llvm_reads_them() {
 #[test]
 fn a_missing_final_padding_byte_fails_only_the_archive_check() {
     let mut bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"odd")]);
-    if bundle.len() % 2 == 0 {
+    if bundle.len().is_multiple_of(2) {
         bundle = host_and(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"even")]);
     }
     let mut lib = write_archive_indexed(&[(b"a.o", &bundle)]).unwrap();

@@ -44,7 +44,7 @@ fn llvm_containers(name: &str) -> Vec<BTreeSet<(String, String)>> {
     let mut containers: Vec<(String, BTreeSet<(String, String)>)> = Vec::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split('|').collect();
-        if containers.last().map_or(true, |(at, _)| at != f[0]) {
+        if containers.last().is_none_or(|(at, _)| at != f[0]) {
             containers.push((f[0].to_owned(), BTreeSet::new()));
         }
         let set = &mut containers.last_mut().unwrap().1;

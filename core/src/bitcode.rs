@@ -400,7 +400,7 @@ fn bitstream(data: &[u8]) -> Result<(&[u8], u64)> {
         return Err(Error::new(ErrorKind::NotBitcode, 0));
     }
     let len = to_u64(data.len());
-    if len % 4 != 0 {
+    if !len.is_multiple_of(4) {
         return Err(malformed(BitcodeFault::LengthNotMultipleOf4 { len }, 0));
     }
     let (stream, base) = if data.starts_with(WRAPPER_MAGIC) {
@@ -1303,7 +1303,7 @@ mod tests {
         }
 
         fn align32(&mut self) -> &mut Self {
-            while self.bit % 32 != 0 {
+            while !self.bit.is_multiple_of(32) {
                 self.fixed(0, 1);
             }
             self
@@ -1759,7 +1759,7 @@ mod tests {
         }
         // A record of three operands, cut in the first.
         w.fixed(3, 3).vbr(2, 6).vbr(3, 6);
-        while w.bit % 32 != 0 {
+        while !w.bit.is_multiple_of(32) {
             w.fixed(1, 1);
         }
         assert_eq!(fault(&w.finish()).0, BitcodeFault::UnexpectedEnd);

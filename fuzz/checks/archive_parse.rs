@@ -61,8 +61,8 @@ pub fn check(data: &[u8]) {
         match item {
             Ok(m) => {
                 let header = m.header_offset();
-                assert!(last_header.map_or(true, |h| header > h));
-                assert!(last_index.map_or(true, |i| m.index() > i));
+                assert!(last_header.is_none_or(|h| header > h));
+                assert!(last_index.is_none_or(|i| m.index() > i));
                 last_header = Some(header);
                 last_index = Some(m.index());
                 assert!(header + 60 <= len);

@@ -99,7 +99,7 @@ pub fn check(data: &[u8]) {
     }
 
     // The same bitstream in a wrapper.
-    if data.starts_with(b"BC\xC0\xDE") && data.len() % 4 == 0 {
+    if data.starts_with(b"BC\xC0\xDE") && data.len().is_multiple_of(4) {
         let mut wrapped = Vec::with_capacity(data.len() + 20);
         for word in [0x0B17_C0DE_u32, 0, 20, data.len() as u32, 0] {
             wrapped.extend_from_slice(&word.to_le_bytes());

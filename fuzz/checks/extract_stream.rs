@@ -73,7 +73,8 @@ pub fn check(data: &[u8]) {
     let plans: Vec<_> = (0..count)
         .map(|c| extraction.plan(c, &mut ()).ok())
         .collect();
-    let stop_at = (data.len() % 7 == 0 && !owner.is_empty()).then(|| data.len() % owner.len());
+    let stop_at =
+        (data.len().is_multiple_of(7) && !owner.is_empty()).then(|| data.len() % owner.len());
     for lanes in [1, 2, 4] {
         for stop_at in [None, stop_at] {
             let mut gathered = Gathered {

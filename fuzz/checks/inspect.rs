@@ -51,7 +51,7 @@ pub fn check(data: &[u8]) {
     }
     for e in &found.errors {
         assert!(e.place.file < files);
-        assert!(e.offset.map_or(true, |o| o <= data.len() as u64));
+        assert!(e.offset.is_none_or(|o| o <= data.len() as u64));
         let _ = e.error.to_string();
     }
     for n in &found.notes {

@@ -82,7 +82,7 @@ pub fn check(data: &[u8]) {
                 skip_until = (at + skip).min(outer_end);
             }
         }
-        assert!(last.map_or(true, |l| offset > l), "hits out of order");
+        assert!(last.is_none_or(|l| offset > l), "hits out of order");
         assert!((offset as usize) < data.len());
         last = Some(offset);
     }

@@ -116,9 +116,9 @@ fn check_rewrite(data: &[u8], comment: Comment, good: &[TextEntry<'_>]) {
         && good
             .windows(2)
             .all(|w| w[0].end_offset() == w[1].start_offset())
-        && good.last().map_or(true, |last| {
-            last.end_offset() == data.len() as u64 && data.ends_with(b"\n")
-        });
+        && good
+            .last()
+            .is_none_or(|last| last.end_offset() == data.len() as u64 && data.ends_with(b"\n"));
     if tight {
         assert!(
             out == data,

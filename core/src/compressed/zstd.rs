@@ -709,7 +709,7 @@ mod tests {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
-            if state % 16 == 0 && out.len() > 1 << 20 {
+            if state.is_multiple_of(16) && out.len() > 1 << 20 {
                 let from = out.len() - (1 << 20) + (state as usize >> 12) % 4096;
                 out.extend_from_within(from..from + 300);
             } else {

@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn long_lengths_continue_in_255s() {
         let mut src = vec![0xF0, 255, 3];
-        src.extend(std::iter::repeat(7u8).take(15 + 255 + 3));
+        src.extend(core::iter::repeat_n(7u8, 15 + 255 + 3));
         let (r, out) = run(&src, 273);
         assert_eq!(r.ok(), Some(Decoded::Exact));
         assert!(out.iter().all(|&b| b == 7));
@@ -212,7 +212,7 @@ mod tests {
     fn bound_holds_for_the_densest_block() {
         // One literal, then a match whose length is all 255s.
         let mut src = vec![0x1F, b'x', 1, 0];
-        src.extend(std::iter::repeat(255u8).take(100));
+        src.extend(core::iter::repeat_n(255u8, 100));
         src.push(0);
         let produced = 1 + 4 + 15 + 255 * 100;
         let (r, _) = run(&src, produced);

@@ -774,7 +774,7 @@ impl<'data> ConcatMembers<'data> {
             index: self.index,
         };
         let end = member.offset().checked_add(member.size());
-        if end.map_or(true, |end| end > self.decoded_len) {
+        if end.is_none_or(|end| end > self.decoded_len) {
             return Err(Error::new(
                 ErrorKind::OutOfBounds {
                     field: Field::ConcatMember,

@@ -306,7 +306,7 @@ impl Renumber<'_> {
         self.new_index
             .iter()
             .enumerate()
-            .all(|(i, n)| n.map_or(true, |n| usize::try_from(n).is_ok_and(|n| n == i)))
+            .all(|(i, n)| n.is_none_or(|n| usize::try_from(n).is_ok_and(|n| n == i)))
     }
 }
 

@@ -64,7 +64,7 @@ impl OffloadBinary<'_> {
     /// Everything unusual about this binary, in entry order.
     pub fn validate(&self) -> Vec<BinaryDiagnostic> {
         let mut found = Vec::new();
-        if self.size() % ALIGNMENT != 0 {
+        if !self.size().is_multiple_of(ALIGNMENT) {
             found.push(BinaryDiagnostic::UnalignedSize { size: self.size() });
         }
         let known_flags = if self.version == 1 { 0 } else { FLAG_METADATA };
