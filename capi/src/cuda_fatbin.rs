@@ -222,25 +222,17 @@ impl clangoffload_cuda_fatbins {
         let index = self.fatbins.len();
         let (offset, fatbin) = (found.offset, found.fatbin);
         self.fatbins.push(found);
-        for entry in fatbin.entries() {
-            let at = offset.saturating_add(entry.offset());
-            let mut push = |member: Option<u64>, kind, sm, identifier| {
-                let name = counter.next_name(base, identifier, kind, sm);
-                self.entries.push(Located {
-                    fatbin: index,
-                    entry,
-                    member,
-                    kind,
-                    sm,
-                    identifier,
-                    offset: at,
-                    name: name.map(String::into_bytes).unwrap_or_default(),
-                });
-            };
-            push(None, entry.kind(), entry.sm(), entry.identifier());
-            for m in entry.members() {
-                push(Some(m.index), m.kind(), m.sm(), m.identifier());
-            }
+        for listed in counter.list(&fatbin, base) {
+            self.entries.push(Located {
+                fatbin: index,
+                entry: listed.entry,
+                member: listed.member.map(|m| m.index),
+                kind: listed.kind,
+                sm: listed.sm,
+                identifier: listed.identifier,
+                offset: offset.saturating_add(listed.entry.offset()),
+                name: listed.name.map(String::into_bytes).unwrap_or_default(),
+            });
         }
     }
 }

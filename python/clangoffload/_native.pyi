@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _ContainerKind = Literal["bundle", "compressed", "offload_binary", "cuda_fatbin"]
-_DeviceMatch = Literal["native", "generic", "spirv"]
+_DeviceMatch = Literal["native", "generic", "spirv", "cubin", "ptx"]
 _FeatureSetting = Literal["on", "off", "any"]
 
 class Error(ValueError):
@@ -85,6 +85,9 @@ class File:
     def scan(self) -> list[Container]:
         """Every container anywhere in the bytes, found by magic and validated,
         CUDA fat binaries (kind ``"cuda_fatbin"``) included."""
+    def cuda_fatbins(self) -> list[Container]:
+        """Every NVIDIA CUDA fat binary, in the order ``cuobjdump -all`` reads
+        them; a damaged one raises."""
     def extract(self, *, target: str | None = None, arch: str | None = None) -> list[Entry]:
         """Every entry whose code the bundler gives to ``target`` and/or whose
         processor is ``arch``, in file order."""
@@ -100,7 +103,7 @@ class File:
 @final
 class Container:
     """A bundle, compressed bundle or OffloadBinary in a :class:`File`, or
-    (from ``scan``) a CUDA fat binary, whose entries are not read yet."""
+    (from ``scan`` or ``cuda_fatbins``) a CUDA fat binary."""
 
     @property
     def kind(self) -> _ContainerKind: ...
@@ -144,15 +147,18 @@ class Container:
         (hash checked) for a compressed one, None for an OffloadBinary or a
         CUDA fat binary."""
     def entries(self) -> list[Entry]:
-        """The entries (an OffloadBinary's images), in file order;
-        ``UnsupportedError`` for a CUDA fat binary."""
+        """The entries (an OffloadBinary's images; a CUDA fat binary's, each
+        ``--concat`` entry followed by its members), in file order."""
     def select_for_device(self, device: str) -> Entry | None:
         """The code object the HIP runtime loads on ``device``; None if none
-        fits; ``UnsupportedError`` for a CUDA fat binary."""
+        fits. For a CUDA fat binary (``device``: ``"sm_86"`` or ``"86"``), the
+        code the CUDA driver loads: the closest cubin, else PTX."""
 
 @final
 class Entry:
-    """A bundle entry, or an OffloadBinary image."""
+    """A bundle entry, an OffloadBinary image, or a CUDA fat binary entry
+    (``id`` ``sm_90``, ``compute_90`` or ``lto_90``; ``data`` its image as
+    cuobjdump extracts it)."""
 
     @property
     def id(self) -> str:
@@ -185,7 +191,17 @@ class Entry:
     @property
     def arch(self) -> str | None: ...
     @property
-    def image_kind(self) -> str | None: ...
+    def image_kind(self) -> str | None:
+        """An OffloadBinary image's kind; a CUDA entry's (``elf``, ``ptx``, ...)."""
+    @property
+    def sm(self) -> str | None:
+        """A CUDA entry's SM (``sm_90a``)."""
+    @property
+    def compression(self) -> Literal["none", "lz4", "zstd", "lz4+zstd", "opaque"] | None:
+        """How a CUDA entry is stored."""
+    @property
+    def cuobjdump_name(self) -> str | None:
+        """The file cuobjdump extracts a CUDA entry's image to."""
     @property
     def offload_kind(self) -> str | None: ...
     @property

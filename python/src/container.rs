@@ -8,7 +8,11 @@
 use std::sync::OnceLock;
 
 use clangoffload::bundler::Decoding;
-use clangoffload::cuda_fatbin::Fatbin;
+use clangoffload::cuda_fatbin::host::{
+    cuobjdump_base, host_fatbins, CuobjdumpCounter, FatbinSource, Listed,
+};
+use clangoffload::cuda_fatbin::select::select_for_device as select_cuda;
+use clangoffload::cuda_fatbin::{Compression, CudaMatch, EntryKind, Fatbin, Sm};
 use clangoffload::id::{select_in_compressed, select_in_fatbin, DeviceMatch};
 use clangoffload::inspect::{bundle_entries, inspect_to, Depth, InspectedEntry};
 use clangoffload::scan::{scan, Found};
@@ -20,7 +24,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::error::{core_error, id_error};
+use crate::error::{core_error, id_error, invalid_sm};
 use crate::file::{slice, view, File, Held};
 use crate::ids::{base_processor, canonical_processor};
 use crate::jobs::{decompress_to_bytes, detachable};
@@ -31,7 +35,7 @@ enum Kind {
     Bundle,
     Compressed,
     OffloadBinary,
-    /// An NVIDIA CUDA fat binary: found by scan only, its entries not read.
+    /// An NVIDIA CUDA fat binary.
     CudaFatbin,
 }
 
@@ -69,7 +73,7 @@ struct Header {
 }
 
 /// One container: a bundle, a compressed bundle, an OffloadBinary, or (from
-/// a scan) a CUDA fat binary.
+/// a scan or `File.cuda_fatbins`) a CUDA fat binary.
 #[pyclass(frozen, module = "clangoffload")]
 pub struct Container {
     file: Py<File>,
@@ -83,6 +87,10 @@ pub struct Container {
     header: Option<Header>,
     /// The decoded bundle of a compressed one, once decoded.
     decoded: OnceLock<Py<PyBytes>>,
+    /// A CUDA fat binary's place in `cuobjdump`'s numbering of the file's
+    /// images (the count before it), when it was found as `cuobjdump` reads
+    /// the file (`File.cuda_fatbins`).
+    numbering: Option<CuobjdumpCounter>,
 }
 
 /// Text from bytes read from a file (names, IDs): UTF-8, else with
@@ -133,6 +141,7 @@ impl Container {
             member: member.map(text),
             header,
             decoded: OnceLock::new(),
+            numbering: None,
         })
     }
 
@@ -158,17 +167,56 @@ impl Container {
 
     /// A CUDA fat binary found at `at` of the file (its bytes a slice of
     /// the file's).
-    fn of_fatbin(file: &Bound<'_, File>, at: u64, fatbin: &Fatbin<'_>) -> PyResult<Container> {
+    fn of_fatbin(
+        file: &Bound<'_, File>,
+        at: u64,
+        fatbin: &Fatbin<'_>,
+        section: Option<&[u8]>,
+        member: Option<&[u8]>,
+        numbering: Option<CuobjdumpCounter>,
+    ) -> PyResult<Container> {
         Ok(Container {
             file: file.clone().unbind(),
             kind: Kind::CudaFatbin,
             start: to_usize(at)?,
             len: fatbin.data().len(),
-            section: None,
-            member: None,
+            section: section.map(text),
+            member: member.map(text),
             header: None,
             decoded: OnceLock::new(),
+            numbering,
         })
+    }
+
+    /// Every CUDA fat binary of the file, in the order `cuobjdump -all`
+    /// reads them (a raw fat binary's back to back; a host's `.nv_fatbin`
+    /// then `__nv_relfatbin` sections; OffloadBinaries' `fatbinary`
+    /// images; each archive member's in turn); the first damaged one
+    /// raises.
+    pub(crate) fn cuda_in(file: &Bound<'_, File>) -> PyResult<Vec<Container>> {
+        let py = file.py();
+        let held = file.get().held()?;
+        let mut counter = CuobjdumpCounter::default();
+        let mut found = Vec::new();
+        for host in host_fatbins(held.bytes()) {
+            let fatbin = host.fatbin.map_err(|e| core_error(py, &e, 0))?;
+            let section = match host.source {
+                FatbinSource::Raw => None,
+                FatbinSource::Section(name) => Some(name),
+                FatbinSource::OffloadImage(section) => section,
+            };
+            found.push(Container::of_fatbin(
+                file,
+                host.offset,
+                &fatbin,
+                section,
+                host.member,
+                Some(counter),
+            )?);
+            // Numbered on: the names only, which no base changes.
+            counter.list(&fatbin, "");
+        }
+        Ok(found)
     }
 
     /// Every container the scan finds anywhere in the file, CUDA fat
@@ -179,19 +227,12 @@ impl Container {
         scan(whole)
             .filter_map(|found| match found {
                 Found::Container(_, c) => Some(Container::new(file, whole, &c, None, None)),
-                Found::CudaFatbin(at, fatbin) => Some(Container::of_fatbin(file, at, &fatbin)),
+                Found::CudaFatbin(at, fatbin) => {
+                    Some(Container::of_fatbin(file, at, &fatbin, None, None, None))
+                }
                 Found::Rejected(..) => None,
             })
             .collect()
-    }
-
-    /// The error of what this package does not read in a CUDA fat binary.
-    fn fatbin_unread(&self, py: Python<'_>) -> PyErr {
-        crate::error::unsupported(
-            py,
-            "the entries of a CUDA fat binary are not read by this package yet",
-            to_u64(self.start),
-        )
     }
 
     /// The container's bytes, from a live export.
@@ -284,6 +325,7 @@ fn image_entries(
                 code_object_target: None,
                 target_matches: None,
                 how: None,
+                cuda: None,
                 image: Some(Image {
                     triple: image.triple().map(text).unwrap_or_default(),
                     arch,
@@ -301,8 +343,7 @@ fn image_entries(
 
 #[pymethods]
 impl Container {
-    /// `"bundle"`, `"compressed"`, `"offload_binary"` or (from a scan)
-    /// `"cuda_fatbin"`.
+    /// `"bundle"`, `"compressed"`, `"offload_binary"` or `"cuda_fatbin"`.
     #[getter]
     fn kind(&self) -> &'static str {
         self.kind.name()
@@ -402,8 +443,9 @@ impl Container {
     /// The entries, in file order: a bundle's (views of the file), a
     /// compressed bundle's (decoded once with the GIL released, hash
     /// checked; views of the decoded bytes), or an OffloadBinary's images
-    /// (`.id` the image's target ID, with `.image` details). A CUDA fat
-    /// binary's raise `UnsupportedError` (not read yet).
+    /// (`.id` the image's target ID, with `.image` details), or a CUDA fat
+    /// binary's (images as cuobjdump extracts them, `--concat` members after
+    /// their entry).
     pub(crate) fn entries(&self, py: Python<'_>) -> PyResult<Vec<Entry>> {
         match self.kind {
             Kind::Bundle => {
@@ -418,7 +460,7 @@ impl Container {
                 Container::bundle_entries(py, decoded.as_bytes(), &owner, 0, 0)
             }
             Kind::OffloadBinary => self.images(py),
-            Kind::CudaFatbin => Err(self.fatbin_unread(py)),
+            Kind::CudaFatbin => self.cuda_entries(py),
         }
     }
 
@@ -428,10 +470,11 @@ impl Container {
     /// first, then the processor's generic family, then SPIR-V (`.how`
     /// says which). A compressed bundle is decoded only as far as the chosen
     /// entry (hash checked over the whole stream), with the GIL released.
-    /// None if nothing fits.
+    /// For a CUDA fat binary, `device` is an SM (`sm_86`, `86`) and the
+    /// choice the CUDA driver's (see `select_in_cuda`). None if nothing fits.
     fn select_for_device(&self, py: Python<'_>, device: &str) -> PyResult<Option<Entry>> {
         if self.kind == Kind::CudaFatbin {
-            return Err(self.fatbin_unread(py));
+            return self.select_in_cuda(py, device);
         }
         let target =
             clangoffload::id::parse_device(device).map_err(|e| id_error(py, &e, device))?;
@@ -460,6 +503,7 @@ impl Container {
             target_matches: None,
             how: Some(how_name(picked.how)),
             image: None,
+            cuda: None,
         }))
     }
 
@@ -518,6 +562,7 @@ impl Container {
             target_matches: None,
             how: Some(how_name(chosen.how())),
             image: None,
+            cuda: None,
         }))
     }
 }
@@ -578,9 +623,43 @@ pub struct Entry {
     target_matches: Option<bool>,
     how: Option<&'static str>,
     image: Option<Image>,
+    cuda: Option<Cuda>,
 }
 
 impl Entry {
+    /// A CUDA fat binary's entry (or concat member) `index`, its image
+    /// `len` bytes at `start` of `owner`.
+    fn of_cuda(
+        index: usize,
+        listed: &Listed<'_>,
+        named: bool,
+        owner: Owner,
+        start: usize,
+        len: usize,
+    ) -> Entry {
+        Entry {
+            index: Some(index),
+            id: cuda_id(listed.kind, listed.sm),
+            offset: to_u64(start),
+            size: to_u64(len),
+            owner,
+            start,
+            code_object_target: None,
+            target_matches: None,
+            how: None,
+            image: None,
+            cuda: Some(Cuda {
+                kind: listed.kind.name(),
+                sm: listed.sm.to_string(),
+                compression: match listed.entry.is_opaque() {
+                    true => "opaque",
+                    false => listed.entry.compression().name(),
+                },
+                name: listed.name.clone().filter(|_| named),
+            }),
+        }
+    }
+
     fn of_bundle(
         py: Python<'_>,
         index: usize,
@@ -602,11 +681,15 @@ impl Entry {
             target_matches: entry.code_object.map(|c| c.id_agrees),
             how: None,
             image: None,
+            cuda: None,
         })
     }
 
     /// The processor its code is for (see the `processor` getter).
     fn processor_name(&self) -> Option<String> {
+        if self.cuda.is_some() {
+            return None;
+        }
         if self.image.is_some() {
             return TargetId::parse(&self.id)
                 .ok()
@@ -711,10 +794,37 @@ impl Entry {
         self.image.as_ref().map(|i| i.arch.as_str())
     }
 
-    /// An OffloadBinary image's kind (`elf`, `bitcode`, ...).
+    /// An OffloadBinary image's kind (`elf`, `bitcode`, ...); a CUDA
+    /// entry's (`elf`, `ptx`, `ltoir`, `concat`, `unknown`).
     #[getter]
     fn image_kind(&self) -> Option<&'static str> {
-        self.image.as_ref().map(|i| i.image_kind)
+        match (&self.image, &self.cuda) {
+            (Some(i), _) => Some(i.image_kind),
+            (None, Some(c)) => Some(c.kind),
+            (None, None) => None,
+        }
+    }
+
+    /// A CUDA entry's SM (`sm_90a`, for PTX too).
+    #[getter]
+    fn sm(&self) -> Option<&str> {
+        self.cuda.as_ref().map(|c| c.sm.as_str())
+    }
+
+    /// How a CUDA entry is stored: `"none"`, `"lz4"`, `"zstd"`,
+    /// `"lz4+zstd"` (both flags), or `"opaque"` (nvcc `-dlto`'s LTO-IR,
+    /// whose bytes are given as stored).
+    #[getter]
+    fn compression(&self) -> Option<&'static str> {
+        self.cuda.as_ref().map(|c| c.compression)
+    }
+
+    /// The file name `cuobjdump -xelf all`/`-xptx all` writes a CUDA
+    /// entry's image to (for entries of ``File.cuda_fatbins()`` of a file
+    /// opened by path; None for other kinds, or when unknown).
+    #[getter]
+    fn cuobjdump_name(&self) -> Option<&str> {
+        self.cuda.as_ref().and_then(|c| c.name.as_deref())
     }
 
     /// An OffloadBinary image's offload kind (`hip`, `openmp`, `cuda`, ...).
@@ -734,5 +844,124 @@ impl Entry {
             "<clangoffload.Entry {:?} at {:#x}, {} bytes>",
             self.id, self.offset, self.size
         )
+    }
+}
+
+/// A CUDA fat binary entry's details.
+struct Cuda {
+    kind: &'static str,
+    sm: String,
+    compression: &'static str,
+    /// The file name `cuobjdump` extracts its image to.
+    name: Option<String>,
+}
+
+/// A CUDA entry's ID: `sm_90a` for a cubin, `compute_90a` for PTX,
+/// `lto_90` for LTO-IR (nvcc's names for the three), the SM otherwise.
+fn cuda_id(kind: EntryKind, sm: Sm) -> String {
+    let sm = sm.to_string();
+    let number = sm.strip_prefix("sm_").unwrap_or(&sm);
+    match kind {
+        EntryKind::Ptx => format!("compute_{number}"),
+        EntryKind::LtoIr => format!("lto_{number}"),
+        _ => sm,
+    }
+}
+
+impl Container {
+    /// The entries of a CUDA fat binary (each `--concat` entry followed by
+    /// its members), as `cuobjdump` lists them; each one's data is its
+    /// image as `cuobjdump` extracts it (a view of the file when stored,
+    /// decoded with the GIL released otherwise).
+    fn cuda_entries(&self, py: Python<'_>) -> PyResult<Vec<Entry>> {
+        let held = self.file.get().held()?;
+        let whole = held.bytes();
+        let base = to_u64(self.start);
+        let located = |e: clangoffload::Error| core_error(py, &e, base);
+        let fatbin = Fatbin::parse(self.bytes(&held)?).map_err(located)?;
+        // cuobjdump's names: known for the fat binaries of a file opened by
+        // path, found as cuobjdump reads it.
+        let base = self
+            .numbering
+            .and(self.file.get().path())
+            .map(cuobjdump_base);
+        let mut counter = self.numbering.unwrap_or_default();
+        let options = self.file.get().decompress_options();
+        // The last entry's decoded bytes (its members lie in them): the
+        // payload in the file when stored, else decoded.
+        let mut last: Option<(u64, Option<Bound<'_, PyBytes>>)> = None;
+        let mut entries = Vec::new();
+        for (index, listed) in counter
+            .list(&fatbin, base.unwrap_or_default())
+            .into_iter()
+            .enumerate()
+        {
+            let entry = listed.entry;
+            if last.as_ref().is_none_or(|(at, _)| *at != entry.offset()) {
+                let decoded = match entry.compression() {
+                    _ if entry.is_opaque() => None,
+                    Compression::None => None,
+                    _ => {
+                        let bytes = py.detach(|| entry.decompress(&options)).map_err(located)?;
+                        Some(PyBytes::new(py, &bytes))
+                    }
+                };
+                last = Some((entry.offset(), decoded));
+            }
+            let Some((_, decoded)) = &last else {
+                continue;
+            };
+            let stored = match entry.is_opaque() {
+                true => entry.compressed(),
+                false => entry.payload(),
+            };
+            let bytes = decoded.as_ref().map_or(stored, |d| d.as_bytes());
+            let image = match &listed.member {
+                Some(member) => entry.member_image(member, bytes),
+                None => entry.image(bytes),
+            }
+            .map_err(located)?;
+            let (owner, within) = match decoded {
+                Some(d) => (Owner::Decoded(d.clone().unbind()), offset_in(bytes, image)),
+                None => (
+                    Owner::File(self.file.clone_ref(py)),
+                    offset_in(whole, image),
+                ),
+            };
+            let start = within.ok_or_else(|| PyValueError::new_err("image outside its entry"))?;
+            let named = base.is_some();
+            let entry = Entry::of_cuda(index, &listed, named, owner, to_usize(start)?, image.len());
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+
+    /// The code the CUDA driver loads on a device of SM `device` (`sm_86`
+    /// or `86`), by its rule: the closest cubin that runs there, else the
+    /// closest PTX (`.how`: `"cubin"` or `"ptx"`); None if nothing runs.
+    fn select_in_cuda(&self, py: Python<'_>, device: &str) -> PyResult<Option<Entry>> {
+        let sm = Sm::parse(device).ok_or_else(|| invalid_sm(py, device))?;
+        let held = self.file.get().held()?;
+        let base = to_u64(self.start);
+        let fatbin = Fatbin::parse(self.bytes(&held)?).map_err(|e| core_error(py, &e, base))?;
+        let Some(chosen) = select_cuda(&fatbin, sm.number) else {
+            return Ok(None);
+        };
+        let how = match chosen.kind {
+            CudaMatch::Cubin => "cubin",
+            CudaMatch::Ptx => "ptx",
+        };
+        // The chosen one among the entries, as they list it.
+        let wanted = (chosen.entry.offset(), chosen.member);
+        let entries = self.cuda_entries(py)?;
+        let mut listed = CuobjdumpCounter::default().list(&fatbin, "").into_iter();
+        for mut entry in entries {
+            let Some(l) = listed.next() else { break };
+            if (l.entry.offset(), l.member.map(|m| m.index)) == wanted {
+                entry.how = Some(how);
+                return Ok(Some(entry));
+            }
+        }
+        Ok(None)
     }
 }

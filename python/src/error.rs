@@ -184,14 +184,14 @@ pub(crate) fn bundler_error(py: Python<'_>, error: &BundlerError) -> PyErr {
     )
 }
 
-/// What this package does not read (no core error behind it): an
-/// `UnsupportedError` of kind `"Unsupported"`, located at `offset`.
-pub(crate) fn unsupported(py: Python<'_>, message: &str, offset: u64) -> PyErr {
+/// A device that names no SM (`sm_86`, `86`): an `InvalidIdError` of kind
+/// `"InvalidSm"`.
+pub(crate) fn invalid_sm(py: Python<'_>, text: &str) -> PyErr {
     raise(
-        py.get_type::<UnsupportedError>(),
-        message.to_owned(),
-        "Unsupported".to_owned(),
-        Some(offset),
+        py.get_type::<InvalidIdError>(),
+        format!("'{text}': not an SM (sm_86, 86)"),
+        "InvalidSm".to_owned(),
+        None,
         None,
     )
 }

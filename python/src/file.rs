@@ -151,6 +151,11 @@ impl File {
             .ok_or_else(|| PyValueError::new_err("I/O operation on a closed clangoffload.File"))
     }
 
+    /// The path given to `open`, if any.
+    pub(crate) fn path(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// The source object, for making views; an error once closed (an
     /// unmapped mmap has no bytes to view).
     pub(crate) fn source<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -176,6 +181,14 @@ impl File {
     /// validated; magics that start no valid container are skipped.
     fn scan(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
         Container::scanned_in(slf)
+    }
+
+    /// Every NVIDIA CUDA fat binary, as `cuobjdump -all` reads the file:
+    /// a raw fat binary's back to back, a host's `.nv_fatbin` then
+    /// `__nv_relfatbin` sections, the `fatbinary` images of OffloadBinaries,
+    /// each archive member's in turn. A damaged one raises.
+    fn cuda_fatbins(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
+        Container::cuda_in(slf)
     }
 
     /// The entries of every container whose code runs for `target` (an entry

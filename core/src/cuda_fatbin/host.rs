@@ -17,7 +17,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{fatbins, EntryKind, Fatbin, Sm, SmVariant};
+use super::{fatbins, ConcatMember, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
 use crate::archive::Archive;
 use crate::locate::{offload_sections, SectionKind};
 use crate::object::ObjectFile;
@@ -284,6 +284,52 @@ impl CuobjdumpCounter {
             }
             None => alloc::format!("{base}.{counter}.{sm}.{extension}"),
         })
+    }
+}
+
+/// An entry of a fat binary as `cuobjdump -all` lists it: an entry, or a
+/// member of a `--concat` entry (listed after its entry), with the name its
+/// image is extracted to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed<'data> {
+    /// The entry (a member's: its concat entry).
+    pub entry: FatbinEntry<'data>,
+    /// The member of the concat entry, if this is one.
+    pub member: Option<ConcatMember<'data>>,
+    /// Its kind (a member's own).
+    pub kind: EntryKind,
+    /// Its SM (a member's own).
+    pub sm: Sm,
+    /// Its identifier (a member's own).
+    pub identifier: Option<&'data [u8]>,
+    /// The name `cuobjdump -xelf all`/`-xptx all` writes its image to;
+    /// `None` for kinds it does not extract.
+    pub name: Option<String>,
+}
+
+impl CuobjdumpCounter {
+    /// Every entry of `fatbin`, each followed by its concat members, named
+    /// in turn (see [`CuobjdumpCounter::next_name`]; `base` as there).
+    pub fn list<'data>(&mut self, fatbin: &Fatbin<'data>, base: &str) -> Vec<Listed<'data>> {
+        let mut listed = Vec::new();
+        for entry in fatbin.entries() {
+            let mut push = |member: Option<ConcatMember<'data>>, kind, sm, identifier| {
+                let name = self.next_name(base, identifier, kind, sm);
+                listed.push(Listed {
+                    entry,
+                    member,
+                    kind,
+                    sm,
+                    identifier,
+                    name,
+                });
+            };
+            push(None, entry.kind(), entry.sm(), entry.identifier());
+            for m in entry.members() {
+                push(Some(m), m.kind(), m.sm(), m.identifier());
+            }
+        }
+        listed
     }
 }
 

@@ -582,6 +582,12 @@ impl<'data> FatbinEntry<'data> {
         self.header.flags.get()
     }
 
+    /// Whether its payload is opaque (flag 0x10000, nvcc `-dlto`'s LTO-IR):
+    /// flagged as compressed, but no zstd frame; not decoded, only copied.
+    pub fn is_opaque(&self) -> bool {
+        self.flags() & FLAG_OPAQUE_LTO != 0
+    }
+
     /// The reserved field at 0x30.
     pub fn reserved(&self) -> u64 {
         self.header.reserved.get()
