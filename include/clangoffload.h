@@ -2993,7 +2993,9 @@ clangoffload_status clangoffload_cuda_fatbins_fault(const struct clangoffload_cu
 // Writes into `*out` entry `index`'s image as `cuobjdump` extracts it: the
 // payload decoded (LZ4 or zstd, at most `max_size` bytes; 0 for the
 // default limit), a cubin cut to its ELF length, PTX without its NUL; for
-// other kinds the decoded payload. Errors are located in the fat binary.
+// other kinds the decoded payload (an opaque one, flag 0x10000 as on nvcc
+// `-dlto`'s LTO-IR, as stored: it holds no frame to decode). Errors are
+// located in the fat binary.
 //
 // Ownership: on success `*out` is a new buffer owned by the caller,
 // released with `clangoffload_buffer_free`; on failure it is untouched and

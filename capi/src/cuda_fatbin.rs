@@ -8,15 +8,14 @@
 
 use core::ffi::c_char;
 
-use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
 use clangoffload::cuda_fatbin::{
-    prune_fatbins, prune_file_in_place, write_fatbin, CompressMode, Compression, EntryKind, Fatbin,
-    FatbinEntry, NewEntry, Sm, SmVariant, WriteOptions,
+    prune_fatbins, prune_file_in_place, write_fatbin, CompressMode, EntryKind, Fatbin, FatbinEntry,
+    NewEntry, Sm, SmVariant, WriteOptions,
 };
 use clangoffload::{DecompressOptions, Error};
 
@@ -452,7 +451,9 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_fault(
 /// Writes into `*out` entry `index`'s image as `cuobjdump` extracts it: the
 /// payload decoded (LZ4 or zstd, at most `max_size` bytes; 0 for the
 /// default limit), a cubin cut to its ELF length, PTX without its NUL; for
-/// other kinds the decoded payload. Errors are located in the fat binary.
+/// other kinds the decoded payload (an opaque one, flag 0x10000 as on nvcc
+/// `-dlto`'s LTO-IR, as stored: it holds no frame to decode). Errors are
+/// located in the fat binary.
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller,
 /// released with `clangoffload_buffer_free`; on failure it is untouched and
@@ -485,15 +486,11 @@ pub unsafe extern "C" fn clangoffload_cuda_entry_image(
         let out = unsafe { out_arg(out) }?;
         // A stored payload is read in place (one copy, into the buffer);
         // a compressed one is decoded first.
-        let decoded: Cow<'_, [u8]> = match l.entry.compression() {
-            Compression::None => Cow::Borrowed(l.entry.payload()),
+        let decoded = l
+            .entry
+            .contents(&options(max_size))
             // SAFETY: `err` is NULL or writable, as the caller promises.
-            _ => Cow::Owned(
-                l.entry
-                    .decompress(&options(max_size))
-                    .map_err(|e| unsafe { report(&e, err) })?,
-            ),
-        };
+            .map_err(|e| unsafe { report(&e, err) })?;
         let member = l
             .member
             .and_then(|m| l.entry.members().find(|x| x.index == m));

@@ -103,6 +103,28 @@ fn a_linked_library_lists_relfatbin_after_nv_fatbin() {
     unsafe { c::clangoffload_cuda_fatbins_free(h) };
 }
 
+/// nvcc `-dlto`'s LTO-IR entry is flagged zstd but holds no zstd frame
+/// (flag 0x10000): its image is its bytes as stored, not a decoding error.
+#[test]
+fn an_opaque_lto_ir_entry_gives_its_stored_bytes() {
+    let data = fixture("nvcc-dlto.o");
+    let h = parse(&data, "nvcc-dlto", 0).unwrap();
+    let all = entries(h);
+    assert_eq!(all.iter().map(|e| e.kind).collect::<Vec<_>>(), [1, 8]);
+    let mut out = c::clangoffload_buffer {
+        ptr: null_mut(),
+        len: 0,
+    };
+    let s = unsafe { c::clangoffload_cuda_entry_image(h, 1, 0, &mut out, null_mut()) };
+    assert_eq!(s, c::clangoffload_status::Ok);
+    let image = unsafe { std::slice::from_raw_parts(out.ptr, out.len) };
+    let at = usize::try_from(all[1].offset).unwrap() + usize::try_from(all[1].header_size).unwrap();
+    assert_eq!(out.len, usize::try_from(all[1].compressed_size).unwrap());
+    assert!(image == &data[at..at + out.len]);
+    unsafe { c::clangoffload_buffer_free(&mut out) };
+    unsafe { c::clangoffload_cuda_fatbins_free(h) };
+}
+
 #[test]
 fn selection_through_the_c_abi() {
     let data = fixture("raw-concat-zstd.fatbin");

@@ -5,6 +5,7 @@
 //! GIL released, into a `bytes` the container keeps; its entries are views
 //! of that.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use clangoffload::bundler::Decoding;
@@ -12,7 +13,7 @@ use clangoffload::cuda_fatbin::host::{
     cuobjdump_base, host_fatbins, CuobjdumpCounter, FatbinSource, Listed,
 };
 use clangoffload::cuda_fatbin::select::select_for_device as select_cuda;
-use clangoffload::cuda_fatbin::{Compression, CudaMatch, EntryKind, Fatbin, Sm};
+use clangoffload::cuda_fatbin::{CudaMatch, EntryKind, Fatbin, Sm};
 use clangoffload::id::{select_in_compressed, select_in_fatbin, DeviceMatch};
 use clangoffload::inspect::{bundle_entries, inspect_to, Depth, InspectedEntry};
 use clangoffload::scan::{scan, Found};
@@ -847,6 +848,13 @@ impl Entry {
     }
 }
 
+/// A CUDA entry's contents: viewed in the file when stored, else decoded
+/// into a `bytes` the entries keep.
+enum Contents<'py, 'a> {
+    Stored(&'a [u8]),
+    Decoded(Bound<'py, PyBytes>),
+}
+
 /// A CUDA fat binary entry's details.
 struct Cuda {
     kind: &'static str,
@@ -887,9 +895,8 @@ impl Container {
             .map(cuobjdump_base);
         let mut counter = self.numbering.unwrap_or_default();
         let options = self.file.get().decompress_options();
-        // The last entry's decoded bytes (its members lie in them): the
-        // payload in the file when stored, else decoded.
-        let mut last: Option<(u64, Option<Bound<'_, PyBytes>>)> = None;
+        // The last entry's contents (its members lie in them), by offset.
+        let mut last: Option<(u64, Contents<'_, '_>)> = None;
         let mut entries = Vec::new();
         for (index, listed) in counter
             .list(&fatbin, base.unwrap_or_default())
@@ -898,32 +905,29 @@ impl Container {
         {
             let entry = listed.entry;
             if last.as_ref().is_none_or(|(at, _)| *at != entry.offset()) {
-                let decoded = match entry.compression() {
-                    _ if entry.is_opaque() => None,
-                    Compression::None => None,
-                    _ => {
-                        let bytes = py.detach(|| entry.decompress(&options)).map_err(located)?;
-                        Some(PyBytes::new(py, &bytes))
-                    }
+                let contents = match py.detach(|| entry.contents(&options)).map_err(located)? {
+                    Cow::Borrowed(stored) => Contents::Stored(stored),
+                    Cow::Owned(bytes) => Contents::Decoded(PyBytes::new(py, &bytes)),
                 };
-                last = Some((entry.offset(), decoded));
+                last = Some((entry.offset(), contents));
             }
-            let Some((_, decoded)) = &last else {
+            let Some((_, contents)) = &last else {
                 continue;
             };
-            let stored = match entry.is_opaque() {
-                true => entry.compressed(),
-                false => entry.payload(),
+            let bytes = match contents {
+                Contents::Decoded(d) => d.as_bytes(),
+                Contents::Stored(stored) => stored,
             };
-            let bytes = decoded.as_ref().map_or(stored, |d| d.as_bytes());
             let image = match &listed.member {
                 Some(member) => entry.member_image(member, bytes),
                 None => entry.image(bytes),
             }
             .map_err(located)?;
-            let (owner, within) = match decoded {
-                Some(d) => (Owner::Decoded(d.clone().unbind()), offset_in(bytes, image)),
-                None => (
+            let (owner, within) = match contents {
+                Contents::Decoded(d) => {
+                    (Owner::Decoded(d.clone().unbind()), offset_in(bytes, image))
+                }
+                Contents::Stored(_) => (
                     Owner::File(self.file.clone_ref(py)),
                     offset_in(whole, image),
                 ),

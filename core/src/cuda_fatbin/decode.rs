@@ -186,6 +186,20 @@ impl<'data> FatbinEntry<'data> {
         }
     }
 
+    /// The entry's bytes, from which [`FatbinEntry::image`] (or a member's)
+    /// is cut: the payload when stored, the stored bytes of an opaque entry
+    /// ([`FatbinEntry::is_opaque`]: no frame to decode), else decoded
+    /// ([`FatbinEntry::decompress`]).
+    #[cfg(feature = "alloc")]
+    pub fn contents(&self, options: &DecompressOptions) -> Result<alloc::borrow::Cow<'data, [u8]>> {
+        use alloc::borrow::Cow;
+        match self.compression() {
+            _ if self.is_opaque() => Ok(Cow::Borrowed(self.compressed())),
+            Compression::None => Ok(Cow::Borrowed(self.payload)),
+            _ => self.decompress(options).map(Cow::Owned),
+        }
+    }
+
     /// Decodes a compressed payload into a new buffer of exactly the
     /// declared size (reserved after the checks, so a refused size
     /// allocates nothing); a stored payload is copied.
