@@ -3,7 +3,8 @@
 # (run.sh, on a machine with one): fat binaries written by our `fatbinary`
 # and pruned by our `nvprune`, NVIDIA's own for control, CUDA programs clang
 # 22 compiled with our `fatbinary` (objects pruned in place by our `nvprune`)
-# and linked with NVIDIA's static CUDA runtime, and driver_check.
+# and linked with NVIDIA's static CUDA runtime (one through the new offload
+# driver: nvlink, then our fatbinary at link time), and driver_check.
 #
 # usage: NVIDIA_CUDA=DIR [NVIDIA_CUDA12=DIR] prepare.sh OUTDIR
 #   NVIDIA_CUDA: a CUDA 13 tree from the wheels (bin/ptxas, bin/fatbinary,
@@ -22,8 +23,10 @@ out=$(realpath "$out")
 w=$out/work
 CL="$llvm/clang -x cuda -nocudainc -nocudalib -Wno-unknown-cuda-version"
 
-# A CUDA tree whose fatbinary is ours (clang runs it by that path).
+# A CUDA tree whose fatbinary is ours (clang runs it by that path; the
+# new driver's clang-nvlink-wrapper finds nvlink on PATH).
 ln -sf "$cu/bin/ptxas" "$out/ours/bin/ptxas"
+ln -sf "$cu/bin/nvlink" "$out/ours/bin/nvlink"
 ln -sf "$ours" "$out/ours/bin/fatbinary"
 echo '#define CUDA_VERSION 13050' > "$out/ours/include/cuda.h"
 
@@ -77,6 +80,13 @@ for keep in sm_90 compute_80 sm_80; do
   $P -arch $keep -o "$w/app-$keep.o" "$w/app.o"
   link "$w/app-$keep.o" "$out/app-pruned-$keep"
 done
+# The new offload driver with relocatable device code: clang-linker-wrapper
+# links the device code with nvlink and runs our fatbinary at link time.
+$CL --cuda-path="$out/ours" --offload-new-driver -fgpu-rdc --offload-arch=sm_80 \
+  --offload-arch=sm_90 -O2 -c "$here/app.cu" -o "$w/app-rdc.o"
+PATH="$out/ours/bin:$PATH" $llvm/clang++ -fuse-ld=lld --offload-new-driver -fgpu-rdc \
+  --cuda-path="$out/ours" --offload-arch=sm_80 --offload-arch=sm_90 "$w/app-rdc.o" \
+  -L"$cu/lib" -lcudart_static -lpthread -ldl -lrt -o "$out/app-newdriver"
 cc -O2 -o "$out/driver_check" "$here/driver_check.c" -ldl
 cp "$here/run.sh" "$out/"
 rm -rf "$w" "$out/ours"
