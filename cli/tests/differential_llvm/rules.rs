@@ -169,7 +169,7 @@ pub static RULES: &[Rule] = &[
         applies: |c| {
             bundler(c)
                 && matches!(c.class, Class::OnlyOursSucceeds | Class::BothSucceedDiffer)
-                && c.ours_says("is also in the container at offset")
+                && c.ours_says("is also in the container")
         },
     },
     Rule {

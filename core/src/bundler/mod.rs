@@ -152,12 +152,13 @@ pub enum Warning {
     Bundle(crate::bundle::BundleDiagnostic),
     /// More findings about a bundle than are worth showing.
     MoreBundleFindings(usize),
-    /// An ID in two containers laid back to back; the first one's is used.
+    /// An ID written from the first of several containers laid back to
+    /// back that hold it.
     IdInTwoContainers {
         /// The entry ID.
         id: alloc::vec::Vec<u8>,
-        /// The offset of the container whose entry is ignored.
-        ignored: u64,
+        /// The offsets of the containers whose entries are ignored.
+        ignored: alloc::vec::Vec<u64>,
         /// The offset of the container whose entry is used.
         used: u64,
     },
@@ -233,11 +234,25 @@ impl core::fmt::Display for WarningMessage<'_> {
             Warning::MoreBundleFindings(n) => {
                 write!(f, "'{input}': {n} more such findings not shown")
             }
-            Warning::IdInTwoContainers { id, ignored, used } => write!(
-                f,
-                "'{input}': '{}' is also in the container at offset {ignored:#x}; using the one at offset {used:#x}",
-                alloc::string::String::from_utf8_lossy(id)
-            ),
+            Warning::IdInTwoContainers { id, ignored, used } => {
+                let id = alloc::string::String::from_utf8_lossy(id);
+                write!(f, "'{input}': '{id}' is also in the container")?;
+                // A few offsets say enough: dozens of containers repeat.
+                const SHOWN: usize = 3;
+                match ignored.as_slice() {
+                    [one] => write!(f, " at offset {one:#x}")?,
+                    many => {
+                        write!(f, "s at offsets")?;
+                        for (i, at) in many.iter().take(SHOWN).enumerate() {
+                            write!(f, "{}{at:#x}", if i == 0 { " " } else { ", " })?;
+                        }
+                        if many.len() > SHOWN {
+                            write!(f, " and {} more", many.len().saturating_sub(SHOWN))?;
+                        }
+                    }
+                }
+                write!(f, "; using the one at offset {used:#x}")
+            }
             Warning::SameWrittenId {
                 first,
                 second,

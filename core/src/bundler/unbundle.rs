@@ -74,7 +74,20 @@ pub fn unbundle<'data>(
         // found is luck: there an invalid ID fails the job only when a target
         // is not found, the one case where LLVM surely reaches it.
         let hash_ordered = matches!(contents, Contents::Containers(_));
-        assign(&candidates, cut, &targets.normalized, request, hash_ordered)?
+        let (assigned, found_host, used) =
+            assign(&candidates, cut, &targets.normalized, request, hash_ordered)?;
+        // Of an ID that other containers hold too, only what is written is
+        // worth a warning: one per ID, naming the containers passed over.
+        for (candidate, _) in candidates.iter().zip(used).filter(|(_, used)| *used) {
+            if let Some(repeated) = &candidate.repeated {
+                observer.note(Note::Warning(Warning::IdInTwoContainers {
+                    id: candidate.id.to_vec(),
+                    ignored: repeated.ignored.clone(),
+                    used: repeated.used,
+                }));
+            }
+        }
+        (assigned, found_host)
     };
     let mut plan = Plan::new(targets.normalized.len(), buffers)?;
     let open: Vec<usize> = (0..assigned.len())
@@ -153,6 +166,15 @@ fn fill(
 struct Candidate<'a, 'data> {
     id: &'a [u8],
     payload: Assigned<'data>,
+    /// Other containers back to back that hold this ID too.
+    repeated: Option<Repeated>,
+}
+
+/// Where an ID that several containers hold is taken from, and the other
+/// containers, by offset.
+struct Repeated {
+    used: u64,
+    ignored: Vec<u64>,
 }
 
 /// Where a target's payload comes from.
@@ -186,6 +208,7 @@ fn candidates<'a, 'data>(
                 Ok(Candidate {
                     id: entry.id(),
                     payload: Assigned::Source(loaded.source(range(entry.offset(), entry.size()))),
+                    repeated: None,
                 })
             })
             .collect::<Result<_, _>>()
@@ -195,8 +218,8 @@ fn candidates<'a, 'data>(
 
 /// The entries of bundles back to back. Within a bundle a repeated ID means
 /// its last entry, as in LLVM 22. Across containers (which LLVM 22 cannot
-/// read) the first container with an ID wins, and the others are named in a
-/// warning.
+/// read) the first container with an ID wins, and the others are recorded
+/// (to be named in a warning if the entry is written).
 fn container_candidates<'a, 'data>(
     containers: &'a [Loaded<'data>],
     buffers: &'a Buffers,
@@ -209,23 +232,33 @@ fn container_candidates<'a, 'data>(
     for bundle in &bundles {
         bundle_warnings(bundle, observer);
     }
-    let mut owner: BTreeMap<&[u8], usize> = BTreeMap::new();
-    let mut chosen = Vec::new();
-    for (container, (bundle, loaded)) in bundles.iter().zip(containers).enumerate() {
+    // Each ID's candidate (its index in `chosen`) and container's offset.
+    let mut owner: BTreeMap<&[u8], (usize, u64)> = BTreeMap::new();
+    let mut chosen: Vec<Candidate> = Vec::new();
+    for (bundle, loaded) in bundles.iter().zip(containers) {
         for entry in last_of_each_id(bundle) {
-            match owner.get(entry.id()) {
-                Some(&first) => observer.note(Note::Warning(Warning::IdInTwoContainers {
-                    id: entry.id().to_vec(),
-                    ignored: loaded.offset,
-                    used: containers.get(first).map_or(0, |c| c.offset),
-                })),
+            let first = owner
+                .get(entry.id())
+                .and_then(|&(i, used)| Some((chosen.get_mut(i)?, used)));
+            match first {
+                Some((first, used)) => {
+                    first
+                        .repeated
+                        .get_or_insert(Repeated {
+                            used,
+                            ignored: Vec::new(),
+                        })
+                        .ignored
+                        .push(loaded.offset);
+                }
                 None => {
-                    owner.insert(entry.id(), container);
+                    owner.insert(entry.id(), (chosen.len(), loaded.offset));
                     chosen.push(Candidate {
                         id: entry.id(),
                         payload: Assigned::Source(
                             loaded.source(range(entry.offset(), entry.size())),
                         ),
+                        repeated: None,
                     });
                 }
             }
@@ -284,7 +317,11 @@ fn object_candidates<'a, 'data>(
                 bytes: entry.payload(),
             }),
         };
-        candidates.push(Candidate { id, payload });
+        candidates.push(Candidate {
+            id,
+            payload,
+            repeated: None,
+        });
     }
     (candidates, None)
 }
@@ -299,7 +336,7 @@ fn assign<'data>(
     normalized: &[String],
     request: &UnbundleRequest<'_>,
     hash_ordered: bool,
-) -> Result<(Vec<Option<Assigned<'data>>>, bool), BundlerError> {
+) -> Result<(Vec<Option<Assigned<'data>>>, bool, Vec<bool>), BundlerError> {
     let mut assigned: Vec<Option<Assigned>> = normalized.iter().map(|_| None).collect();
     let mut found_host = false;
     // An exact ID always wins over a merely compatible one, whatever the
@@ -323,7 +360,13 @@ fn assign<'data>(
         .filter(|&t| assigned.get(t).is_some_and(Option::is_none))
         .collect();
     let mut invalid_seen = false;
-    for (candidate, _) in candidates.iter().zip(&taken).filter(|(_, &taken)| !taken) {
+    let exact = taken.clone();
+    for ((candidate, _), flag) in candidates
+        .iter()
+        .zip(&exact)
+        .zip(taken.iter_mut())
+        .filter(|((_, &exact), _)| !exact)
+    {
         if open.is_empty() {
             break;
         }
@@ -347,6 +390,7 @@ fn assign<'data>(
         if let Some(place) = assigned.get_mut(target) {
             *place = Some(candidate.payload.clone());
         }
+        *flag = true;
         found_host |= id.starts_with("host-");
     }
     if invalid_seen && !open.is_empty() {
@@ -355,7 +399,7 @@ fn assign<'data>(
     if let Some(error) = cut.filter(|_| !open.is_empty()) {
         return Err(error);
     }
-    Ok((assigned, found_host))
+    Ok((assigned, found_host, taken))
 }
 
 /// Whether the bundler gives an entry stored under `code_object` to a
@@ -665,6 +709,57 @@ mod tests {
         assert_eq!(
             unbundled(&features, &["hip-amdgcn-amd-amdhsa--gfx90a:xnack+"]),
             [b"any"]
+        );
+    }
+
+    #[test]
+    fn only_what_is_written_from_repeated_containers_is_warned_once_per_id() {
+        let one = |tag: &'static [u8]| {
+            write_bundle(
+                &[
+                    (b"host-x86_64-unknown-linux-gnu-", b""),
+                    (b"hip-amdgcn-amd-amdhsa--gfx906", tag),
+                    (b"hip-amdgcn-amd-amdhsa--gfx90a", tag),
+                ],
+                8,
+            )
+            .unwrap()
+        };
+        let mut data = one(b"first");
+        let second = u64::try_from(data.len()).unwrap();
+        data.extend(one(b"second"));
+        let third = u64::try_from(data.len()).unwrap();
+        data.extend(one(b"third"));
+        let targets = ["hip-amdgcn-amd-amdhsa--gfx90a"];
+        let request = UnbundleRequest {
+            file_type: FileType::Binary,
+            targets: &targets,
+            allow_missing: true,
+            ..UnbundleRequest::default()
+        };
+        let mut warned = Vec::new();
+        let plan = unbundle(&data, &request, &mut |note| {
+            if let Note::Warning(w) = note {
+                warned.push(w);
+            }
+        })
+        .unwrap();
+        assert_eq!(plan.output_bytes(0).unwrap(), b"first");
+        // gfx906 and the host, not asked for, go unmentioned.
+        assert_eq!(
+            warned,
+            [Warning::IdInTwoContainers {
+                id: b"hip-amdgcn-amd-amdhsa--gfx90a".to_vec(),
+                ignored: alloc::vec![second, third],
+                used: 0,
+            }]
+        );
+        assert_eq!(
+            alloc::format!("{}", warned[0].message("f")),
+            "'f': 'hip-amdgcn-amd-amdhsa--gfx90a' is also in the containers at offsets \
+             0x%SECOND%, 0x%THIRD%; using the one at offset 0x0"
+                .replace("%SECOND%", &alloc::format!("{second:x}"))
+                .replace("%THIRD%", &alloc::format!("{third:x}"))
         );
     }
 
