@@ -74,8 +74,11 @@ pub fn unbundle<'data>(
         // found is luck: there an invalid ID fails the job only when a target
         // is not found, the one case where LLVM surely reaches it.
         let hash_ordered = matches!(contents, Contents::Containers(_));
-        let (assigned, found_host, used) =
-            assign(&candidates, cut, &targets.normalized, request, hash_ordered)?;
+        let Assignment {
+            assigned,
+            found_host,
+            used,
+        } = assign(&candidates, cut, &targets.normalized, request, hash_ordered)?;
         // Of an ID that other containers hold too, only what is written is
         // worth a warning: one per ID, naming the containers passed over.
         for (candidate, _) in candidates.iter().zip(used).filter(|(_, used)| *used) {
@@ -326,17 +329,26 @@ fn object_candidates<'a, 'data>(
     (candidates, None)
 }
 
-/// Gives each target the first entry compatible with it, in entry order;
-/// returns each target's payload (none if not found) and whether the host's
-/// was found. `cut` is what stopped the reading of entries short: the
-/// job's error if a target is still open after the last entry.
+/// What [`assign`] gave the targets.
+struct Assignment<'data> {
+    /// Each target's payload (none if not found).
+    assigned: Vec<Option<Assigned<'data>>>,
+    /// Whether the host's entry was found.
+    found_host: bool,
+    /// Which candidates were given to a target.
+    used: Vec<bool>,
+}
+
+/// Gives each target the first entry compatible with it, in entry order.
+/// `cut` is what stopped the reading of entries short: the job's error if
+/// a target is still open after the last entry.
 fn assign<'data>(
     candidates: &[Candidate<'_, 'data>],
     cut: Option<BundlerError>,
     normalized: &[String],
     request: &UnbundleRequest<'_>,
     hash_ordered: bool,
-) -> Result<(Vec<Option<Assigned<'data>>>, bool, Vec<bool>), BundlerError> {
+) -> Result<Assignment<'data>, BundlerError> {
     let mut assigned: Vec<Option<Assigned>> = normalized.iter().map(|_| None).collect();
     let mut found_host = false;
     // An exact ID always wins over a merely compatible one, whatever the
@@ -399,7 +411,11 @@ fn assign<'data>(
     if let Some(error) = cut.filter(|_| !open.is_empty()) {
         return Err(error);
     }
-    Ok((assigned, found_host, taken))
+    Ok(Assignment {
+        assigned,
+        found_host,
+        used: taken,
+    })
 }
 
 /// Whether the bundler gives an entry stored under `code_object` to a
