@@ -461,7 +461,7 @@ impl Container {
                 Container::bundle_entries(py, decoded.as_bytes(), &owner, 0, 0)
             }
             Kind::OffloadBinary => self.images(py),
-            Kind::CudaFatbin => self.cuda_entries(py),
+            Kind::CudaFatbin => self.cuda_entries(py, None),
         }
     }
 
@@ -881,7 +881,13 @@ impl Container {
     /// its members), as `cuobjdump` lists them; each one's data is its
     /// image as `cuobjdump` extracts it (a view of the file when stored,
     /// decoded with the GIL released otherwise).
-    fn cuda_entries(&self, py: Python<'_>) -> PyResult<Vec<Entry>> {
+    /// `only`: the one entry wanted (its offset, and member index), the
+    /// others neither decoded nor built.
+    fn cuda_entries(
+        &self,
+        py: Python<'_>,
+        only: Option<(u64, Option<u64>)>,
+    ) -> PyResult<Vec<Entry>> {
         let held = self.file.get().held()?;
         let whole = held.bytes();
         let base = to_u64(self.start);
@@ -904,6 +910,9 @@ impl Container {
             .enumerate()
         {
             let entry = listed.entry;
+            if only.is_some_and(|o| o != (entry.offset(), listed.member.map(|m| m.index))) {
+                continue;
+            }
             if last.as_ref().is_none_or(|(at, _)| *at != entry.offset()) {
                 let contents = match py.detach(|| entry.contents(&options)).map_err(located)? {
                     Cow::Borrowed(stored) => Contents::Stored(stored),
@@ -956,16 +965,12 @@ impl Container {
             CudaMatch::Ptx => "ptx",
         };
         // The chosen one among the entries, as they list it.
+        // The chosen one alone, as the entries list it.
         let wanted = (chosen.entry.offset(), chosen.member);
-        let entries = self.cuda_entries(py)?;
-        let mut listed = CuobjdumpCounter::default().list(&fatbin, "").into_iter();
-        for mut entry in entries {
-            let Some(l) = listed.next() else { break };
-            if (l.entry.offset(), l.member.map(|m| m.index)) == wanted {
-                entry.how = Some(how);
-                return Ok(Some(entry));
-            }
+        let mut entry = self.cuda_entries(py, Some(wanted))?.into_iter().next();
+        if let Some(entry) = &mut entry {
+            entry.how = Some(how);
         }
-        Ok(None)
+        Ok(entry)
     }
 }
