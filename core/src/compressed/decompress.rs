@@ -90,8 +90,9 @@ pub fn truncated_md5(data: &[u8]) -> u64 {
 }
 
 /// [`truncated_md5`] of each of `messages`, computed side by side: the
-/// whole blocks they have in common go through MD5 together (two as two
-/// interleaved chains of steps, three or four in SSE2's lanes), which costs
+/// whole blocks they have in common go through MD5 together (in AVX-512VL's
+/// lanes where the processor has them; else two as two interleaved chains
+/// of steps, three or four in SSE2's lanes), which costs
 /// less than hashing them one after the other (benches/README.md); the
 /// rest of each is hashed alone. For a caller that checks many bundles.
 #[cfg(feature = "zstd")]

@@ -52,13 +52,21 @@ pub(crate) const LANES: usize = 4;
 
 /// Hashes the whole 64-byte blocks all `data` have in common, each after
 /// what its hasher has hashed, side by side: one MD5 in each lane of a
-/// vector (SSE2 on x86-64). MD5 is one long chain of dependent steps within
-/// a message, so one message leaves most of a core idle, and four go
-/// through in about the time of one and a half (benches/README.md).
+/// vector (AVX-512VL where the processor has it, else SSE2 on x86-64; two
+/// messages without AVX-512 as two interleaved scalar chains). MD5 is one
+/// long chain of dependent steps within a message, so one message leaves
+/// most of a core idle: four go through in about the time of one and a half
+/// in SSE2's lanes, and of less than one in AVX-512VL's (benches/README.md).
 /// Returns how many bytes of each `data` were hashed (the same for all);
 /// none when a hasher holds part of a block, or there are fewer than two.
 #[cfg(feature = "zstd")]
 pub(crate) fn consume_blocks_together(pairs: &mut [(&mut Hasher, &[u8])]) -> usize {
+    consume_blocks_with(lanes::Isa::best(), pairs)
+}
+
+/// [`consume_blocks_together`] with `isa`.
+#[cfg(feature = "zstd")]
+fn consume_blocks_with(isa: lanes::Isa, pairs: &mut [(&mut Hasher, &[u8])]) -> usize {
     let aligned = pairs.iter().all(|(hasher, _)| hasher.state.wanting() == 0);
     let blocks = pairs
         .iter()
@@ -69,7 +77,7 @@ pub(crate) fn consume_blocks_together(pairs: &mut [(&mut Hasher, &[u8])]) -> usi
         return 0;
     }
     for group in pairs.chunks_mut(LANES) {
-        lanes::hash_blocks(group, blocks);
+        lanes::hash_blocks(isa, group, blocks);
     }
     blocks.saturating_mul(64)
 }
@@ -79,32 +87,82 @@ pub(crate) fn consume_blocks_together(pairs: &mut [(&mut Hasher, &[u8])]) -> usi
 mod lanes {
     use super::{scheduled, Hasher, LANES};
 
-    /// Hashes the first `blocks` blocks of each message of `group` (at most
-    /// [`LANES`], each with no pending block) into its hasher.
-    pub(super) fn hash_blocks(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
-        if let [(first, a), (second, b)] = group {
-            let mut words = [first.state.words(), second.state.words()];
-            for (a, b) in a.chunks_exact(64).zip(b.chunks_exact(64)).take(blocks) {
-                pair::compress(&mut words, [a, b]);
+    /// The instructions messages are hashed side by side with.
+    #[derive(Clone, Copy, Debug)]
+    pub(super) enum Isa {
+        /// What every processor of the target has: two messages as two
+        /// interleaved scalar chains, more in SSE2's lanes on x86-64 (one
+        /// after the other elsewhere).
+        Baseline,
+        /// AVX-512VL's lanes (with the proof that the processor has it).
+        #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+        Avx512(avx512::Present),
+    }
+
+    impl Isa {
+        /// The fastest this processor has.
+        pub(super) fn best() -> Isa {
+            #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+            if let Some(present) = avx512::Present::detect() {
+                return Isa::Avx512(present);
             }
-            let [one, other] = words;
-            first.state.advanced(one, blocks);
-            second.state.advanced(other, blocks);
-            return;
+            Isa::Baseline
         }
+
+        /// Every one this processor has, for tests.
+        #[cfg(test)]
+        pub(super) fn all() -> alloc::vec::Vec<Isa> {
+            let mut all = alloc::vec![Isa::Baseline];
+            #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+            all.extend(avx512::Present::detect().map(Isa::Avx512));
+            all
+        }
+    }
+
+    /// Hashes the first `blocks` blocks of each message of `group` (at most
+    /// [`LANES`], each with no pending block) into its hasher, with `isa`.
+    pub(super) fn hash_blocks(isa: Isa, group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
+        match isa {
+            #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+            Isa::Avx512(present) => avx512::hash_blocks(present, group, blocks),
+            Isa::Baseline => {
+                if let [(first, a), (second, b)] = group {
+                    let mut words = [first.state.words(), second.state.words()];
+                    for (a, b) in a.chunks_exact(64).zip(b.chunks_exact(64)).take(blocks) {
+                        pair::compress(&mut words, [a, b]);
+                    }
+                    let [one, other] = words;
+                    first.state.advanced(one, blocks);
+                    second.state.advanced(other, blocks);
+                    return;
+                }
+                in_lanes::<Baseline>(group, blocks);
+            }
+        }
+    }
+
+    /// One 64-byte block of each of [`LANES`] messages into its words.
+    trait Compress {
+        fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]);
+    }
+
+    /// [`hash_blocks`] in the lanes of `C`: lanes without a message hash
+    /// zeros, into words nobody reads.
+    #[inline(always)]
+    fn in_lanes<C: Compress>(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
         let mut words = [[0u32; 4]; LANES];
         for (lane, (hasher, _)) in words.iter_mut().zip(group.iter()) {
             *lane = hasher.state.words();
         }
-        // Lanes without a message hash zeros, into words nobody reads.
         const IDLE: [u8; 64] = [0; 64];
         for block in 0..blocks {
             let at = block.saturating_mul(64);
-            let mut input = [&IDLE[..]; LANES];
+            let mut input = [&IDLE; LANES];
             for (lane, (_, data)) in input.iter_mut().zip(group.iter()) {
-                *lane = data.get(at..at.saturating_add(64)).unwrap_or(&IDLE);
+                let block = data.get(at..at.saturating_add(64));
+                *lane = block.and_then(|b| b.try_into().ok()).unwrap_or(&IDLE);
             }
-            compress(&mut words, input);
+            C::compress(&mut words, input);
         }
         for (lane, (hasher, _)) in words.iter().zip(group.iter_mut()) {
             hasher.state.advanced(*lane, blocks);
@@ -183,16 +241,25 @@ mod lanes {
         }
     }
 
-    /// One 64-byte block into each lane's words.
+    /// The lanes every processor of the target has.
+    struct Baseline;
+
+    /// Off x86-64: one lane after the other.
     #[cfg(not(target_arch = "x86_64"))]
-    fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8]; LANES]) {
-        for (lane, block) in words.iter_mut().zip(blocks) {
-            scheduled::compress(lane, block);
+    impl Compress for Baseline {
+        fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
+            for (lane, block) in words.iter_mut().zip(blocks) {
+                scheduled::compress(lane, block);
+            }
         }
     }
 
     #[cfg(target_arch = "x86_64")]
-    use sse2::compress;
+    impl Compress for Baseline {
+        fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
+            sse2::compress::<sse2::Lanes>(words, blocks);
+        }
+    }
 
     /// The rounds on four lanes of 32 bits: the only unsafe code here is
     /// calling SSE2's intrinsics, which every x86-64 processor has (the
@@ -211,9 +278,27 @@ mod lanes {
             _mm_xor_si128,
         };
 
-        /// Four words, one per lane.
+        /// Four words of 128 bits, one per lane, whatever instructions
+        /// compute on them.
+        pub(super) trait Vector: Word {
+            fn from_raw(raw: __m128i) -> Self;
+            fn raw(self) -> __m128i;
+        }
+
+        /// Four words, one per lane, computed on with SSE2.
         #[derive(Clone, Copy)]
         pub(super) struct Lanes(__m128i);
+
+        impl Vector for Lanes {
+            #[inline(always)]
+            fn from_raw(raw: __m128i) -> Self {
+                Lanes(raw)
+            }
+            #[inline(always)]
+            fn raw(self) -> __m128i {
+                self.0
+            }
+        }
 
         // SAFETY (every block below): SSE2 is enabled on every x86_64
         // target, and these intrinsics only compute on their arguments.
@@ -252,13 +337,17 @@ mod lanes {
             }
         }
 
-        /// One 64-byte block into each lane's words. The blocks are read 16
-        /// bytes at a time and transposed, so that vector `j` holds word `j`
-        /// of every lane's block.
-        pub(super) fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8]; LANES]) {
-            let zero = Lanes::splat(0);
+        /// One 64-byte block into each lane's words, computed on as `V`.
+        /// The blocks are read 16 bytes at a time and transposed (SSE2),
+        /// so that vector `j` holds word `j` of every lane's block.
+        #[inline(always)]
+        pub(super) fn compress<V: Vector>(
+            words: &mut [[u32; 4]; LANES],
+            blocks: [&[u8; 64]; LANES],
+        ) {
+            let zero = V::splat(0);
             let mut m = [zero; 16];
-            let mut rows = [[zero.0; 4]; LANES];
+            let mut rows = [[zero.raw(); 4]; LANES];
             for (row, block) in rows.iter_mut().zip(blocks) {
                 for (quarter, bytes) in row.iter_mut().zip(block.chunks_exact(16)) {
                     // SAFETY: `bytes` is 16 readable bytes; loadu takes any
@@ -287,7 +376,7 @@ mod lanes {
                     ]
                 };
                 for (word, column) in out.iter_mut().zip(columns) {
-                    *word = Lanes(column);
+                    *word = V::from_raw(column);
                 }
             }
             let lane_word = |i: usize| {
@@ -296,7 +385,7 @@ mod lanes {
                     i32::from_ne_bytes(word.to_ne_bytes())
                 };
                 // SAFETY: as for `Word` above.
-                Lanes(unsafe { _mm_set_epi32(w(3), w(2), w(1), w(0)) })
+                V::from_raw(unsafe { _mm_set_epi32(w(3), w(2), w(1), w(0)) })
             };
             let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
             let ends = rounds(state, &m);
@@ -304,12 +393,158 @@ mod lanes {
                 let mut sum = [0u32; 4];
                 // SAFETY: `sum` is 16 writable bytes; storeu takes any
                 // alignment.
-                unsafe { _mm_storeu_si128(sum.as_mut_ptr().cast(), start.add(end).0) };
+                unsafe { _mm_storeu_si128(sum.as_mut_ptr().cast(), start.add(end).raw()) };
                 for (lane, word) in words.iter_mut().zip(sum) {
                     if let Some(w) = lane.get_mut(i) {
                         *w = word;
                     }
                 }
+            }
+        }
+    }
+
+    /// The rounds in AVX-512VL's lanes of 128 bits: each round's function
+    /// is one instruction (`vpternlogd`) and so is each rotation
+    /// (`vprold`), which shortens the chain of dependent steps MD5 is from
+    /// about five instructions to four. With two messages (each thread of
+    /// `extract` decodes two) the four lanes run half idle and still hash
+    /// faster than two interleaved scalar chains (benches/README.md).
+    ///
+    /// Unsafe code: the intrinsics, which need a processor with AVX-512F
+    /// and AVX-512VL. A [`Present`] is made only where the processor says
+    /// it has both, and [`Lanes`], private here, only inside
+    /// [`hash_blocks`], which takes one; run under ASan by
+    /// `core/tests/sanitize` on processors that have them.
+    #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+    #[allow(unsafe_code)]
+    // Built only by Rust 1.89 and later (build.rs).
+    #[clippy::msrv = "1.89"]
+    mod avx512 {
+        use super::scheduled::Word;
+        use super::{in_lanes, sse2, Compress, Hasher, LANES};
+        use core::arch::x86_64::{
+            __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_or_si128, _mm_rol_epi32,
+            _mm_set1_epi32, _mm_ternarylogic_epi32, _mm_xor_si128,
+        };
+
+        /// Proof that this processor has AVX-512F and AVX-512VL.
+        #[derive(Clone, Copy, Debug)]
+        pub(in super::super) struct Present(());
+
+        impl Present {
+            pub(in super::super) fn detect() -> Option<Present> {
+                let has = std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512vl");
+                has.then_some(Present(()))
+            }
+        }
+
+        /// [`super::hash_blocks`] in AVX-512VL's lanes.
+        pub(super) fn hash_blocks(_: Present, group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
+            // SAFETY: `Present` says the processor has both features.
+            unsafe { hash_blocks_avx512(group, blocks) }
+        }
+
+        /// # Safety
+        /// The processor has AVX-512F and AVX-512VL.
+        #[target_feature(enable = "avx512f,avx512vl")]
+        unsafe fn hash_blocks_avx512(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
+            in_lanes::<Lanes>(group, blocks);
+        }
+
+        impl Compress for Lanes {
+            #[inline(always)]
+            fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
+                sse2::compress::<Lanes>(words, blocks);
+            }
+        }
+
+        /// Four words, one per lane, computed on with AVX-512VL.
+        #[derive(Clone, Copy)]
+        struct Lanes(__m128i);
+
+        impl sse2::Vector for Lanes {
+            #[inline(always)]
+            fn from_raw(raw: __m128i) -> Self {
+                Lanes(raw)
+            }
+            #[inline(always)]
+            fn raw(self) -> __m128i {
+                self.0
+            }
+        }
+
+        // `vpternlogd`'s tables for functions of (b, c, d): their values
+        // where b, c and d are B, C and D (the low 8 bits).
+        const B: i32 = 0xf0;
+        const C: i32 = 0xcc;
+        const D: i32 = 0xaa;
+        const F: i32 = ((B & C) | (!B & D)) & 0xff;
+        const G: i32 = ((B & D) | (C & !D)) & 0xff;
+        const H: i32 = (B ^ C ^ D) & 0xff;
+        const I: i32 = (C ^ (B | !D)) & 0xff;
+
+        // SAFETY (every block below): a `Lanes` exists only inside
+        // `hash_blocks_avx512`, entered only where the processor has
+        // AVX-512F and AVX-512VL; the intrinsics only compute on values.
+        impl Word for Lanes {
+            #[inline(always)]
+            fn splat(k: u32) -> Self {
+                Lanes(unsafe { _mm_set1_epi32(i32::from_ne_bytes(k.to_ne_bytes())) })
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_add_epi32(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_and_si128(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn xor(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_xor_si128(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and_not(self, other: Self) -> Self {
+                Lanes(unsafe { _mm_andnot_si128(other.0, self.0) })
+            }
+            #[inline(always)]
+            fn or_not(self, other: Self) -> Self {
+                let ones = unsafe { _mm_set1_epi32(-1) };
+                Lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
+            }
+            #[inline(always)]
+            fn rotl<const L: i32, const R: i32>(self) -> Self {
+                Lanes(unsafe { _mm_rol_epi32::<L>(self.0) })
+            }
+            #[inline(always)]
+            fn settled(mut self) -> Self {
+                // An empty instruction the value goes through.
+                unsafe {
+                    core::arch::asm!("/* {0} */", inout(xmm_reg) self.0,
+                        options(pure, nomem, nostack, preserves_flags));
+                }
+                self
+            }
+            #[inline(always)]
+            fn f(b: Self, c: Self, d: Self) -> Self {
+                Lanes(unsafe { _mm_ternarylogic_epi32::<F>(b.0, c.0, d.0) })
+            }
+            #[inline(always)]
+            fn g(b: Self, c: Self, d: Self) -> (Self, Self) {
+                let zero = Self::splat(0);
+                (
+                    zero,
+                    Lanes(unsafe { _mm_ternarylogic_epi32::<G>(b.0, c.0, d.0) }),
+                )
+            }
+            #[inline(always)]
+            fn h(b: Self, c: Self, d: Self) -> Self {
+                Lanes(unsafe { _mm_ternarylogic_epi32::<H>(b.0, c.0, d.0) })
+            }
+            #[inline(always)]
+            fn i(b: Self, c: Self, d: Self) -> Self {
+                Lanes(unsafe { _mm_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
             }
         }
     }
@@ -407,6 +642,7 @@ mod scheduled {
         ($a:ident, $b:ident, $early:expr, $late:expr, $m:expr, $k:expr, $s:expr) => {
             $a = $b.add(
                 $a.add($m.add(W::splat($k)))
+                    .settled()
                     .add($early)
                     .add($late)
                     .rotl::<$s, { 32 - $s }>(),
@@ -414,29 +650,29 @@ mod scheduled {
         };
     }
 
-    /// Rounds 1 to 4 with RFC 1321's functions, each written as an early
-    /// part (not depending on the newest word `b`) plus a late one:
-    /// F = (b & c) | (!b & d) = ((c ^ d) & b) ^ d, no early part;
-    /// G = (b & d) | (c & !d) = (c & !d) + (b & d), disjoint bits;
-    /// H = b ^ c ^ d; I = c ^ (b | !d), no early part.
+    /// Rounds 1 to 4 with RFC 1321's functions ([`Word::f`] to
+    /// [`Word::i`]), G as an early part (not depending on the newest word
+    /// `b`) plus a late one: (b & d) | (c & !d) = (c & !d) + (b & d), as
+    /// their bits are disjoint.
     macro_rules! f {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, W::splat(0), $c.xor($d).and($b).xor($d), $m, $k, $s)
+            step!($a, $b, W::splat(0), W::f($b, $c, $d), $m, $k, $s)
         };
     }
     macro_rules! g {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, $c.and_not($d), $b.and($d), $m, $k, $s)
+            let (early, late) = W::g($b, $c, $d);
+            step!($a, $b, early, late, $m, $k, $s)
         };
     }
     macro_rules! h {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, W::splat(0), $b.xor($c.xor($d)), $m, $k, $s)
+            step!($a, $b, W::splat(0), W::h($b, $c, $d), $m, $k, $s)
         };
     }
     macro_rules! i {
         ($a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $k:expr, $s:expr) => {
-            step!($a, $b, W::splat(0), $c.xor($b.or_not($d)), $m, $k, $s)
+            step!($a, $b, W::splat(0), W::i($b, $c, $d), $m, $k, $s)
         };
     }
 
@@ -454,6 +690,35 @@ mod scheduled {
         fn or_not(self, other: Self) -> Self;
         /// Rotates left by `L` (`R` is `32 - L`).
         fn rotl<const L: i32, const R: i32>(self) -> Self;
+        /// The same value, as a sum the compiler must finish before adding
+        /// anything to it (for vectors, whose compiler would otherwise add
+        /// the step's constant last, on the chain of dependent steps).
+        #[inline(always)]
+        fn settled(self) -> Self {
+            self
+        }
+        /// Round 1's function: `((c ^ d) & b) ^ d`, one operation after
+        /// `b`'s.
+        #[inline(always)]
+        fn f(b: Self, c: Self, d: Self) -> Self {
+            c.xor(d).and(b).xor(d)
+        }
+        /// Round 2's function as the two parts added to the sum: one that
+        /// does not wait on `b`, and one that does.
+        #[inline(always)]
+        fn g(b: Self, c: Self, d: Self) -> (Self, Self) {
+            (c.and_not(d), b.and(d))
+        }
+        /// Round 3's function.
+        #[inline(always)]
+        fn h(b: Self, c: Self, d: Self) -> Self {
+            b.xor(c.xor(d))
+        }
+        /// Round 4's function.
+        #[inline(always)]
+        fn i(b: Self, c: Self, d: Self) -> Self {
+            c.xor(b.or_not(d))
+        }
     }
 
     impl Word for u32 {
@@ -630,9 +895,32 @@ mod tests {
     /// parts of blocks, nothing, lanes that end early; what the lanes do
     /// not have in common hashed alone), give each message's own MD5, for
     /// every number of lanes up to more than a vector holds.
+    /// With every instruction set this processor has.
     #[cfg(feature = "zstd")]
     #[test]
     fn messages_hashed_together_hash_as_each_alone() {
+        for isa in super::lanes::Isa::all() {
+            hashed_together_hash_as_each_alone(isa);
+        }
+    }
+
+    /// A compiler with AVX-512's intrinsics and a processor with AVX-512VL
+    /// use them: the test above then covers both.
+    #[cfg(all(feature = "zstd", target_arch = "x86_64"))]
+    #[test]
+    fn avx512_is_used_where_the_processor_has_it() {
+        let has =
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl");
+        let lanes = super::lanes::Isa::all().len();
+        match (cfg!(clangoffload_avx512), has) {
+            (true, true) => assert_eq!(lanes, 2),
+            _ => assert_eq!(lanes, 1),
+        }
+        assert!(matches!(super::lanes::Isa::best(), super::lanes::Isa::Baseline) == (lanes == 1));
+    }
+
+    #[cfg(feature = "zstd")]
+    fn hashed_together_hash_as_each_alone(isa: super::lanes::Isa) {
         let data: Vec<u8> = (0..40_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
@@ -663,7 +951,7 @@ mod tests {
                         (h, piece)
                     })
                     .collect();
-                let common = super::consume_blocks_together(&mut pairs);
+                let common = super::consume_blocks_with(isa, &mut pairs);
                 for (hasher, piece) in pairs {
                     hasher.consume(&piece[common..]);
                 }
@@ -676,7 +964,7 @@ mod tests {
                 assert_eq!(
                     hasher.truncated(),
                     reference(message),
-                    "{lanes} lanes, lane {i}"
+                    "{isa:?}: {lanes} lanes, lane {i}"
                 );
             }
         }
