@@ -261,6 +261,61 @@ mod lanes {
         }
     }
 
+    /// `impl Vector` and `impl Word` for `$lanes`, a tuple struct of one
+    /// `__m128i`: the word operations every x86-64 processor computes with
+    /// SSE2, then `$rest`, the methods the lanes compute otherwise (at
+    /// least `rotl`). For `sse2` and `avx512`, which share them; each use
+    /// site has `Vector` and `Word` in scope and allows unsafe code.
+    #[cfg(target_arch = "x86_64")]
+    macro_rules! sse2_words {
+        ($lanes:ident { $($rest:tt)* }) => {
+            impl Vector for $lanes {
+                #[inline(always)]
+                fn from_raw(raw: core::arch::x86_64::__m128i) -> Self {
+                    $lanes(raw)
+                }
+                #[inline(always)]
+                fn raw(self) -> core::arch::x86_64::__m128i {
+                    self.0
+                }
+            }
+
+            // SAFETY (every block below): SSE2 is enabled on every x86_64
+            // target, and these intrinsics only compute on their arguments.
+            impl Word for $lanes {
+                #[inline(always)]
+                fn splat(k: u32) -> Self {
+                    let k = i32::from_ne_bytes(k.to_ne_bytes());
+                    $lanes(unsafe { core::arch::x86_64::_mm_set1_epi32(k) })
+                }
+                #[inline(always)]
+                fn add(self, other: Self) -> Self {
+                    $lanes(unsafe { core::arch::x86_64::_mm_add_epi32(self.0, other.0) })
+                }
+                #[inline(always)]
+                fn and(self, other: Self) -> Self {
+                    $lanes(unsafe { core::arch::x86_64::_mm_and_si128(self.0, other.0) })
+                }
+                #[inline(always)]
+                fn xor(self, other: Self) -> Self {
+                    $lanes(unsafe { core::arch::x86_64::_mm_xor_si128(self.0, other.0) })
+                }
+                #[inline(always)]
+                fn and_not(self, other: Self) -> Self {
+                    // andnot(x, y) is !x & y.
+                    $lanes(unsafe { core::arch::x86_64::_mm_andnot_si128(other.0, self.0) })
+                }
+                #[inline(always)]
+                fn or_not(self, other: Self) -> Self {
+                    use core::arch::x86_64::{_mm_or_si128, _mm_set1_epi32, _mm_xor_si128};
+                    let ones = unsafe { _mm_set1_epi32(-1) };
+                    $lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
+                }
+                $($rest)*
+            }
+        };
+    }
+
     /// The rounds on four lanes of 32 bits: the only unsafe code here is
     /// calling SSE2's intrinsics, which every x86-64 processor has (the
     /// baseline of every x86_64 Rust target), on values, plus the 16-byte
@@ -272,10 +327,9 @@ mod lanes {
         use super::scheduled::{rounds, Word};
         use super::LANES;
         use core::arch::x86_64::{
-            __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_loadu_si128, _mm_or_si128,
-            _mm_set1_epi32, _mm_set_epi32, _mm_slli_epi32, _mm_srli_epi32, _mm_storeu_si128,
-            _mm_unpackhi_epi32, _mm_unpackhi_epi64, _mm_unpacklo_epi32, _mm_unpacklo_epi64,
-            _mm_xor_si128,
+            __m128i, _mm_loadu_si128, _mm_or_si128, _mm_set_epi32, _mm_slli_epi32, _mm_srli_epi32,
+            _mm_storeu_si128, _mm_unpackhi_epi32, _mm_unpackhi_epi64, _mm_unpacklo_epi32,
+            _mm_unpacklo_epi64,
         };
 
         /// Four words of 128 bits, one per lane, whatever instructions
@@ -289,53 +343,15 @@ mod lanes {
         #[derive(Clone, Copy)]
         pub(super) struct Lanes(__m128i);
 
-        impl Vector for Lanes {
-            #[inline(always)]
-            fn from_raw(raw: __m128i) -> Self {
-                Lanes(raw)
-            }
-            #[inline(always)]
-            fn raw(self) -> __m128i {
-                self.0
-            }
-        }
-
-        // SAFETY (every block below): SSE2 is enabled on every x86_64
-        // target, and these intrinsics only compute on their arguments.
-        impl Word for Lanes {
-            #[inline(always)]
-            fn splat(k: u32) -> Self {
-                Lanes(unsafe { _mm_set1_epi32(i32::from_ne_bytes(k.to_ne_bytes())) })
-            }
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_add_epi32(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn and(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_and_si128(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn xor(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_xor_si128(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn and_not(self, other: Self) -> Self {
-                // andnot(x, y) is !x & y.
-                Lanes(unsafe { _mm_andnot_si128(other.0, self.0) })
-            }
-            #[inline(always)]
-            fn or_not(self, other: Self) -> Self {
-                let ones = unsafe { _mm_set1_epi32(-1) };
-                Lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
-            }
+        sse2_words!(Lanes {
             #[inline(always)]
             fn rotl<const L: i32, const R: i32>(self) -> Self {
+                // SAFETY: as for the operations above.
                 Lanes(unsafe {
                     _mm_or_si128(_mm_slli_epi32::<L>(self.0), _mm_srli_epi32::<R>(self.0))
                 })
             }
-        }
+        });
 
         /// One 64-byte block into each lane's words, computed on as `V`.
         /// The blocks are read 16 bytes at a time and transposed (SSE2),
@@ -362,7 +378,7 @@ mod lanes {
                 else {
                     continue;
                 };
-                // SAFETY: as for `Word` above.
+                // SAFETY: as for `sse2_words`' operations.
                 let columns = unsafe {
                     let t0 = _mm_unpacklo_epi32(a, b);
                     let t1 = _mm_unpacklo_epi32(c, d);
@@ -384,7 +400,7 @@ mod lanes {
                     let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
                     i32::from_ne_bytes(word.to_ne_bytes())
                 };
-                // SAFETY: as for `Word` above.
+                // SAFETY: as for `sse2_words`' operations.
                 V::from_raw(unsafe { _mm_set_epi32(w(3), w(2), w(1), w(0)) })
             };
             let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
@@ -421,11 +437,9 @@ mod lanes {
     #[clippy::msrv = "1.89"]
     mod avx512 {
         use super::scheduled::Word;
+        use super::sse2::Vector;
         use super::{in_lanes, sse2, Compress, Hasher, LANES};
-        use core::arch::x86_64::{
-            __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_or_si128, _mm_rol_epi32,
-            _mm_set1_epi32, _mm_ternarylogic_epi32, _mm_xor_si128,
-        };
+        use core::arch::x86_64::{__m128i, _mm_rol_epi32, _mm_ternarylogic_epi32};
 
         /// Proof that this processor has AVX-512F and AVX-512VL.
         #[derive(Clone, Copy, Debug)]
@@ -463,17 +477,6 @@ mod lanes {
         #[derive(Clone, Copy)]
         struct Lanes(__m128i);
 
-        impl sse2::Vector for Lanes {
-            #[inline(always)]
-            fn from_raw(raw: __m128i) -> Self {
-                Lanes(raw)
-            }
-            #[inline(always)]
-            fn raw(self) -> __m128i {
-                self.0
-            }
-        }
-
         // `vpternlogd`'s tables for functions of (b, c, d): their values
         // where b, c and d are B, C and D (the low 8 bits).
         const B: i32 = 0xf0;
@@ -484,35 +487,10 @@ mod lanes {
         const H: i32 = (B ^ C ^ D) & 0xff;
         const I: i32 = (C ^ (B | !D)) & 0xff;
 
-        // SAFETY (every block below): a `Lanes` exists only inside
-        // `hash_blocks_avx512`, entered only where the processor has
+        // SAFETY (every block of `$rest` below): a `Lanes` exists only
+        // inside `hash_blocks_avx512`, entered only where the processor has
         // AVX-512F and AVX-512VL; the intrinsics only compute on values.
-        impl Word for Lanes {
-            #[inline(always)]
-            fn splat(k: u32) -> Self {
-                Lanes(unsafe { _mm_set1_epi32(i32::from_ne_bytes(k.to_ne_bytes())) })
-            }
-            #[inline(always)]
-            fn add(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_add_epi32(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn and(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_and_si128(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn xor(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_xor_si128(self.0, other.0) })
-            }
-            #[inline(always)]
-            fn and_not(self, other: Self) -> Self {
-                Lanes(unsafe { _mm_andnot_si128(other.0, self.0) })
-            }
-            #[inline(always)]
-            fn or_not(self, other: Self) -> Self {
-                let ones = unsafe { _mm_set1_epi32(-1) };
-                Lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
-            }
+        sse2_words!(Lanes {
             #[inline(always)]
             fn rotl<const L: i32, const R: i32>(self) -> Self {
                 Lanes(unsafe { _mm_rol_epi32::<L>(self.0) })
@@ -546,7 +524,7 @@ mod lanes {
             fn i(b: Self, c: Self, d: Self) -> Self {
                 Lanes(unsafe { _mm_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
             }
-        }
+        });
     }
 }
 
