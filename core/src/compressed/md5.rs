@@ -332,8 +332,8 @@ mod lanes {
             _mm_unpacklo_epi64,
         };
 
-        /// Four words of 128 bits, one per lane, whatever instructions
-        /// compute on them.
+        /// A 128-bit vector of four 32-bit words, one per lane, whatever
+        /// instructions compute on them.
         pub(super) trait Vector: Word {
             fn from_raw(raw: __m128i) -> Self;
             fn raw(self) -> __m128i;
