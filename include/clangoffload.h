@@ -2355,9 +2355,9 @@ clangoffload_status clangoffload_bundler_extract(const uint8_t *data,
 // compressed bundle only as far as its entry table; nothing is decoded
 // whole. Then `clangoffload_extraction_plan` decodes one container and
 // plans its outputs: a caller holds one container at a time, or one per
-// thread. Damage that leaves other containers readable is reported as the
-// failure (`CLANGOFFLOAD_NOTE_FAILURE` to `options->notify` now): write
-// what can be read, then report it. Only `options->flags`'
+// thread. Damage that leaves other containers readable is reported, each
+// piece of it (one `CLANGOFFLOAD_NOTE_FAILURE` each to `options->notify`
+// now, in file order): write what can be read, then report them. Only `options->flags`'
 // `_SKIP_HASH_CHECK` and `_VERBOSE` apply (to the plans).
 //
 // Ownership: on success `*out` is a new extraction owned by the caller,
@@ -2995,7 +2995,8 @@ clangoffload_status clangoffload_cuda_fatbins_fault(const struct clangoffload_cu
 // default limit), a cubin cut to its ELF length, PTX without its NUL; for
 // other kinds the decoded payload (an opaque one, flag 0x10000 as on nvcc
 // `-dlto`'s LTO-IR, as stored: it holds no frame to decode). Errors are
-// located in the fat binary.
+// located in the input (`err->offset` from its start; `err->entry` the
+// entry's index in its fat binary).
 //
 // Ownership: on success `*out` is a new buffer owned by the caller,
 // released with `clangoffload_buffer_free`; on failure it is untouched and

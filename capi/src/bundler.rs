@@ -241,15 +241,15 @@ pub struct clangoffload_job {
 
 /// What a job that reads one input makes: a job, or an extraction.
 trait ReadHandle {
-    /// The error to report once what could be read is written.
-    fn failure(&self) -> Option<&BundlerError>;
+    /// The errors to report once what could be read is written.
+    fn failures(&self) -> &[BundlerError];
     /// The input's name, for that error's message.
     fn set_input_name(&mut self, name: String);
 }
 
 impl ReadHandle for clangoffload_job {
-    fn failure(&self) -> Option<&BundlerError> {
-        self.plan.failure()
+    fn failures(&self) -> &[BundlerError] {
+        self.plan.failure().map_or(&[], core::slice::from_ref)
     }
 
     fn set_input_name(&mut self, name: String) {
@@ -521,7 +521,7 @@ unsafe fn read_job<T: ReadHandle>(
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let mut made =
             job(data, &read, &mut notifier).map_err(|e| unsafe { fail(&e, &notifier, err) })?;
-        if let Some(failure) = made.failure() {
+        for failure in made.failures() {
             let message = failure.message(&notifier.input_name);
             notifier.send(CLANGOFFLOAD_NOTE_FAILURE, &alloc::format!("{message}"));
         }
@@ -950,8 +950,8 @@ pub struct clangoffload_extraction {
 }
 
 impl ReadHandle for clangoffload_extraction {
-    fn failure(&self) -> Option<&BundlerError> {
-        self.extraction.failure()
+    fn failures(&self) -> &[BundlerError] {
+        self.extraction.failures()
     }
 
     fn set_input_name(&mut self, name: String) {
@@ -980,9 +980,9 @@ pub struct clangoffload_extraction_container {
 /// compressed bundle only as far as its entry table; nothing is decoded
 /// whole. Then `clangoffload_extraction_plan` decodes one container and
 /// plans its outputs: a caller holds one container at a time, or one per
-/// thread. Damage that leaves other containers readable is reported as the
-/// failure (`CLANGOFFLOAD_NOTE_FAILURE` to `options->notify` now): write
-/// what can be read, then report it. Only `options->flags`'
+/// thread. Damage that leaves other containers readable is reported, each
+/// piece of it (one `CLANGOFFLOAD_NOTE_FAILURE` each to `options->notify`
+/// now, in file order): write what can be read, then report them. Only `options->flags`'
 /// `_SKIP_HASH_CHECK` and `_VERBOSE` apply (to the plans).
 ///
 /// Ownership: on success `*out` is a new extraction owned by the caller,

@@ -453,7 +453,8 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbins_fault(
 /// default limit), a cubin cut to its ELF length, PTX without its NUL; for
 /// other kinds the decoded payload (an opaque one, flag 0x10000 as on nvcc
 /// `-dlto`'s LTO-IR, as stored: it holds no frame to decode). Errors are
-/// located in the fat binary.
+/// located in the input (`err->offset` from its start; `err->entry` the
+/// entry's index in its fat binary).
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller,
 /// released with `clangoffload_buffer_free`; on failure it is untouched and
@@ -484,13 +485,14 @@ pub unsafe extern "C" fn clangoffload_cuda_entry_image(
             .ok_or(clangoffload_status::IndexOutOfRange)?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
+        // Errors are located in the fat binary: the record says where in
+        // the input.
+        let base = handle.fatbins.get(l.fatbin).map_or(0, |f| f.offset);
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let fail = |e: Error| unsafe { report(&e.shifted(base), err) };
         // A stored payload is read in place (one copy, into the buffer);
         // a compressed one is decoded first.
-        let decoded = l
-            .entry
-            .contents(&options(max_size))
-            // SAFETY: `err` is NULL or writable, as the caller promises.
-            .map_err(|e| unsafe { report(&e, err) })?;
+        let decoded = l.entry.contents(&options(max_size)).map_err(fail)?;
         let member = l
             .member
             .and_then(|m| l.entry.members().find(|x| x.index == m));
@@ -498,8 +500,7 @@ pub unsafe extern "C" fn clangoffload_cuda_entry_image(
             Some(member) => l.entry.member_image(&member, &decoded),
             None => l.entry.image(&decoded),
         };
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let image = image.map_err(|e| unsafe { report(&e, err) })?;
+        let image = image.map_err(fail)?;
         *out = clangoffload_buffer::from_vec(image.to_vec());
         Ok(())
     })

@@ -256,7 +256,7 @@ fn a_damaged_container_costs_its_own_outputs_only_and_says_which() {
     bytes[end - 2] ^= 0x5a;
     let damaged = dir.path().join("damaged.bin");
     std::fs::write(&damaged, &bytes).unwrap();
-    for threads in ["1", "2"] {
+    for threads in ["1", "2", "4"] {
         let out_dir = dir.path().join(format!("out{threads}"));
         let args = [
             "extract".into(),

@@ -84,6 +84,9 @@ pub enum Field {
     ConcatMembers,
     /// A `--concat` member's range in its entry's decoded bytes.
     ConcatMember,
+    /// What a cubin's ELF headers place: file header, header tables,
+    /// sections that hold file bytes, segments.
+    ElfImage,
 }
 
 impl Field {
@@ -127,6 +130,7 @@ impl Field {
             Field::FatbinOptions => "fat binary entry options",
             Field::ConcatMembers => "concat member table",
             Field::ConcatMember => "concat member",
+            Field::ElfImage => "ELF image (what its headers place)",
         }
     }
 }

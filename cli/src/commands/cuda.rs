@@ -5,12 +5,13 @@
 //! prints and writes.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::cuda::{bytes, CudaFatbins, Entry};
+use crate::ffi::cuda::{bytes, CudaFatbins, Entry, Fatbin};
 
 /// The fat binaries of a file, if it has any (or a damaged one).
 pub fn read<'data>(file: &str, data: &'data [u8]) -> Result<Option<CudaFatbins<'data>>, Failure> {
@@ -94,19 +95,28 @@ fn member_name(found: &CudaFatbins<'_>, index: usize) -> Option<String> {
     (!member.is_empty()).then(|| String::from_utf8_lossy(member).into_owned())
 }
 
+/// One image `extract` was asked to write: its path, and why it was not
+/// written (located in the file), if it was not.
+pub struct Extracted {
+    pub path: PathBuf,
+    pub error: Option<String>,
+}
+
 /// Writes every ELF and PTX image into `dir` under cuobjdump's names, on
-/// `threads` threads (each decodes and writes its share in turn); returns
-/// the paths written, in file order. An existing file is an error before
-/// anything is written unless `force`.
+/// `threads` threads (each takes the next image in file order, so a slow
+/// or failing one holds up no other); returns every image in file order,
+/// with its error if it was not written. Every image is tried, whatever
+/// fails, so what is written does not depend on `threads`. An existing
+/// file is an error before anything is written unless `force`.
 pub fn extract(
     found: &CudaFatbins<'_>,
     dir: &Path,
     force: bool,
     max_size: u64,
     threads: usize,
-) -> Result<Vec<std::path::PathBuf>, Failure> {
+) -> Result<Vec<Extracted>, Failure> {
     let entries = found.entries();
-    let outputs: Vec<(usize, std::path::PathBuf)> = entries
+    let outputs: Vec<(usize, PathBuf)> = entries
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
@@ -123,34 +133,91 @@ pub fn extract(
             )));
         }
     }
-    let write = |(index, path): &(usize, std::path::PathBuf)| -> Result<(), Failure> {
-        let image = found.image(*index, max_size).map_err(Failure)?;
-        std::fs::write(path, image.bytes()).map_err(|e| {
-            Failure(format!(
-                "'{}': {}",
-                path.display(),
-                crate::io::os_message(&e)
-            ))
-        })
+    let write = |(index, path): &(usize, PathBuf)| -> Result<(), String> {
+        let image = found
+            .image(*index, max_size)
+            .map_err(|e| located(found, *index, &e))?;
+        std::fs::write(path, image.bytes())
+            .map_err(|e| format!("'{}': {}", path.display(), crate::io::os_message(&e)))
     };
-    let share = outputs.len().div_ceil(threads.max(1)).max(1);
+    let next = AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<(), String>>> = outputs.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        let workers: Vec<_> = outputs
-            .chunks(share)
-            .map(|chunk| scope.spawn(move || chunk.iter().try_for_each(write)))
-            .collect();
-        // Every worker joined (a panic in one would otherwise end the
-        // scope), then the first error reported.
-        let results: Vec<Result<(), Failure>> = workers
-            .into_iter()
-            .map(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(Failure("a worker thread panicked".into())))
+        let workers: Vec<_> = (0..threads.clamp(1, outputs.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(output) = outputs.get(at) else {
+                            return done;
+                        };
+                        done.push((at, write(output)));
+                    }
+                })
             })
             .collect();
-        results.into_iter().try_for_each(|r| r)
-    })?;
-    Ok(outputs.into_iter().map(|(_, path)| path).collect())
+        for worker in workers {
+            // A worker that panicked leaves its images without a result,
+            // reported below as not written.
+            for (at, result) in worker.join().unwrap_or_default() {
+                if let Some(slot) = results.get_mut(at) {
+                    *slot = Some(result);
+                }
+            }
+        }
+    });
+    Ok(outputs
+        .into_iter()
+        .zip(results)
+        .map(|((_, path), result)| Extracted {
+            error: match result {
+                Some(Ok(())) => None,
+                Some(Err(e)) => Some(e),
+                None => Some("internal error: a worker thread panicked".into()),
+            },
+            path,
+        })
+        .collect())
+}
+
+/// Entry `index`'s error with where it is: the fat binary (section, archive
+/// member, file offset) and the entry.
+fn located(found: &CudaFatbins<'_>, index: usize, error: &str) -> String {
+    let Some(entry) = found.entries().get(index).copied() else {
+        return error.to_owned();
+    };
+    let fatbin = found.fatbins().get(entry.fatbin).copied();
+    // A raw fat binary's place says no more than what follows.
+    let (place, at) = fatbin.map_or((String::new(), 0), |f| match f.source {
+        0 => (String::new(), f.offset),
+        _ => (format!("{}: ", place(found, entry.fatbin, &f)), f.offset),
+    });
+    format!(
+        "{place}CUDA fat binary at offset {at:#x}, entry at offset {:#x} ({} {}): {error}",
+        entry.offset,
+        kind_name(entry.kind),
+        sm(&entry)
+    )
+}
+
+/// Where fat binary `index` is, as the report names it: `[section]`,
+/// `(member)[section]`, `fat binary`, `OffloadBinary image`.
+fn place(found: &CudaFatbins<'_>, index: usize, f: &Fatbin) -> String {
+    // SAFETY: a view of a live handle.
+    let section = unsafe { bytes(f.section) };
+    let place = match f.source {
+        0 => "fat binary".to_owned(),
+        1 => format!("[{}]", String::from_utf8_lossy(section)),
+        _ if section.is_empty() => "OffloadBinary image".to_owned(),
+        _ => format!("[{}] OffloadBinary image", String::from_utf8_lossy(section)),
+    };
+    // As the place of a bundle in an archive member is written.
+    match member_name(found, index) {
+        Some(member) if place.starts_with('[') => format!("({member}){place}"),
+        Some(member) => format!("({member}) {place}"),
+        None => place,
+    }
 }
 
 /// A fat binary and its entries, as `inspect --json` shows them.
@@ -249,23 +316,11 @@ pub fn reports(found: &CudaFatbins<'_>) -> Vec<FatbinReport> {
         .iter()
         .enumerate()
         .map(|(index, f)| {
-            // SAFETY: views of a live handle.
-            let (section, data) = unsafe { (bytes(f.section), bytes(f.data)) };
-            let place = match f.source {
-                0 => "fat binary".to_owned(),
-                1 => format!("[{}]", String::from_utf8_lossy(section)),
-                _ if section.is_empty() => "OffloadBinary image".to_owned(),
-                _ => format!("[{}] OffloadBinary image", String::from_utf8_lossy(section)),
-            };
-            let member = member_name(found, index);
+            // SAFETY: a view of a live handle.
+            let data = unsafe { bytes(f.data) };
             FatbinReport {
-                // As the place of a bundle in an archive member is written.
-                place: match &member {
-                    Some(member) if place.starts_with('[') => format!("({member}){place}"),
-                    Some(member) => format!("({member}) {place}"),
-                    None => place,
-                },
-                archive_member: member,
+                place: place(found, index, f),
+                archive_member: member_name(found, index),
                 offset: f.offset,
                 size: data.len(),
                 version: f.version,

@@ -75,15 +75,16 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
 }
 
 /// Writes the ELF and PTX images of the CUDA fat binaries (if any) under
-/// the names cuobjdump gives them, and prints their paths; a damaged fat
-/// binary fails after what could be read is written.
+/// the names cuobjdump gives them, and prints the paths written; every
+/// image is tried. Returns why each one that was not written was not, and
+/// why a damaged fat binary could not be read, located in the file.
 fn extract_cuda(
     args: &Args<'_>,
     cuda: Option<&crate::ffi::cuda::CudaFatbins<'_>>,
     options: &crate::ffi::job::Options<'_>,
-) -> Result<(), Failure> {
+) -> Result<Vec<String>, Failure> {
     let Some(cuda) = cuda else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| Failure(format!("'{}': {}", args.dir.display(), os_message(&e))))?;
@@ -91,12 +92,35 @@ fn extract_cuda(
         .threads
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1);
-    for path in super::cuda::extract(cuda, &args.dir, args.force, options.max_size, threads)? {
-        outln!("{}", path.display())?;
+    let mut errors = Vec::new();
+    for image in super::cuda::extract(cuda, &args.dir, args.force, options.max_size, threads)? {
+        match image.error {
+            None => outln!("{}", image.path.display())?,
+            Some(e) => errors.push(format!(
+                "'{}': {e} ('{}' not written)",
+                args.file,
+                image.path.display()
+            )),
+        }
     }
-    match cuda.fault() {
-        Some(fault) => Err(Failure(format!("'{}': {fault}", args.file))),
+    errors.extend(
+        cuda.fault()
+            .map(|fault| format!("'{}': {fault}", args.file)),
+    );
+    Ok(errors)
+}
+
+/// The run's result: every error one line, in file order (the last is
+/// the failure, which the caller prints).
+fn outcome(program: &str, errors: &[String]) -> Result<(), Failure> {
+    match errors.split_last() {
         None => Ok(()),
+        Some((last, before)) => {
+            for e in before {
+                crate::stdio::errln!("{program}: error: {e}");
+            }
+            Err(Failure(last.clone()))
+        }
     }
 }
 
@@ -119,7 +143,9 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let extraction = match Extraction::new(program, &input, &options) {
         Ok(extraction) => extraction,
         // A file of CUDA fat binaries only is no bundle: not an error here.
-        Err(_) if cuda.is_some() => return extract_cuda(&args, cuda.as_ref(), &options),
+        Err(_) if cuda.is_some() => {
+            return outcome(program, &extract_cuda(&args, cuda.as_ref(), &options)?)
+        }
         Err(e) => return Err(Failure(e)),
     };
     let paths: Vec<PathBuf> = extraction
@@ -187,22 +213,9 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         Ok(())
     })?;
     // Damage found on the way, reported once what could be read is written.
-    if let Some(failure) = extraction.failure() {
-        errors.push(failure.into());
-    }
-    if let Err(Failure(e)) = extract_cuda(&args, cuda.as_ref(), &options) {
-        errors.push(e);
-    }
-    match errors.as_slice() {
-        [] => Ok(()),
-        [only] => Err(Failure(only.clone())),
-        [first, rest @ ..] => {
-            for e in rest {
-                crate::stdio::errln!("{program}: error: {e}");
-            }
-            Err(Failure(first.clone()))
-        }
-    }
+    errors.extend(extraction.failures().iter().cloned());
+    errors.extend(extract_cuda(&args, cuda.as_ref(), &options)?);
+    outcome(program, &errors)
 }
 
 fn panicked() -> Failure {

@@ -29,11 +29,11 @@ fn read_handle<'data, T>(
     o: &Options,
     call: ReadJob<T>,
     free: unsafe extern "C" fn(*mut T),
-) -> Result<(Handle<'data, T>, Option<String>), String> {
+) -> Result<(Handle<'data, T>, Vec<String>), String> {
     let data = input.data();
-    let mut failure = None;
+    let mut failures = Vec::new();
     let handle = Handle::make(free, |out| {
-        failure = with_notes_on(program, input, |notify, context| {
+        failures = with_notes_on(program, input, |notify, context| {
             read_input(
                 o,
                 c::CLANGOFFLOAD_NOTIFY_DONE_WITH,
@@ -56,7 +56,7 @@ fn read_handle<'data, T>(
         })?;
         Ok(())
     })?;
-    Ok((handle, failure))
+    Ok((handle, failures))
 }
 
 /// A job's result, borrowing its inputs, with the failure to report once
@@ -93,11 +93,13 @@ impl<'data> Job<'data> {
             &mut *mut c::clangoffload_job,
         ) -> Status,
     ) -> Result<Self, String> {
-        let mut failure = None;
+        let mut failures = Vec::new();
         let handle = Handle::make(c::clangoffload_job_free, |out| {
-            failure = with_notes(program, |notify, context| call(notify, context, out))?;
+            failures = with_notes(program, |notify, context| call(notify, context, out))?;
             Ok(())
         })?;
+        // A job reports one failure.
+        let failure = failures.into_iter().next();
         Ok(Job { handle, failure })
     }
 
@@ -118,7 +120,9 @@ impl<'data> Job<'data> {
         o: &Options,
         job: ReadJob<c::clangoffload_job>,
     ) -> Result<Self, String> {
-        let (handle, failure) = read_handle(program, input, o, job, c::clangoffload_job_free)?;
+        let (handle, failures) = read_handle(program, input, o, job, c::clangoffload_job_free)?;
+        // A job reports one failure.
+        let failure = failures.into_iter().next();
         Ok(Job { handle, failure })
     }
 
@@ -253,7 +257,7 @@ fn read_input(
 /// on demand, on any thread.
 pub struct Extraction<'data> {
     handle: Handle<'data, c::clangoffload_extraction>,
-    failure: Option<String>,
+    failures: Vec<String>,
 }
 
 // SAFETY: the library only reads an extraction in
@@ -267,14 +271,14 @@ impl<'data> Extraction<'data> {
     /// Finds and names what `extract` writes from `input` (letting go of
     /// the pages of each container once its entry table is read).
     pub fn new(program: &str, input: &'data Input, o: &Options) -> Result<Self, String> {
-        let (handle, failure) = read_handle(
+        let (handle, failures) = read_handle(
             program,
             input,
             o,
             c::clangoffload_bundler_extraction,
             c::clangoffload_extraction_free,
         )?;
-        Ok(Extraction { handle, failure })
+        Ok(Extraction { handle, failures })
     }
 
     /// Every output's name, numbered across the input.
@@ -340,10 +344,10 @@ impl<'data> Extraction<'data> {
         }
     }
 
-    /// Damage found while finding the containers, to report once the others
-    /// are written.
-    pub fn failure(&self) -> Option<&str> {
-        self.failure.as_deref()
+    /// Damage found while finding the containers, each piece of it, to
+    /// report once the others are written.
+    pub fn failures(&self) -> &[String] {
+        &self.failures
     }
 }
 

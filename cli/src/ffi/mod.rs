@@ -66,7 +66,8 @@ pub fn offload_kind_name(kind: u16) -> &'static str {
 struct Sink<'a> {
     program: &'a str,
     error: Option<String>,
-    failure: Option<String>,
+    /// Each failure the job reports once its outputs are written.
+    failures: Vec<String>,
     /// The input the call reads, whose pages go as the library is done
     /// with them (`CLANGOFFLOAD_NOTE_DONE_WITH`).
     input: Option<&'a Input>,
@@ -94,18 +95,18 @@ unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8,
             err!("{program}: warning: {text}\n");
         }
         c::CLANGOFFLOAD_NOTE_VERBOSE => err!("{text}"),
-        c::CLANGOFFLOAD_NOTE_FAILURE => sink.failure = Some(text.into_owned()),
+        c::CLANGOFFLOAD_NOTE_FAILURE => sink.failures.push(text.into_owned()),
         c::CLANGOFFLOAD_NOTE_ERROR => sink.error = Some(text.into_owned()),
         _ => {}
     }
 }
 
 /// Runs a call that takes a notes callback; its error is the whole message.
-/// `Ok` holds the failure the job it made reports once written, if any.
+/// `Ok` holds the failures the job it made reports once written.
 pub fn with_notes(
     program: &str,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> Result<Option<String>, String> {
+) -> Result<Vec<String>, String> {
     notes(program, None, call)
 }
 
@@ -115,7 +116,7 @@ pub fn with_notes_on(
     program: &str,
     input: &Input,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> Result<Option<String>, String> {
+) -> Result<Vec<String>, String> {
     notes(program, Some(input), call)
 }
 
@@ -123,15 +124,15 @@ fn notes(
     program: &str,
     input: Option<&Input>,
     call: impl FnOnce(c::clangoffload_notify_fn, *mut c_void) -> Status,
-) -> Result<Option<String>, String> {
+) -> Result<Vec<String>, String> {
     let mut sink = Sink {
         program,
         error: None,
-        failure: None,
+        failures: Vec::new(),
         input,
     };
     match call(Some(notify), std::ptr::from_mut(&mut sink).cast()) {
-        Status::Ok => Ok(sink.failure),
+        Status::Ok => Ok(sink.failures),
         status => Err(sink.error.unwrap_or_else(|| status_message(status))),
     }
 }

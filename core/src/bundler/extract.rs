@@ -26,7 +26,8 @@ pub struct Extraction<'data> {
     pub(super) units: Vec<Unit<'data>>,
     names: Vec<Vec<u8>>,
     pub(super) decoding: Decoding,
-    failure: Option<BundlerError>,
+    /// Damage found while finding the containers, in file order.
+    failures: Vec<BundlerError>,
 }
 
 /// One container and the outputs it gives.
@@ -54,9 +55,9 @@ pub(super) enum What<'data> {
 impl<'data> Extraction<'data> {
     /// Finds every container [`inspect`] finds in `data` and names each
     /// output, decoding compressed bundles only as far as their entry
-    /// tables. Damage that leaves other containers readable is kept as the
-    /// [`failure`](Self::failure), to report once they are written; an error
-    /// when nothing at all can be read.
+    /// tables. Damage that leaves other containers readable is kept, every
+    /// piece of it ([`failures`](Self::failures)), to report once they are
+    /// written; an error when nothing at all can be read.
     pub fn new(
         data: &'data [u8],
         stem: &[u8],
@@ -68,7 +69,7 @@ impl<'data> Extraction<'data> {
             units: Vec::new(),
             names: Vec::new(),
             decoding,
-            failure: None,
+            failures: Vec::new(),
         };
         if FileKind::detect(data).is_bundle_container() {
             // The bundler's reading: what follows the containers is a
@@ -130,34 +131,29 @@ impl<'data> Extraction<'data> {
             };
             match named {
                 Ok((what, ids)) => extraction.add(at, &prefix, what, ids),
-                Err(error) => {
-                    extraction.failure.get_or_insert(error);
-                }
+                Err(error) => extraction.failures.push(error),
             }
         }
         // Bytes that start no container are damage only after a container.
         let unknown = |e: &&crate::inspect::InspectionError<'_>| {
             matches!(e.error.kind(), crate::ErrorKind::UnknownContainer)
         };
-        let first = found
-            .errors
-            .first()
-            .filter(|e| !(found.containers.is_empty() && unknown(e)));
-        if let Some(error) = first {
-            extraction
-                .failure
-                .get_or_insert(BundlerError::Input(error.error));
-        }
-        match extraction.failure.take() {
-            Some(error) if extraction.names.is_empty() => Err(error),
-            None if extraction.names.is_empty() && found.containers.is_empty() => {
-                Err(BundlerError::NotAContainer)
+        let skip = usize::from(
+            found.containers.is_empty() && found.errors.first().is_some_and(|e| unknown(&e)),
+        );
+        let damage = found.errors.iter().skip(skip);
+        extraction
+            .failures
+            .extend(damage.map(|e| BundlerError::Input(e.error)));
+        if extraction.names.is_empty() {
+            if let Some(error) = extraction.failures.drain(..).next() {
+                return Err(error);
             }
-            failure => {
-                extraction.failure = failure;
-                Ok(extraction)
+            if found.containers.is_empty() {
+                return Err(BundlerError::NotAContainer);
             }
         }
+        Ok(extraction)
     }
 
     /// Adds a container and names its outputs.
@@ -210,10 +206,16 @@ impl<'data> Extraction<'data> {
         })
     }
 
-    /// Damage found while finding the containers, to report once the others
-    /// are written.
+    /// The first damage found while finding the containers, to report once
+    /// the others are written.
     pub fn failure(&self) -> Option<&BundlerError> {
-        self.failure.as_ref()
+        self.failures.first()
+    }
+
+    /// Every piece of damage found while finding the containers, in file
+    /// order: one container's damage never hides another's.
+    pub fn failures(&self) -> &[BundlerError] {
+        &self.failures
     }
 
     /// Decodes container `index` (a compressed bundle whole, hashed as the
@@ -385,7 +387,7 @@ pub fn extract<'data>(
             }
         }
     }
-    if let Some(error) = failure.or(extraction.failure) {
+    if let Some(error) = failure.or_else(|| extraction.failures.into_iter().next()) {
         if plan.output_count() == 0 {
             return Err(error);
         }

@@ -262,23 +262,42 @@ impl<'data> FatbinEntry<'data> {
         self.located_image(member.kind(), bytes)
     }
 
+    /// The image of `decoded` bytes of `kind`, with the fault located at
+    /// the payload. A compressed entry's decoded size is exact, and so is
+    /// a concat member's.
     fn located_image<'d>(&self, kind: EntryKind, decoded: &'d [u8]) -> Result<&'d [u8]> {
-        image_of(kind, decoded).ok_or_else(|| {
-            Error::new(ErrorKind::NotElf, self.payload_offset()).in_entry(self.index)
+        let exact = self.compression() != Compression::None || self.kind() == EntryKind::Concat;
+        image_cut(kind, decoded, exact).map_err(|fault| {
+            let kind = match fault {
+                elf_extent::Fault::NotElf => ErrorKind::NotElf,
+                elf_extent::Fault::PastEnd { end } => ErrorKind::OutOfBounds {
+                    field: crate::Field::ElfImage,
+                    offset: 0,
+                    size: end,
+                    len: crate::bytes::to_u64(decoded.len()),
+                },
+            };
+            Error::new(kind, self.payload_offset()).in_entry(self.index)
         })
     }
 }
 
 /// The extracted image of `decoded` bytes of this kind (see
-/// [`FatbinEntry::image`]); `None` for an ELF kind whose bytes are no ELF
-/// file with everything inside them.
-pub fn image_of(kind: EntryKind, decoded: &[u8]) -> Option<&[u8]> {
+/// [`FatbinEntry::image`]); `exact` when their size is declared (decoded
+/// from a compressed entry, a concat member), not padded. `None` for an ELF
+/// kind whose bytes are no ELF file, or, not `exact`, one whose headers
+/// place bytes past them.
+pub fn image_of(kind: EntryKind, decoded: &[u8], exact: bool) -> Option<&[u8]> {
+    image_cut(kind, decoded, exact).ok()
+}
+
+fn image_cut(kind: EntryKind, decoded: &[u8], exact: bool) -> Result<&[u8], elf_extent::Fault> {
     match kind {
-        EntryKind::Elf => elf_extent::cut(decoded),
+        EntryKind::Elf => elf_extent::cut(decoded, exact),
         EntryKind::Ptx => {
             let end = memchr::memchr(0, decoded).unwrap_or(decoded.len());
-            decoded.get(..end)
+            Ok(decoded.get(..end).unwrap_or(decoded))
         }
-        _ => Some(decoded),
+        _ => Ok(decoded),
     }
 }

@@ -120,7 +120,7 @@ fn concat_members_slice_the_decoded_blob() {
                 let bytes = member.data(&decoded).unwrap();
                 found.push((
                     member.sm().to_string(),
-                    image_of(member.kind(), bytes).unwrap().to_vec(),
+                    image_of(member.kind(), bytes, true).unwrap().to_vec(),
                 ));
             }
         }
@@ -456,7 +456,7 @@ fn prune_keeps_exactly_the_requested_code() {
             for m in entry.members() {
                 kept.push((
                     m.sm().to_string(),
-                    image_of(m.kind(), m.data(&decoded).unwrap())
+                    image_of(m.kind(), m.data(&decoded).unwrap(), true)
                         .unwrap()
                         .to_vec(),
                 ));
@@ -583,14 +583,74 @@ fn an_elf_entry_that_is_no_elf_is_refused_as_cuobjdump_does() {
         (err.kind(), err.offset(), err.entry()),
         (ErrorKind::NotElf, 16 + 64, Some(0))
     );
-    // A section table past the end of the payload is damage too.
+    // A section table past the end of the payload is damage too, located
+    // at the payload with how far the headers reach.
     let mut d = STORED.to_vec();
     d[16 + 64 + 0x28..16 + 64 + 0x30].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let e = entries(&d);
-    assert_eq!(
-        e[0].image(e[0].payload()).unwrap_err().kind(),
-        ErrorKind::NotElf
-    );
+    let err = e[0].image(e[0].payload()).unwrap_err();
+    assert_eq!((err.offset(), err.entry()), (16 + 64, Some(0)));
+    assert!(matches!(
+        err.kind(),
+        ErrorKind::OutOfBounds { field: crate::Field::ElfImage, offset: 0, size, len: 9312 }
+            if size == (1u64 << 40) + 20 * 64
+    ));
+}
+
+/// k80.cubin with its last section (`SHT_NOBITS`, at the section header
+/// table) given `sh_type` and a size past the end of the file, as NVIDIA's
+/// linker writes `.nv_debug.shared` in bitsandbytes' relocatable cubins.
+fn cubin_with_last_section(sh_type: u32, machine: u16) -> Vec<u8> {
+    let mut cubin = CUBIN80.to_vec();
+    let last = 0x1e80 + 19 * 64;
+    set_u32(&mut cubin, last + 4, sh_type);
+    set_u64(&mut cubin, last + 32, 0x154a67);
+    cubin[0x12..0x14].copy_from_slice(&machine.to_le_bytes());
+    cubin
+}
+
+#[test]
+fn memory_reservations_hold_no_file_bytes_in_a_cubin() {
+    let with = |compressed: bool, cubin: &[u8]| {
+        let options = WriteOptions {
+            compress_all: compressed,
+            ..if compressed {
+                WriteOptions::FATBINARY
+            } else {
+                WriteOptions::STORED
+            }
+        };
+        let fatbin = write_fatbin(&[new_entry(EntryKind::Elf, "sm_80", cubin)], &options).unwrap();
+        let entry = entries(&fatbin)[0];
+        assert_eq!(entry.compression() != Compression::None, compressed);
+        let decoded = entry.decompress(&DecompressOptions::default()).unwrap();
+        entry.image(&decoded).map(<[u8]>::to_vec)
+    };
+    for sh_type in [0x7000_0007, 0x7000_0009, 0x7000_000a, 0x7000_0015] {
+        let cubin = cubin_with_last_section(sh_type, crate::elf::EM_CUDA);
+        for compressed in [false, true] {
+            assert_eq!(with(compressed, &cubin).unwrap(), cubin, "{sh_type:#x}");
+        }
+    }
+    // The same types outside a cubin, and other types in one, hold bytes:
+    // a stored image they would run past is damaged...
+    for (sh_type, machine) in [(0x7000_000a, 62), (0x7000_0008, crate::elf::EM_CUDA)] {
+        let cubin = cubin_with_last_section(sh_type, machine);
+        let err = with(false, &cubin).unwrap_err();
+        assert!(
+            matches!(
+                err.kind(),
+                ErrorKind::OutOfBounds {
+                    field: crate::Field::ElfImage,
+                    size: 0x15_68e7,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // ...but a decoded one has its declared size, which bounds it.
+        assert_eq!(with(true, &cubin).unwrap(), cubin);
+    }
 }
 
 #[test]

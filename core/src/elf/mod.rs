@@ -59,6 +59,31 @@ pub const SHF_ALLOC: u64 = 0x2;
 pub const ET_REL: u16 = 1;
 /// `e_machine` of AMD GPUs.
 pub const EM_AMDGPU: u16 = 224;
+/// `e_machine` of NVIDIA GPUs (cubins).
+pub const EM_CUDA: u16 = 190;
+/// `sh_type` of a cubin's uninitialized global memory (`.nv.global`).
+pub const SHT_CUDA_GLOBAL: u32 = 0x7000_0007;
+/// `sh_type` of a cubin's per-kernel local memory (`.nv.local.<kernel>`).
+pub const SHT_CUDA_LOCAL: u32 = 0x7000_0009;
+/// `sh_type` of a cubin's per-block shared memory (`.nv.shared.<kernel>`,
+/// `.nv_debug.shared`).
+pub const SHT_CUDA_SHARED: u32 = 0x7000_000a;
+/// `sh_type` of a cubin's compiler-reserved shared memory
+/// (`.nv.reservedSmem*`).
+pub const SHT_CUDA_SHARED_RESERVED: u32 = 0x7000_0015;
+
+/// Whether a section of type `sh_type` in a file for `machine` holds bytes
+/// of the file. `SHT_NOBITS` never does; in a cubin neither do NVIDIA's
+/// memory reservations, which its linker writes as `SHT_NOBITS` is written
+/// (an address and a size, no bytes): their `sh_offset` may even point at
+/// the section header table, and their size run past the end of the file.
+pub fn holds_file_bytes(machine: u16, sh_type: u32) -> bool {
+    let cuda_reservation = matches!(
+        sh_type,
+        SHT_CUDA_GLOBAL | SHT_CUDA_LOCAL | SHT_CUDA_SHARED | SHT_CUDA_SHARED_RESERVED
+    );
+    sh_type != SHT_NOBITS && !(machine == EM_CUDA && cuda_reservation)
+}
 /// `EI_OSABI` of AMD's HSA runtime.
 pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
 /// `sh_flags`: `sh_info` holds a section index.
