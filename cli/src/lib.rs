@@ -10,6 +10,7 @@ mod commands;
 mod contents;
 mod ffi;
 mod flags;
+mod help;
 pub mod io;
 mod stdio;
 
@@ -17,32 +18,6 @@ pub use commands::inspect::{render as render_inspection, Mode as InspectMode, CU
 pub use commands::Failure;
 
 use std::path::Path;
-
-const USAGE: &str = "\
-clangoffload: read and write LLVM/Clang offloading containers
-
-USAGE:
-  clangoffload list FILE                  entry IDs of every bundle in FILE, in file order
-  clangoffload extract FILE [-o DIR] [--force]
-                                          every entry to DIR/<file>.<index>.<entry ID>
-  clangoffload inspect FILE [--json|--objdump] [--verify]
-                                          every container in a file, ELF/COFF host file or archive:
-                                          header fields, ratio, hash, entries, images, wrappers
-  clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
-  clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
-  clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
-  clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
-  clangoffload fatbinary ARGS...          NVIDIA's fatbinary (--create, --image3, --compress...)
-  clangoffload nvprune ARGS...            NVIDIA's nvprune (-arch / -gencode, -o OUT IN)
-  clangoffload --version | --help
-
-Invoked under the name clang-offload-bundler, clang-offload-packager,
-llvm-offload-binary, fatbinary or nvprune, it acts as that tool.
-Compressed bundles: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes> raises the 1 GiB
-limit (for each compressed bundle);
-CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
-CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
-";
 
 /// Runs the tool on the process's arguments; returns its exit status.
 pub fn main() -> i32 {
@@ -83,9 +58,15 @@ pub(crate) fn is_legacy_packager(name: &str) -> bool {
 
 fn dispatch(argv0: &str, args: &[String]) -> i32 {
     let Some((command, rest)) = args.split_first() else {
-        stdio::err!("{USAGE}");
+        stdio::err!("{}", help::TOOL);
         return 1;
     };
+    if let Some(text) = help::of(command) {
+        if rest.iter().any(|a| a == "--help" || a == "-h") {
+            let _ = stdio::out!("{text}");
+            return 0;
+        }
+    }
     let run = match command.as_str() {
         "bundler" => return commands::bundler::main("clang-offload-bundler", rest),
         "packager" => return commands::packager::main("llvm-offload-binary", rest),
@@ -97,7 +78,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "scan" => commands::scan::run(argv0, rest),
         "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {
-            let _ = stdio::out!("{USAGE}");
+            let _ = stdio::out!("{}", help::TOOL);
             return 0;
         }
         "--version" | "-V" => {

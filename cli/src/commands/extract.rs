@@ -39,8 +39,6 @@ use crate::stdio::{err, outln};
 /// decoded, so memory is twice the largest bundle per thread.
 const LANES: usize = 2;
 
-const USAGE: &str = "usage: clangoffload extract FILE [-o DIR] [--force] [-j THREADS]";
-
 struct Args<'a> {
     file: &'a str,
     dir: PathBuf,
@@ -48,8 +46,13 @@ struct Args<'a> {
     threads: Option<usize>,
 }
 
+/// A thread count: a positive number.
+fn threads(n: Option<&str>) -> Option<usize> {
+    n.and_then(|n| n.parse::<usize>().ok()).filter(|&n| n > 0)
+}
+
 fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
-    let usage = || Failure(USAGE.into());
+    let usage = || Failure(crate::help::usage(crate::help::EXTRACT));
     let mut parsed = Args {
         file: "",
         dir: PathBuf::from("."),
@@ -63,8 +66,11 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
             "-o" => parsed.dir = PathBuf::from(rest.next().ok_or_else(usage)?),
             "--force" | "-f" => parsed.force = true,
             "-j" | "--jobs" => {
-                let n = rest.next().and_then(|n| n.parse::<usize>().ok());
-                parsed.threads = Some(n.filter(|&n| n > 0).ok_or_else(usage)?);
+                parsed.threads = Some(threads(rest.next().map(String::as_str)).ok_or_else(usage)?);
+            }
+            _ if arg.starts_with("--jobs=") || (arg.starts_with("-j") && arg.len() > 2) => {
+                let n = arg.strip_prefix("--jobs=").or_else(|| arg.get(2..));
+                parsed.threads = Some(threads(n).ok_or_else(usage)?);
             }
             _ if file.is_none() => file = Some(arg.as_str()),
             _ => return Err(usage()),

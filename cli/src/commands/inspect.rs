@@ -95,8 +95,7 @@ pub enum Mode {
 }
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
-    let usage =
-        || Failure("usage: clangoffload inspect FILE [--json | --objdump] [--verify]".into());
+    let usage = || Failure(crate::help::usage(crate::help::INSPECT));
     let (mut file, mut mode, mut verify) = (None, Mode::Text, false);
     for arg in args {
         match arg.as_str() {

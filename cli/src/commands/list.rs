@@ -13,7 +13,7 @@ use crate::ffi::job::Job;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let [file] = args else {
-        return Err(Failure("usage: clangoffload list FILE".into()));
+        return Err(Failure(crate::help::usage(crate::help::LIST)));
     };
     let input = super::open(file)?;
     let cuda = super::cuda::read(file, input.data())?;

@@ -14,7 +14,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let (file, rejected) = match args {
         [file] => (file, false),
         [flag, file] | [file, flag] if flag == "--rejected" => (file, true),
-        _ => return Err(Failure("usage: clangoffload scan FILE [--rejected]".into())),
+        _ => return Err(Failure(crate::help::usage(crate::help::SCAN))),
     };
     let input = super::open(file)?;
     let hits = input.read_through(|data| ffi::scan(data, rejected));

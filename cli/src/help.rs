@@ -1,0 +1,103 @@
+//! The tool's help: the summary `clangoffload --help` prints, and each
+//! subcommand's (`clangoffload list --help`), whose first line is also its
+//! usage error.
+
+/// The whole tool.
+pub const TOOL: &str = "\
+clangoffload: read and write LLVM/Clang offloading containers and CUDA fat binaries
+
+USAGE:
+  clangoffload list FILE                  entry IDs of every bundle in FILE, in file order, then
+                                          the images of its CUDA fat binaries (cuobjdump's names)
+  clangoffload extract FILE [-o DIR] [--force] [-j N]
+                                          every entry to DIR/<file>.<index>.<entry ID>, every CUDA
+                                          image to DIR/<file>.<n>.sm_<SM>.cubin|ptx (as cuobjdump)
+  clangoffload inspect FILE [--json|--objdump] [--verify]
+                                          every container in a file, ELF/COFF host file or archive:
+                                          header fields, ratio, hash, entries, images, wrappers
+  clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
+  clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
+  clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
+  clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
+  clangoffload fatbinary ARGS...          NVIDIA's fatbinary (--create, --image3, --compress...)
+  clangoffload nvprune ARGS...            NVIDIA's nvprune (-arch / -gencode, -o OUT IN)
+  clangoffload COMMAND --help             that command's options
+  clangoffload --version | --help
+
+Invoked under the name clang-offload-bundler, clang-offload-packager,
+llvm-offload-binary, fatbinary or nvprune, it acts as that tool.
+-j N (or -jN, --jobs N): threads for extract (default: one per core).
+Compressed bundles and CUDA entries: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes>
+raises the 1 GiB limit (for each compressed bundle or entry);
+CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
+CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
+";
+
+/// `list`.
+pub const LIST: &str = "\
+usage: clangoffload list FILE
+
+Prints the ID of every entry of every bundle in FILE (binary, text, compressed,
+in ELF/COFF sections, in archive members as MEMBER: ID), in file order, then
+every image of its CUDA fat binaries under the name cuobjdump extracts it to.
+A file that holds neither says what it is and fails.
+";
+
+/// `extract`.
+pub const EXTRACT: &str = "\
+usage: clangoffload extract FILE [-o DIR] [--force] [-j N]
+
+Writes every entry of every container in FILE to its own file in DIR (default:
+the current directory, created if missing): bundle entries as
+<file>[.<member>].<index>.<entry ID>, OffloadBinary images as
+<file>[.<member>].<index>.<triple>[-<arch>][.<ext>], CUDA images as cuobjdump
+names them. Every path written is printed. A damaged entry or container costs
+only its own files: the others are written, each failure is an error line
+naming where it is, and the exit status is 1.
+
+  -o DIR          where the files go
+  --force, -f     overwrite existing files (otherwise an existing file is an
+                  error before anything is written)
+  -j N, -jN, --jobs N
+                  threads (default: one per core); the files are the same for any N
+";
+
+/// `inspect`.
+pub const INSPECT: &str = "\
+usage: clangoffload inspect FILE [--json | --objdump] [--verify]
+
+Shows every container in FILE (a bundle, an ELF or COFF/PE host, an archive, a
+raw code object): header fields, compression ratio, hash, entries, images,
+HIP/CUDA wrapper records, and any damage with its offset.
+
+  --json          one JSON object (docs/cli.md)
+  --objdump       what llvm-objdump --offloading prints
+  --verify        decode every compressed bundle and check its hash
+";
+
+/// `scan`.
+pub const SCAN: &str = "\
+usage: clangoffload scan FILE [--rejected]
+
+Finds every container and CUDA fat binary anywhere in FILE (a memory image,
+a core dump, any bytes), in one pass.
+
+  --rejected      also show the magic numbers that start no valid container
+";
+
+/// The help of `command`, if it has one here (the drop-ins and `wrap`
+/// print their own).
+pub fn of(command: &str) -> Option<&'static str> {
+    match command {
+        "list" => Some(LIST),
+        "extract" => Some(EXTRACT),
+        "inspect" => Some(INSPECT),
+        "scan" => Some(SCAN),
+        _ => None,
+    }
+}
+
+/// A command's usage line: the first line of its help.
+pub fn usage(help: &str) -> String {
+    help.lines().next().unwrap_or_default().to_owned()
+}
