@@ -2209,6 +2209,37 @@ clangoffload_status clangoffload_file_kind_detect(const uint8_t *data,
                                                   size_t len,
                                                   struct clangoffload_file_kind *out);
 
+// Writes what the `len` bytes at `data` are when they hold no offload
+// container or CUDA fat binary, in the words `clangoffload list`, `extract`
+// and `inspect` use (`no offload container or CUDA fat binary: ` and what
+// it is): a raw AMDGPU code object with its target ID, a CUDA
+// cubin with its SM, a kpack archive, MessagePack data (Tensile's `.dat`),
+// another ELF, COFF or Mach-O file, bitcode, an archive, or bytes of no
+// known format (`it is an AMDGPU code object for
+// amdgcn-amd-amdhsa--gfx906`). Reads headers only,
+// except MessagePack, which is walked once without allocating.
+// `*out_device_code` (if not NULL) says whether the file is device code of
+// its own (a code object or cubin).
+//
+// Ownership: the text is copied into the caller's `buf`, as
+// `clangoffload_target_id_canonicalize` does (NUL-terminated; `*out_len`
+// its length; `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` with the length
+// needed when `cap` is too small); nothing to free. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
+// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `out_device_code` may be NULL.
+//
+// # Safety
+// `data` must be readable for `len` bytes; `buf` NULL or writable for `cap`
+// bytes; `out_len` and `out_device_code` NULL or writable.
+clangoffload_status clangoffload_file_describe(const uint8_t *data,
+                                               size_t len,
+                                               char *buf,
+                                               size_t cap,
+                                               size_t *out_len,
+                                               bool *out_device_code);
+
 // Extracts the containers `sink->next` asks for, handing their outputs'
 // bytes to `sink->write` as they are decoded and saying when each
 // container is done: up to `lanes` compressed bundles (1 to 4) are

@@ -13,6 +13,7 @@ use clangoffload::bundler::{
     self, BundleRequest, BundlerError, Compression, Decoding, Extraction, FileType, Listed, Note,
     Piece, Plan, UnbundleRequest, Warning,
 };
+use clangoffload::foreign::{Foreign, NoContainer};
 use clangoffload::{CompressionMethod, FileKind};
 
 use crate::ffi::{array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg};
@@ -131,6 +132,52 @@ pub unsafe extern "C" fn clangoffload_file_kind_detect(
         let out = unsafe { out_arg(out) }?;
         *out = file_kind(FileKind::detect(data));
         Ok(())
+    })
+}
+
+/// Writes what the `len` bytes at `data` are when they hold no offload
+/// container or CUDA fat binary, in the words `clangoffload list`, `extract`
+/// and `inspect` use (`no offload container or CUDA fat binary: ` and what
+/// it is): a raw AMDGPU code object with its target ID, a CUDA
+/// cubin with its SM, a kpack archive, MessagePack data (Tensile's `.dat`),
+/// another ELF, COFF or Mach-O file, bitcode, an archive, or bytes of no
+/// known format (`it is an AMDGPU code object for
+/// amdgcn-amd-amdhsa--gfx906`). Reads headers only,
+/// except MessagePack, which is walked once without allocating.
+/// `*out_device_code` (if not NULL) says whether the file is device code of
+/// its own (a code object or cubin).
+///
+/// Ownership: the text is copied into the caller's `buf`, as
+/// `clangoffload_target_id_canonicalize` does (NUL-terminated; `*out_len`
+/// its length; `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` with the length
+/// needed when `cap` is too small); nothing to free. Pure.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
+/// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+/// `out_device_code` may be NULL.
+///
+/// # Safety
+/// `data` must be readable for `len` bytes; `buf` NULL or writable for `cap`
+/// bytes; `out_len` and `out_device_code` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_file_describe(
+    data: *const u8,
+    len: usize,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+    out_device_code: *mut bool,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let data = unsafe { slice_arg(data, len) }?;
+        let foreign = Foreign::identify(data);
+        // SAFETY: NULL or writable, as the caller promises.
+        if let Ok(device_code) = unsafe { out_arg(out_device_code) } {
+            *device_code = foreign.is_device_code();
+        }
+        // SAFETY: buf writable for cap bytes, out_len writable, as promised.
+        unsafe { write_display(&NoContainer(foreign), buf, cap, out_len) }
     })
 }
 

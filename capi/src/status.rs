@@ -376,7 +376,7 @@ status_table! {
     InvalidBundleId => "invalid bundle ID read from the bundle",
     MissingBundles => "no bundle for a target",
     MissingHostBundle => "no bundle for the host target",
-    NotAContainer => "not an offload bundle",
+    NotAContainer => "no offload container or CUDA fat binary",
     ConflictingTargetIds => "conflicting target IDs in an archive member",
     NoCompatibleCodeObject => "no compatible code object for a target",
     NotBinaryBundle => "compressed bundle does not hold a binary bundle",
@@ -677,7 +677,7 @@ pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
         E::MissingBundles(_) => S::MissingBundles,
         E::MissingHostBundle => S::MissingHostBundle,
         E::NotAnArchive => S::NotAnArchive,
-        E::NotAContainer => S::NotAContainer,
+        E::NotAContainer(_) => S::NotAContainer,
         E::OverlappingPayloads { .. } => S::ExtractionTooLarge,
         E::Member { error, .. } => status_of(error),
         E::ConflictingTargetIds { .. } => S::ConflictingTargetIds,
@@ -928,7 +928,10 @@ mod tests {
                 (E::MissingBundles(vec!["t".into()]), S::MissingBundles),
                 (E::MissingHostBundle, S::MissingHostBundle),
                 (E::NotAnArchive, S::NotAnArchive),
-                (E::NotAContainer, S::NotAContainer),
+                (
+                    E::NotAContainer(clangoffload::foreign::Foreign::Unknown { len: 0 }),
+                    S::NotAContainer,
+                ),
                 (
                     E::Member {
                         name: b"m.o".to_vec(),

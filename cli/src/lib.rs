@@ -14,7 +14,9 @@ mod help;
 pub mod io;
 mod stdio;
 
-pub use commands::inspect::{render as render_inspection, Mode as InspectMode, CUDA_DAMAGE};
+pub use commands::inspect::{
+    render as render_inspection, Mode as InspectMode, Rendered, CUDA_DAMAGE,
+};
 pub use commands::Failure;
 
 use std::path::Path;

@@ -298,5 +298,10 @@ fn a_file_with_nothing_to_list_says_so() {
     let path = sb.path("plain.bin");
     std::fs::write(&path, b"nothing offload here").unwrap();
     let r = clangoffload(&["list", path.to_str().unwrap()]);
-    assert!(!r.status.success() && stderr(&r).contains("not an offload bundle"));
+    assert!(
+        !r.status.success()
+            && stderr(&r).contains(
+                "no offload container or CUDA fat binary: its 20 bytes are of no format we know"
+            )
+    );
 }

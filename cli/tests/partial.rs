@@ -17,14 +17,14 @@ use std::process::Output;
 
 use common::{fixtures, run, Sandbox};
 
+/// What one run did: exit status, the paths printed (file names), the
+/// files written with their bytes, stderr.
+type Run = (Option<i32>, Vec<String>, Vec<(String, Vec<u8>)>, String);
+
 /// What `extract -j N` of `input` into a fresh `out<N>` did: exit status,
 /// the paths printed (as file names), the files in the directory with
 /// their bytes, and stderr.
-fn extract(
-    sb: &Sandbox,
-    input: &Path,
-    threads: &str,
-) -> (Option<i32>, Vec<String>, Vec<(String, Vec<u8>)>, String) {
+fn extract(sb: &Sandbox, input: &Path, threads: &str) -> Run {
     let dir = sb.path(&format!("out{threads}"));
     let args = [
         "extract".as_ref(),
@@ -119,7 +119,7 @@ fn a_damaged_cuda_image_in_a_host_names_its_section_and_file_offset() {
         .position(|w| w == [0x50, 0xed, 0x55, 0xba])
         .unwrap();
     let header = u32::from_le_bytes(data[fatbin + 16 + 4..fatbin + 16 + 8].try_into().unwrap());
-    let cubin = fatbin + 16 + header as usize;
+    let cubin = fatbin + 16 + usize::try_from(header).unwrap();
     assert_eq!(&data[cubin..cubin + 4], b"\x7fELF");
     data[cubin] = 0;
     let input = sb.path("two.so");

@@ -359,6 +359,7 @@ pub mod container;
 pub mod cuda_fatbin;
 pub mod elf;
 mod error;
+pub mod foreign;
 pub mod id;
 #[cfg(feature = "alloc")]
 pub mod inspect;

@@ -13,6 +13,7 @@ use serde::{Serialize, Serializer};
 
 use super::Failure;
 use crate::contents::{commas, hex, Decoding};
+use crate::ffi::cuda::CudaFatbins;
 use crate::ffi::inspection::{self, Inspection, Kind, NoteKind, Place};
 
 /// What the inspection found, as the report shows it.
@@ -27,6 +28,8 @@ struct Report<'a> {
     errors: Vec<String>,
     /// CUDA fat binaries, every header field of every entry.
     cuda_fatbins: Vec<super::cuda::FatbinReport>,
+    /// What the file is when it holds no container or fat binary at all.
+    no_container: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +83,19 @@ struct ImageReport<'a> {
     strings: Vec<(&'a [u8], &'a [u8])>,
 }
 
+/// What [`render`] made of a file.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The report, as printed.
+    pub text: Vec<u8>,
+    /// The damage found, one message per damaged container or file.
+    pub damage: Vec<String>,
+    /// The file holds no container at all; `damage` (or, for device code
+    /// of its own, `text`) says what it is, in the words of `list` and
+    /// `extract`.
+    pub no_container: bool,
+}
+
 /// How damage to a CUDA fat binary starts, in the report's errors.
 pub const CUDA_DAMAGE: &str = "CUDA fat binary: ";
 
@@ -109,8 +125,15 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let file = file.ok_or_else(usage)?;
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
-    let (text, damage) = render(file, input.data(), max_size, verify, mode)?;
+    let Rendered {
+        text,
+        damage,
+        no_container,
+    } = render(file, input.data(), max_size, verify, mode)?;
     crate::stdio::out_bytes(&text)?;
+    if let ([only], true) = (damage.as_slice(), no_container) {
+        return Err(Failure(format!("'{file}': {only}")));
+    }
     if !damage.is_empty() {
         if mode == Mode::Objdump {
             // Stdout is llvm-objdump's, which has no place for them.
@@ -135,16 +158,17 @@ pub fn render(
     max_size: u64,
     verify: bool,
     mode: Mode,
-) -> Result<(Vec<u8>, Vec<String>), Failure> {
+) -> Result<Rendered, Failure> {
     let inspection = Inspection::new(data, max_size, verify)?;
     let files = inspection.files();
     let mut report = report(file, data.len(), &inspection, &files);
+    let cuda = super::cuda::read(file, data)?;
+    // llvm-objdump's view of such a file is an empty one.
+    if mode != Mode::Objdump && holds_nothing(data, &inspection, cuda.as_ref()) {
+        return no_container(report, data, mode);
+    }
     // llvm-objdump's output has no place for CUDA fat binaries.
-    let cuda = match mode {
-        Mode::Objdump => None,
-        _ => super::cuda::read(file, data)?,
-    };
-    if let Some(cuda) = &cuda {
+    if let Some(cuda) = cuda.as_ref().filter(|_| mode != Mode::Objdump) {
         report.cuda_fatbins = super::cuda::reports(cuda);
         // Marked, so that the --objdump view (which leaves fat binaries out)
         // can be told apart: its damage is the rest.
@@ -164,7 +188,50 @@ pub fn render(
         .chain(report.errors.iter().map(String::as_str))
         .map(str::to_owned)
         .collect();
-    Ok((text, damage))
+    Ok(Rendered {
+        text,
+        damage,
+        no_container: false,
+    })
+}
+
+/// Whether the inspection found nothing at all in `data`: no container,
+/// note or fat binary, and no damage but the first bytes after any zeros
+/// starting none.
+pub fn holds_nothing(data: &[u8], found: &Inspection, cuda: Option<&CudaFatbins<'_>>) -> bool {
+    let unknown = |e: &inspection::Error| {
+        let zeros = usize::try_from(e.offset).ok().and_then(|at| data.get(..at));
+        e.status == inspection::UNKNOWN_CONTAINER
+            && zeros.is_some_and(|z| z.iter().all(|&b| b == 0))
+    };
+    found.containers().is_empty()
+        && found.notes().is_empty()
+        && found.errors().iter().all(unknown)
+        && cuda.is_none()
+}
+
+/// The report of a file that holds nothing: what it is (the library's
+/// words, as `list` and `extract` say them). A raw code object or cubin is
+/// shown (on stdout, no damage); anything else is the one damage.
+fn no_container(mut report: Report<'_>, data: &[u8], mode: Mode) -> Result<Rendered, Failure> {
+    let (sentence, device_code) = crate::ffi::inspection::describe(data);
+    report.errors.clear();
+    report.no_container = Some(sentence.clone());
+    let text = match mode {
+        Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
+        Mode::Text if device_code => format!("{sentence}\n").into_bytes(),
+        Mode::Text | Mode::Objdump => Vec::new(),
+    };
+    let damage = if device_code {
+        Vec::new()
+    } else {
+        vec![sentence]
+    };
+    Ok(Rendered {
+        text,
+        damage,
+        no_container: true,
+    })
 }
 
 fn report<'a>(
@@ -280,6 +347,7 @@ fn report<'a>(
         notes,
         errors,
         cuda_fatbins: Vec::new(),
+        no_container: None,
     }
 }
 

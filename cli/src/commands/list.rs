@@ -4,7 +4,8 @@
 //! every bundle member of an archive (`<member>: <id>`). Which files hold what
 //! is the library's rule (`clangoffload_bundler_list` with no type). Then
 //! the entries of CUDA fat binaries, as cuobjdump names them when it
-//! extracts them (`cuda.rs`). A file with neither says so, and fails.
+//! extracts them (`cuda.rs`). A file with neither says so, and what it is
+//! (the library's words, as `extract` and `inspect` say them), and fails.
 
 use std::io::Write;
 
@@ -46,9 +47,25 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         return Err(Failure(format!("'{file}': {fault}")));
     }
     if !any {
-        return Err(Failure(format!(
-            "'{file}': no bundle entry or CUDA fat binary entry to list (inspect shows every container)"
-        )));
+        return Err(Failure(nothing_listed(file, input.data(), cuda.as_ref())?));
     }
     Ok(())
+}
+
+/// Why a file gives nothing to list: it holds no container at all (what it
+/// is, in the words `extract` and `inspect` use), or only containers that
+/// have no IDs (OffloadBinaries: `inspect` shows them).
+fn nothing_listed(
+    file: &str,
+    data: &[u8],
+    cuda: Option<&crate::ffi::cuda::CudaFatbins<'_>>,
+) -> Result<String, Failure> {
+    let found = crate::ffi::inspection::Inspection::new(data, 0, false)?;
+    Ok(if super::inspect::holds_nothing(data, &found, cuda) {
+        format!("'{file}': {}", crate::ffi::inspection::describe(data).0)
+    } else {
+        format!(
+            "'{file}': no bundle entry or CUDA fat binary entry to list (inspect shows every container)"
+        )
+    })
 }

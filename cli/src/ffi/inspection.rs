@@ -15,6 +15,11 @@ pub use c::{
     clangoffload_inspection_note_kind as NoteKind, clangoffload_inspection_place as Place,
 };
 
+/// An error record's status for bytes that start no known container.
+// A fieldless `repr(u32)` enum's value: exact.
+#[allow(clippy::as_conversions)]
+pub const UNKNOWN_CONTAINER: u32 = Status::UnknownContainer as u32;
+
 /// What the library found in a buffer that outlives it.
 pub struct Inspection<'data>(super::Handle<'data, Handle>);
 
@@ -114,4 +119,37 @@ impl<'data> Inspection<'data> {
     pub fn text(&self, view: Bytes) -> Cow<'_, str> {
         String::from_utf8_lossy(self.0.bytes(view))
     }
+}
+
+/// What `data` is when it holds no container, in the library's words
+/// (`clangoffload_file_describe`), and whether it is device code of its
+/// own (a raw code object or cubin).
+pub fn describe(data: &[u8]) -> (String, bool) {
+    let (mut len, mut device_code) = (0, false);
+    let mut call = |buf: &mut [u8], len: &mut usize| {
+        // SAFETY: `data` is live for the call; `buf` is writable for its
+        // length (or NULL with 0); `len` and `device_code` are writable.
+        unsafe {
+            c::clangoffload_file_describe(
+                data.as_ptr(),
+                data.len(),
+                if buf.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    buf.as_mut_ptr().cast()
+                },
+                buf.len(),
+                len,
+                &mut device_code,
+            )
+        }
+    };
+    let _ = call(&mut [], &mut len);
+    // The text and its NUL.
+    let mut buf = vec![0u8; len.saturating_add(1)];
+    if call(&mut buf, &mut len) != Status::Ok {
+        return (String::new(), device_code);
+    }
+    buf.truncate(len);
+    (String::from_utf8_lossy(&buf).into_owned(), device_code)
 }

@@ -105,8 +105,9 @@ pub enum BundlerError {
     MissingHostBundle,
     /// `-type=a` on a file that is no archive.
     NotAnArchive,
-    /// A file that holds no bundle of any flavour (for listing all IDs).
-    NotAContainer,
+    /// A file that holds no bundle of any flavour (for listing all IDs):
+    /// what it is instead.
+    NotAContainer(crate::foreign::Foreign),
     /// Extracting every entry of a bundle whose payloads overlap would write
     /// more than the bundle holds.
     OverlappingPayloads {
@@ -175,7 +176,7 @@ impl BundlerError {
                 | E::Compressed { .. }
                 | E::OffloadBinaryNotBundle { .. }
                 | E::Member { .. }
-                | E::NotAContainer
+                | E::NotAContainer(_)
                 | E::OverlappingPayloads { .. }
                 | E::Input(_)
         )
@@ -318,7 +319,7 @@ impl BundlerError {
             }
             E::MissingHostBundle => f.write_str("Can't find bundle for the host target"),
             E::NotAnArchive => f.write_str("file too small to be an archive"),
-            E::NotAContainer => f.write_str("not an offload bundle"),
+            E::NotAContainer(what) => write!(f, "{}", crate::foreign::NoContainer(*what)),
             E::OverlappingPayloads {
                 entry,
                 bundle_offset,

@@ -16,6 +16,7 @@ use super::unbundle::bundle_warnings;
 use super::{BundlerError, Decoding, Observer, Plan};
 use crate::bytes::offset_in;
 use crate::container::Container;
+use crate::foreign::Foreign;
 use crate::inspect::inspect;
 use crate::{Bundle, CompressedBundle, FileKind};
 
@@ -150,7 +151,7 @@ impl<'data> Extraction<'data> {
                 return Err(error);
             }
             if found.containers.is_empty() {
-                return Err(BundlerError::NotAContainer);
+                return Err(BundlerError::NotAContainer(Foreign::identify(data)));
             }
         }
         Ok(extraction)
@@ -454,7 +455,7 @@ fn images<'data>(
             bundle_offset: at,
             budget: holds,
         },
-        _ => BundlerError::NotAContainer,
+        _ => BundlerError::NotAContainer(Foreign::identify(bytes)),
     })?;
     for (index, naming) in namings.iter().enumerate() {
         let mut what = safe_name(&naming.triple);
@@ -660,7 +661,7 @@ mod tests {
         assert!(extract(&good[..40], b"cut", Decoding::default(), &mut ()).is_err());
         assert!(matches!(
             extract(b"plain text", b"t", Decoding::default(), &mut ()),
-            Err(BundlerError::NotAContainer)
+            Err(BundlerError::NotAContainer(_))
         ));
     }
 

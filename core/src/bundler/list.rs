@@ -8,6 +8,7 @@ use super::input::{self, Budget, Buffers, Contents, Loaded, Source};
 use super::unbundle::bundle_warnings;
 use super::{BundlerError, Decoding, FileType, Observer};
 use crate::archive::Archive;
+use crate::foreign::Foreign;
 use crate::locate::{offload_sections, SectionKind};
 use crate::object_bundle::ObjectBundle;
 use crate::text_bundle::{Comment, TextBundle};
@@ -138,7 +139,7 @@ pub fn list_all<'data>(
             }
         }
     } else {
-        return Err(BundlerError::NotAContainer);
+        return Err(BundlerError::NotAContainer(Foreign::identify(data)));
     }
     Ok(listed)
 }
