@@ -48,6 +48,9 @@
 #   ENTRIES     entries per bundle: the host + ENTRIES-1 devices
 #               (gfx900 ... gfx1250, in that order; 2 to 28)     [28]
 #   TOTAL_MB    device payload bytes in all, MB (10^6)          [2300]
+#   SPREAD=1    containers of different sizes, 45% to 145% of the mean (as
+#               JAX's ROCm 7 plugin: CONTAINERS=45 TOTAL_MB=3150 SPREAD=1
+#               gives decoded bundles of ~32 to ~101 MB, median ~70 MB)
 #   DEVICE      device for -unbundle and the C ABI rows          [gfx1100]
 #   LLVM_LIB    where the payload source is picked (the largest .so*)
 #               [/usr/lib/llvm-22/lib]; CLANGOFFLOAD_BENCH_SOURCE: that file
@@ -66,6 +69,7 @@ set -euo pipefail
 CONTAINERS=${CONTAINERS:-45}
 ENTRIES=${ENTRIES:-28}
 TOTAL_MB=${TOTAL_MB:-2300}
+SPREAD=${SPREAD:-0}
 RUNS=${RUNS:-5}
 WARMUP=${WARMUP:-1}
 LLVM_LIB=${LLVM_LIB:-/usr/lib/llvm-22/lib}
@@ -116,19 +120,21 @@ fi
 
 base=$((TOTAL_MB * 1000000 / (CONTAINERS * n_dev)))
 ((base >= 65536)) || die "TOTAL_MB too small for CONTAINERS x ENTRIES (slices under 64 KiB)"
-max_slice=$((base * 116 / 100))
-((max_slice * n_dev * 2 < source_size)) \
+max_slice=$((base * 116 / 100 * (SPREAD ? 146 : 100) / 100))
+((max_slice * n_dev * (SPREAD ? 1 : 2) < source_size)) \
     || die "$source_file ($source_size B) is too small for containers of $((max_slice * n_dev)) B (lower TOTAL_MB or raise CONTAINERS)"
 
 # Entry e (0 = host) of container c: its size (never a multiple of 4096,
-# 85% to 115% of base, mean about base).
+# 85% to 115% of base, mean about base; with SPREAD, times the container's
+# own 45% to 145%).
 slice_size() { # c e
-    echo $((base * (85 + ($1 * 7 + $2 * 11) % 31) / 100 - ($1 * 131 + $2 * 17) % 4093 - 1))
+    local scale=$((SPREAD ? 45 + ($1 * 37) % 101 : 100))
+    echo $((base * scale / 100 * (85 + ($1 * 7 + $2 * 11) % 31) / 100 - ($1 * 131 + $2 * 17) % 4093 - 1))
 }
 
 # --- generation (cached) ------------------------------------------------------
 cache_root=${FATBIN_CACHE:-${WORKDIR:-${TMPDIR:-/tmp}}/clangoffload-fatbin-cache}
-key="c$CONTAINERS-e$ENTRIES-t$TOTAL_MB-$(basename "$source_file")-$source_size-v1"
+key="c$CONTAINERS-e$ENTRIES-t$TOTAL_MB-s$SPREAD-$(basename "$source_file")-$source_size-v1"
 cache="$cache_root/$key"
 so_name=libfatbin.so
 so="$cache/$so_name"
@@ -488,6 +494,7 @@ if ((llvm_ok_objdump)); then
     cd - >/dev/null
 fi
 peak_rss ours.inspect "$ours_bin" inspect --json "$so"
+peak_rss ours.verify "$ours_bin" inspect --verify "$so"
 peak_rss llvm.extract bash "$work/llvm-unbundle-all.sh"
 rm -rf "${out:?}/llvm-x"/*
 peak_rss ours.extract "$ours_bin" extract "$so" -o "$out/ours-x"
@@ -547,6 +554,7 @@ printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..42})" "$(printf -- '-%.0s' {1.
 printf '| %-40s | %10s | %-36s | %10s |\n' "llvm-readobj --offloading" "$(mib llvm.readobj)" "list" "$(mib ours.list)"
 printf '| %-40s | %10s | %-36s | %10s |\n' "llvm-objdump --offloading" "$(mib llvm.objdump)" "inspect --json" "$(mib ours.inspect)"
 printf '| %-40s | %10s | %-36s | %10s |\n' "bundler -unbundle all, per container" "$(mib llvm.extract)" "extract" "$(mib ours.extract)"
+printf '| %-40s | %10s | %-36s | %10s |\n' "(none: LLVM checks no hash)" "-" "inspect --verify" "$(mib ours.verify)"
 printf '| %-40s | %10s | %-36s | %10s |\n' "bundler -unbundle $DEVICE, per container" "$(mib llvm.one)" "-unbundle $DEVICE, per container" "$(mib ours.one)"
 if [[ -n $select_bin ]]; then
     printf '| %-40s | %10s | %-36s | %10s |\n' "C ABI: decompress all (no MD5 / MD5)" "$(mib capi.full) / $(mib capi.full_hash)" "C ABI: select" "$(mib capi.select)"

@@ -2411,6 +2411,36 @@ clangoffload_status clangoffload_bundler_extraction(const uint8_t *data,
                                                     struct clangoffload_extraction **out,
                                                     struct clangoffload_error *err);
 
+// Sets the bytes `clangoffload_extraction_stream` may hold at once for
+// decoding compressed bundles, across every thread that streams
+// `extraction`: each bundle is admitted by its declared decoded size (its
+// buffer: that and an eighth), and one that does not fit waits for others
+// to end; one larger than the whole budget is decoded alone. 0 sets the
+// default: 256 MiB, or the largest single bundle's buffer when that is
+// more (what `clangoffload_bundler_extraction` sets). Call it before
+// streaming, not while a stream runs.
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `extraction` must be NULL or a live extraction that no other thread uses
+// during the call.
+clangoffload_status clangoffload_extraction_set_memory_budget(struct clangoffload_extraction *extraction,
+                                                              uint64_t bytes);
+
+// The bytes `clangoffload_extraction_stream` may hold at once for decoding
+// (see `clangoffload_extraction_set_memory_budget`; 0 for NULL).
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` may be NULL.
+//
+// # Safety
+// `extraction` must be NULL or a live extraction.
+uint64_t clangoffload_extraction_memory_budget(const struct clangoffload_extraction *extraction);
+
 // How many containers an extraction found (0 for NULL).
 //
 // Ownership: nothing to free.

@@ -1067,6 +1067,56 @@ pub unsafe extern "C" fn clangoffload_bundler_extraction(
     }
 }
 
+/// Sets the bytes `clangoffload_extraction_stream` may hold at once for
+/// decoding compressed bundles, across every thread that streams
+/// `extraction`: each bundle is admitted by its declared decoded size (its
+/// buffer: that and an eighth), and one that does not fit waits for others
+/// to end; one larger than the whole budget is decoded alone. 0 sets the
+/// default: 256 MiB, or the largest single bundle's buffer when that is
+/// more (what `clangoffload_bundler_extraction` sets). Call it before
+/// streaming, not while a stream runs.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `extraction` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `extraction` must be NULL or a live extraction that no other thread uses
+/// during the call.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_set_memory_budget(
+    extraction: *mut clangoffload_extraction,
+    bytes: u64,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or live and not shared during the call, as promised.
+        let extraction = unsafe { extraction.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
+        extraction
+            .extraction
+            .set_memory_budget((bytes != 0).then_some(bytes));
+        Ok(())
+    })
+}
+
+/// The bytes `clangoffload_extraction_stream` may hold at once for decoding
+/// (see `clangoffload_extraction_set_memory_budget`; 0 for NULL).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `extraction` may be NULL.
+///
+/// # Safety
+/// `extraction` must be NULL or a live extraction.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_extraction_memory_budget(
+    extraction: *const clangoffload_extraction,
+) -> u64 {
+    // SAFETY: NULL or live, as the caller promises.
+    unsafe { extraction.as_ref() }.map_or(0, |e| e.extraction.memory_budget())
+}
+
 /// How many containers an extraction found (0 for NULL).
 ///
 /// Ownership: nothing to free.

@@ -27,6 +27,8 @@ USAGE:
 Invoked under the name clang-offload-bundler, clang-offload-packager,
 llvm-offload-binary, fatbinary or nvprune, it acts as that tool.
 -j N (or -jN, --jobs N): threads for extract (default: one per core).
+CLANGOFFLOAD_MEMORY_BUDGET=SIZE (or extract --memory-budget SIZE): what decoding
+may hold at once (default 256M, or the largest compressed bundle).
 Compressed bundles and CUDA entries: CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes>
 raises the 1 GiB limit (for each compressed bundle or entry);
 CLANGOFFLOAD_SKIP_HASH_CHECK=1 accepts a wrong hash (as LLVM does);
@@ -45,7 +47,7 @@ A file that holds neither says what it is and fails.
 
 /// `extract`.
 pub const EXTRACT: &str = "\
-usage: clangoffload extract FILE [-o DIR] [--force] [-j N]
+usage: clangoffload extract FILE [-o DIR] [--force] [-j N] [--memory-budget SIZE]
 
 Writes every entry of every container in FILE to its own file in DIR (default:
 the current directory, created if missing): bundle entries as
@@ -60,6 +62,12 @@ naming where it is, and the exit status is 1.
                   error before anything is written)
   -j N, -jN, --jobs N
                   threads (default: one per core); the files are the same for any N
+  --memory-budget SIZE
+                  what decoding compressed bundles may hold at once, across
+                  threads (bytes, or with K, M, G): each bundle is admitted by
+                  its declared size, one larger than the budget decoded alone
+                  (default: 256M, or the largest bundle when that is more;
+                  also CLANGOFFLOAD_MEMORY_BUDGET=SIZE)
 ";
 
 /// `inspect`.

@@ -30,7 +30,7 @@ fn every_subcommand_has_help() {
     let out = clangoffload(&["extract"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
-        "clangoffload: error: usage: clangoffload extract FILE [-o DIR] [--force] [-j N]".replace(
+        "clangoffload: error: usage: clangoffload extract FILE [-o DIR] [--force] [-j N] [--memory-budget SIZE]".replace(
             "clangoffload: ",
             &format!("{}: ", env!("CARGO_BIN_EXE_clangoffload"))
         )

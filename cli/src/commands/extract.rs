@@ -44,6 +44,7 @@ struct Args<'a> {
     dir: PathBuf,
     force: bool,
     threads: Option<usize>,
+    memory_budget: Option<&'a str>,
 }
 
 /// A thread count: a positive number.
@@ -58,6 +59,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
         dir: PathBuf::from("."),
         force: false,
         threads: None,
+        memory_budget: None,
     };
     let mut file = None;
     let mut rest = args.iter();
@@ -65,6 +67,10 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
         match arg.as_str() {
             "-o" => parsed.dir = PathBuf::from(rest.next().ok_or_else(usage)?),
             "--force" | "-f" => parsed.force = true,
+            "--memory-budget" => parsed.memory_budget = Some(rest.next().ok_or_else(usage)?),
+            _ if arg.starts_with("--memory-budget=") => {
+                parsed.memory_budget = arg.strip_prefix("--memory-budget=");
+            }
             "-j" | "--jobs" => {
                 parsed.threads = Some(threads(rest.next().map(String::as_str)).ok_or_else(usage)?);
             }
@@ -146,8 +152,14 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let input = super::open(args.file)?;
     let options = super::bundler::any_file(args.file)?;
     let cuda = super::cuda::read(args.file, input.data())?;
+    let budget = crate::contents::memory_budget(args.memory_budget)?;
     let extraction = match Extraction::new(program, &input, &options) {
-        Ok(extraction) => extraction,
+        Ok(mut extraction) => {
+            if budget.is_some() {
+                extraction.set_memory_budget(budget);
+            }
+            extraction
+        }
         // A file of CUDA fat binaries only is no bundle: not an error here.
         Err(_) if cuda.is_some() => {
             return outcome(program, &extract_cuda(&args, cuda.as_ref(), &options)?)

@@ -344,6 +344,16 @@ impl<'data> Extraction<'data> {
         }
     }
 
+    /// Sets the bytes streaming may hold at once for decoding (`None`: the
+    /// library's default).
+    pub fn set_memory_budget(&mut self, bytes: Option<u64>) {
+        // SAFETY: the extraction is live, and no stream runs (it is
+        // borrowed mutably).
+        unsafe {
+            c::clangoffload_extraction_set_memory_budget(self.handle.ptr_mut(), bytes.unwrap_or(0));
+        }
+    }
+
     /// Damage found while finding the containers, each piece of it, to
     /// report once the others are written.
     pub fn failures(&self) -> &[String] {

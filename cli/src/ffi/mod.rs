@@ -287,6 +287,11 @@ impl<'data, T> Handle<'data, T> {
         self.ptr
     }
 
+    /// The handle, to be changed: only while nothing else uses it.
+    pub fn ptr_mut(&mut self) -> *mut T {
+        self.ptr
+    }
+
     /// Every record of a list: `count` of them, each from `get`.
     pub fn list<R>(
         &self,

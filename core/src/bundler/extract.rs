@@ -29,6 +29,9 @@ pub struct Extraction<'data> {
     pub(super) decoding: Decoding,
     /// Damage found while finding the containers, in file order.
     failures: Vec<BundlerError>,
+    /// What streaming may hold at once for decoding, across threads.
+    #[cfg(feature = "std")]
+    pub(super) budget: crate::compressed::MemoryBudget,
 }
 
 /// One container and the outputs it gives.
@@ -71,6 +74,8 @@ impl<'data> Extraction<'data> {
             names: Vec::new(),
             decoding,
             failures: Vec::new(),
+            #[cfg(feature = "std")]
+            budget: crate::compressed::MemoryBudget::new(0),
         };
         if FileKind::detect(data).is_bundle_container() {
             // The bundler's reading: what follows the containers is a
@@ -146,6 +151,8 @@ impl<'data> Extraction<'data> {
         extraction
             .failures
             .extend(damage.map(|e| BundlerError::Input(e.error)));
+        #[cfg(feature = "std")]
+        extraction.set_memory_budget(None);
         if extraction.names.is_empty() {
             if let Some(error) = extraction.failures.drain(..).next() {
                 return Err(error);
@@ -205,6 +212,37 @@ impl<'data> Extraction<'data> {
             size: u.size,
             outputs: u.outputs.clone(),
         })
+    }
+
+    /// Sets what [`stream`](Self::stream) may hold at once for decoding,
+    /// in bytes, across every thread that streams this extraction: `None`
+    /// for the default, [`MemoryBudget::DEFAULT`] or the largest single
+    /// compressed bundle's buffer (its decoded size and an eighth), whichever
+    /// is more. Compressed bundles are admitted by their declared sizes: a
+    /// bundle larger than the budget is decoded alone.
+    ///
+    /// [`MemoryBudget::DEFAULT`]: crate::compressed::MemoryBudget::DEFAULT
+    #[cfg(feature = "std")]
+    pub fn set_memory_budget(&mut self, bytes: Option<u64>) {
+        let largest = self
+            .units
+            .iter()
+            .filter_map(|u| match u.what {
+                What::Compressed(c) => Some(c.uncompressed_size()),
+                _ => None,
+            })
+            .filter(|&size| size <= self.decoding.max_size)
+            .map(crate::compressed::MemoryBudget::room_for)
+            .max()
+            .unwrap_or(0);
+        let total = bytes.unwrap_or(crate::compressed::MemoryBudget::DEFAULT.max(largest));
+        self.budget = crate::compressed::MemoryBudget::new(total);
+    }
+
+    /// What [`stream`](Self::stream) may hold at once for decoding.
+    #[cfg(feature = "std")]
+    pub fn memory_budget(&self) -> u64 {
+        self.budget.total()
     }
 
     /// The first damage found while finding the containers, to report once

@@ -121,7 +121,7 @@ impl<'data> Extraction<'data> {
                 }
             }
         };
-        walk_many(&options, verify, lanes, &mut next, &mut told);
+        walk_many(&options, verify, lanes, &self.budget, &mut next, &mut told);
     }
 
     /// Where the outputs of compressed container `index` lie in its decoded
@@ -236,6 +236,7 @@ fn write_plan(
 mod tests {
     use super::*;
     use crate::bundler::{extract, Decoding};
+    use crate::compressed::MemoryBudget;
     use alloc::vec;
 
     macro_rules! fixture {
@@ -347,6 +348,101 @@ mod tests {
             }
             assert_eq!(gathered.done.len(), 3);
         }
+    }
+
+    /// Hands out containers from a shared counter, as the tool's threads do.
+    struct Shared<'a> {
+        next: &'a core::sync::atomic::AtomicUsize,
+        count: usize,
+        gathered: Gathered,
+    }
+
+    impl ExtractionSink for Shared<'_> {
+        fn next(&mut self) -> Option<usize> {
+            let index = self.next.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+            (index < self.count).then_some(index)
+        }
+        fn write(&mut self, output: usize, bytes: &[u8]) -> ControlFlow<()> {
+            self.gathered.write(output, bytes)
+        }
+        fn done(&mut self, container: usize, result: Result<(), BundlerError>) {
+            self.gathered.done(container, result);
+        }
+    }
+
+    /// Three threads of four lanes each, under budgets from less than one
+    /// bundle to all of them: the same bytes as one thread, every bundle
+    /// admitted by its size (the budget never exceeded but by a bundle
+    /// alone), nothing held at the end.
+    #[test]
+    fn threads_under_a_memory_budget_write_the_same_and_hold_no_more() {
+        let data = fixture!("multi/libhip-compressed3.so");
+        let whole = extract(data, b"f", Decoding::default(), &mut ()).unwrap();
+        let sizes: Vec<u64> = {
+            let e = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+            e.units
+                .iter()
+                .filter_map(|u| match u.what {
+                    What::Compressed(c) => Some(MemoryBudget::room_for(c.uncompressed_size())),
+                    _ => None,
+                })
+                .collect()
+        };
+        let largest = *sizes.iter().max().unwrap();
+        for total in [1, largest, largest + 1, sizes.iter().sum::<u64>()] {
+            let mut extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+            extraction.set_memory_budget(Some(total));
+            let count = extraction.container_count();
+            let next = core::sync::atomic::AtomicUsize::new(0);
+            let mut outputs = vec![Vec::new(); extraction.output_count()];
+            std::thread::scope(|s| {
+                let workers: Vec<_> = (0..3)
+                    .map(|_| {
+                        let (extraction, next) = (&extraction, &next);
+                        s.spawn(move || {
+                            let mut sink = Shared {
+                                next,
+                                count,
+                                gathered: Gathered {
+                                    order: Vec::new(),
+                                    asked: 0,
+                                    outputs: vec![Vec::new(); extraction.output_count()],
+                                    done: Vec::new(),
+                                    stop_at: None,
+                                },
+                            };
+                            extraction.stream(4, &mut sink, &mut ());
+                            sink.gathered
+                        })
+                    })
+                    .collect();
+                for worker in workers {
+                    let gathered = worker.join().unwrap();
+                    assert!(gathered.done.iter().all(|(_, r)| r.is_ok()));
+                    for (i, bytes) in gathered.outputs.into_iter().enumerate() {
+                        outputs[i].extend(bytes);
+                    }
+                }
+            });
+            for (i, bytes) in outputs.iter().enumerate() {
+                assert_eq!(
+                    bytes,
+                    &whole.output_bytes(i).unwrap(),
+                    "output {i}, budget {total}"
+                );
+            }
+            assert_eq!(extraction.budget.used(), 0);
+            assert!(
+                extraction.budget.peak() <= total.max(largest),
+                "budget {total}"
+            );
+        }
+        // The default: 256 MiB or the largest bundle's room.
+        let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+        assert_eq!(
+            extraction.memory_budget(),
+            MemoryBudget::DEFAULT.max(largest)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
+use super::budget::MemoryBudget;
 use super::decompress::{max_window, Decoded, DecompressOptions, Stream};
 use super::md5::{self, Hasher, LANES};
 use super::zstd::{libzstd::Filling, ZstdDecoder};
@@ -30,39 +31,122 @@ pub(crate) enum Walked<'a> {
 /// `sink` breaks is dropped, with no `Done`. `hash`: compute each bundle's
 /// MD5. Each bundle in flight is decoded straight into a buffer of its
 /// whole size (a zstd frame of one segment may refer back to any byte it
-/// made), which the next bundle in its lane reuses: memory is `lanes`
-/// times the largest bundle. Bundles that libzstd does not decode (zlib,
+/// made), which the next bundle in its lane reuses; the buffers' bytes are
+/// taken from `budget` before they are made, a bundle that does not fit
+/// waiting for a lane to end (or, with none in flight, for room), so that
+/// memory is bounded by bytes across every walk that shares the budget. Bundles that libzstd does not decode (zlib,
 /// or a build that decodes zstd with ruzstd) are walked alone, through a
 /// window, when their turn comes.
 pub(crate) fn walk_many<'d>(
     options: &DecompressOptions,
     hash: bool,
     lanes: usize,
+    budget: &MemoryBudget,
     next: &mut dyn FnMut() -> Option<(usize, CompressedBundle<'d>)>,
     sink: &mut dyn FnMut(usize, Walked<'_>) -> ControlFlow<()>,
 ) {
     let width = lanes.clamp(1, LANES);
     let mut flowing: Vec<Lane<'d>> = Vec::new();
-    let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut buffers = Buffers {
+        budget,
+        spare: Vec::new(),
+        held: 0,
+    };
+    // A bundle handed out that did not fit in the budget beside the lanes
+    // in flight: it goes next, once one of them ends.
+    let mut pending = None;
     let mut drained = false;
     loop {
-        while !drained && flowing.len() < width {
-            match next() {
-                Some((id, bundle)) => {
-                    let buffer = spare.pop().unwrap_or_default();
-                    match Lane::start(id, bundle, options, hash, buffer, sink) {
-                        Ok(lane) => flowing.push(lane),
-                        Err(buffer) => spare.push(buffer),
-                    }
-                }
-                None => drained = true,
+        while flowing.len() < width {
+            let Some((id, bundle)) = pending.take().or_else(|| {
+                let got = (!drained).then(&mut *next).flatten();
+                drained = got.is_none();
+                got
+            }) else {
+                break;
+            };
+            let Some(buffer) = buffers.admit(&bundle, options, flowing.is_empty()) else {
+                pending = Some((id, bundle));
+                break;
+            };
+            match Lane::start(id, bundle, options, hash, buffer, sink) {
+                Ok(lane) => flowing.push(lane),
+                Err(buffer) => buffers.spare.push(buffer),
             }
         }
         if flowing.is_empty() {
-            return;
+            break;
         }
-        round(&mut flowing, &mut spare, hash, sink);
+        round(&mut flowing, &mut buffers.spare, hash, sink);
     }
+    buffers.budget.give(buffers.held);
+}
+
+/// A walk's decoding buffers: those no lane uses, and the budget bytes all
+/// of them hold (each one's capacity, as taken).
+struct Buffers<'b> {
+    budget: &'b MemoryBudget,
+    spare: Vec<Vec<u8>>,
+    held: u64,
+}
+
+impl Buffers<'_> {
+    /// A buffer with room for `bundle` decoded whole (taken from the
+    /// budget), or `None` if it does not fit beside the lanes in flight.
+    /// `alone`: no lane is in flight, so the walk may wait for room, having
+    /// given back every buffer it holds first (a thread that waits holds
+    /// nothing, so none waits on another). A bundle that will not be
+    /// decoded into a buffer (zlib, ruzstd, over the size limit) needs none.
+    fn admit(
+        &mut self,
+        bundle: &CompressedBundle<'_>,
+        options: &DecompressOptions,
+        alone: bool,
+    ) -> Option<Vec<u8>> {
+        // The largest spare is the likeliest to fit without growing.
+        self.spare.sort_by_key(Vec::capacity);
+        let buffer = self.spare.pop().unwrap_or_default();
+        let len = bundle.uncompressed_size();
+        let decoded_here = bundle.method() == CompressionMethod::Zstd
+            && options.zstd_decoder == ZstdDecoder::Libzstd
+            && len <= options.limits.max_uncompressed_size;
+        let capacity = to_u64(buffer.capacity());
+        if !decoded_here || len <= capacity {
+            return Some(buffer);
+        }
+        let room = MemoryBudget::room_for(len);
+        if !alone {
+            if !self.budget.try_take(room.saturating_sub(capacity)) {
+                self.spare.push(buffer);
+                return None;
+            }
+            self.held = self.held.saturating_add(room.saturating_sub(capacity));
+            return Some(grown(buffer, room, self));
+        }
+        // Alone: give back all, then wait for the whole room.
+        drop(buffer);
+        self.spare.clear();
+        self.budget.give(core::mem::take(&mut self.held));
+        self.budget.take(room);
+        self.held = room;
+        Some(grown(Vec::new(), room, self))
+    }
+}
+
+/// `buffer` let go and had anew with capacity `room`, whose bytes the
+/// budget already counts in place of its own (given back if it cannot be
+/// had: decoding then fails for want of memory).
+fn grown(buffer: Vec<u8>, room: u64, buffers: &mut Buffers<'_>) -> Vec<u8> {
+    drop(buffer);
+    let mut fresh = Vec::new();
+    let had = usize::try_from(room)
+        .ok()
+        .is_some_and(|room| fresh.try_reserve_exact(room).is_ok());
+    if !had {
+        buffers.held = buffers.held.saturating_sub(room);
+        buffers.budget.give(room);
+    }
+    fresh
 }
 
 /// One bundle being walked.
@@ -167,8 +251,8 @@ impl<'d> Lane<'d> {
 fn sized(mut buffer: Vec<u8>, len: usize) -> crate::Result<Vec<u8>> {
     if len > buffer.capacity() {
         buffer = Vec::new();
-        let room = len.saturating_add(len / 8);
-        let requested = to_u64(room);
+        let requested = MemoryBudget::room_for(to_u64(len));
+        let room = usize::try_from(requested).unwrap_or(usize::MAX);
         let out_of_memory = || crate::Error::new(crate::ErrorKind::OutOfMemory { requested }, 0);
         buffer
             .try_reserve_exact(room)

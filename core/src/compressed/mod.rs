@@ -28,6 +28,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
+#[cfg(feature = "std")]
+mod budget;
 pub(crate) mod decompress;
 #[cfg(feature = "zstd")]
 pub(crate) mod many;
@@ -41,6 +43,8 @@ pub(crate) mod zstd;
 mod zstd_frame;
 
 #[cfg(feature = "zstd")]
+#[cfg(feature = "std")]
+pub use budget::MemoryBudget;
 pub use decompress::truncated_md5s;
 pub use decompress::{truncated_md5, DecompressOptions, Limits};
 #[cfg(feature = "alloc")]
