@@ -1227,6 +1227,11 @@ typedef struct clangoffload_target_id {
   clangoffload_feature sramecc;
 } clangoffload_target_id;
 
+// Told of a part of the input a job is done with (`data`, `len` bytes of
+// it), with the caller's `context`; may be called from several threads at
+// once.
+typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
+
 // The input (file 0) or an archive member.
 typedef struct clangoffload_inspected_file {
   // Whether it is an archive member (with a name and a parent).
@@ -3384,6 +3389,32 @@ clangoffload_status clangoffload_inspect(const uint8_t *data,
                                          uint32_t flags,
                                          uint64_t max_decompressed_size,
                                          struct clangoffload_inspection **out);
+
+// `clangoffload_inspect` with every compressed bundle decoded whole (as
+// without `CLANGOFFLOAD_INSPECT_TABLES_ONLY`: the same inspection) on up to
+// `threads` threads (0: one), each bundle admitted by its declared
+// decompressed size under a memory budget of `memory_budget` bytes across
+// those threads (0: 256 MiB, or the largest bundle's buffer when that is
+// more; one larger than the budget is decoded alone), and `done_with` (if
+// set) told of each compressed bundle's input bytes once it is decoded, so
+// that a caller who mapped the file can let go of their pages. `flags`:
+// `CLANGOFFLOAD_SKIP_HASH_CHECK` only.
+//
+// Ownership, lifetime and NULL: as `clangoffload_inspect`; `done_with` may
+// be NULL.
+//
+// # Safety
+// As `clangoffload_inspect`; `done_with`, if set, must be callable with
+// `context` from any thread, several at once, during the call.
+clangoffload_status clangoffload_inspect_parallel(const uint8_t *data,
+                                                  size_t len,
+                                                  uint32_t flags,
+                                                  uint64_t max_decompressed_size,
+                                                  size_t threads,
+                                                  uint64_t memory_budget,
+                                                  clangoffload_done_with_fn done_with,
+                                                  void *context,
+                                                  struct clangoffload_inspection **out);
 
 // Releases a handle from `clangoffload_inspect`; views taken from it
 // become invalid.

@@ -8,8 +8,11 @@
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::ffi::c_void;
 
 use clangoffload::bundler::Decoding;
+#[cfg(feature = "std")]
+use clangoffload::inspect::inspect_parallel;
 use clangoffload::inspect::{inspect_to, Depth, InspectedContainer, Inspection, NoteKind, Place};
 use clangoffload::Container;
 
@@ -250,6 +253,72 @@ pub unsafe extern "C" fn clangoffload_inspect(
         *out = into_handle(clangoffload_inspection::new(inspect_to(
             data, decoding, depth,
         )));
+        Ok(())
+    })
+}
+
+/// Told of a part of the input a job is done with (`data`, `len` bytes of
+/// it), with the caller's `context`; may be called from several threads at
+/// once.
+pub type clangoffload_done_with_fn =
+    Option<unsafe extern "C" fn(context: *mut c_void, data: *const u8, len: usize)>;
+
+/// `clangoffload_inspect` with every compressed bundle decoded whole (as
+/// without `CLANGOFFLOAD_INSPECT_TABLES_ONLY`: the same inspection) on up to
+/// `threads` threads (0: one), each bundle admitted by its declared
+/// decompressed size under a memory budget of `memory_budget` bytes across
+/// those threads (0: 256 MiB, or the largest bundle's buffer when that is
+/// more; one larger than the budget is decoded alone), and `done_with` (if
+/// set) told of each compressed bundle's input bytes once it is decoded, so
+/// that a caller who mapped the file can let go of their pages. `flags`:
+/// `CLANGOFFLOAD_SKIP_HASH_CHECK` only.
+///
+/// Ownership, lifetime and NULL: as `clangoffload_inspect`; `done_with` may
+/// be NULL.
+///
+/// # Safety
+/// As `clangoffload_inspect`; `done_with`, if set, must be callable with
+/// `context` from any thread, several at once, during the call.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_inspect_parallel(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    max_decompressed_size: u64,
+    threads: usize,
+    memory_budget: u64,
+    done_with: clangoffload_done_with_fn,
+    context: *mut c_void,
+    out: *mut *mut clangoffload_inspection,
+) -> clangoffload_status {
+    ffi_guard!({
+        if flags & !CLANGOFFLOAD_SKIP_HASH_CHECK != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        let decoding = Decoding {
+            max_size: limits(max_decompressed_size).max_uncompressed_size,
+            verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
+            verbose: false,
+        };
+        // The context crosses threads as an address: the caller promises
+        // the callback may be called with it from any of them.
+        let context = context.expose_provenance();
+        let tell = |part: &[u8]| {
+            if let Some(done_with) = done_with {
+                let context = core::ptr::with_exposed_provenance_mut(context);
+                // SAFETY: callable with `context` from any thread, as the
+                // caller promises; the part is live during the call.
+                unsafe { done_with(context, part.as_ptr(), part.len()) }
+            }
+        };
+        let budget = (memory_budget != 0).then_some(memory_budget);
+        let found = inspect_parallel(data, decoding, threads.max(1), budget, &tell);
+        *out = into_handle(clangoffload_inspection::new(found));
         Ok(())
     })
 }

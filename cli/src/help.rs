@@ -12,7 +12,7 @@ USAGE:
   clangoffload extract FILE [-o DIR] [--force] [-j N]
                                           every entry to DIR/<file>.<index>.<entry ID>, every CUDA
                                           image to DIR/<file>.<n>.sm_<SM>.cubin|ptx (as cuobjdump)
-  clangoffload inspect FILE [--json|--objdump] [--verify]
+  clangoffload inspect FILE [--json|--objdump] [--verify [--memory-budget SIZE]]
                                           every container in a file, ELF/COFF host file or archive:
                                           header fields, ratio, hash, entries, images, wrappers
   clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
@@ -72,7 +72,7 @@ naming where it is, and the exit status is 1.
 
 /// `inspect`.
 pub const INSPECT: &str = "\
-usage: clangoffload inspect FILE [--json | --objdump] [--verify]
+usage: clangoffload inspect FILE [--json | --objdump] [--verify [--memory-budget SIZE]]
 
 Shows every container in FILE (a bundle, an ELF or COFF/PE host, an archive, a
 raw code object): header fields, compression ratio, hash, entries, images,
@@ -80,7 +80,11 @@ HIP/CUDA wrapper records, and any damage with its offset.
 
   --json          one JSON object (docs/cli.md)
   --objdump       what llvm-objdump --offloading prints
-  --verify        decode every compressed bundle and check its hash
+  --verify        decode every compressed bundle and check its hash (on every
+                  core, under the memory budget)
+  --memory-budget SIZE
+                  what --verify may hold at once (as extract's; default 256M,
+                  or the largest bundle; also CLANGOFFLOAD_MEMORY_BUDGET)
 ";
 
 /// `scan`.

@@ -311,3 +311,59 @@ fn a_damaged_container_costs_its_own_outputs_only_and_says_which() {
         }
     }
 }
+
+/// `inspect --verify` decodes containers in parallel under a memory budget:
+/// the same report for any budget (one smaller than any bundle decodes them
+/// one at a time), every hash checked; `extract` writes the same files
+/// under any budget; a budget that is no size is refused.
+#[test]
+fn any_memory_budget_gives_the_same_report_and_files() {
+    for name in HOSTS {
+        let verify = |budget: &str| {
+            let mut args = vec!["inspect".into(), host(name), "--verify".into()];
+            if !budget.is_empty() {
+                args.extend(["--memory-budget".into(), budget.into()]);
+            }
+            let out = run(&ours(), &args);
+            assert!(out.status.success(), "{name} {budget}: {out:?}");
+            out.stdout
+        };
+        let whole = verify("");
+        assert!(!String::from_utf8_lossy(&whole).contains("not checked"));
+        for budget in ["1", "64K", "1G"] {
+            assert_eq!(verify(budget), whole, "{name} --memory-budget {budget}");
+        }
+        let mut written = Vec::new();
+        for budget in ["1", "1G"] {
+            let dir = tempfile::tempdir().unwrap();
+            let args = [
+                "extract".into(),
+                host(name),
+                "-o".into(),
+                dir.path().to_path_buf(),
+                "--memory-budget".into(),
+                budget.into(),
+            ];
+            let out = run(&ours(), &args);
+            assert!(out.status.success(), "{name}: {out:?}");
+            let files: Vec<Vec<u8>> = lines(&out.stdout)
+                .iter()
+                .map(|p| std::fs::read(p).unwrap())
+                .collect();
+            written.push(files);
+        }
+        assert_eq!(written[0], written[1], "{name}");
+    }
+    let out = run(
+        &ours(),
+        &[
+            "inspect".into(),
+            host(HOSTS[0]),
+            "--verify".into(),
+            "--memory-budget".into(),
+            "lots".into(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--memory-budget lots: expected a size"));
+}

@@ -515,18 +515,7 @@ impl<'data> Walk<'data> {
             inspected.entries = entries(&parsed, |id: &[u8]| Cow::Owned(id.to_vec()))?;
             return Ok(());
         }
-        let (bundle, computed) = compressed
-            .decompress_hashed(&options, true)
-            .map_err(ContainerError::Unreadable)?;
-        let computed = computed.unwrap_or_else(|| truncated_md5(&bundle));
-        inspected.computed_hash = Some(computed);
-        let parsed = Bundle::parse(&bundle).map_err(ContainerError::MalformedBundle)?;
-        inspected.entries = entries(&parsed, |id: &[u8]| Cow::Owned(id.to_vec()))?;
-        let stored = compressed.hash();
-        if self.verify_hash && computed != stored {
-            return Err(ContainerError::HashMismatch { stored, computed });
-        }
-        Ok(())
+        decode_whole(compressed, &options, self.verify_hash, inspected)
     }
 
     /// The images of an OffloadBinary (decompressed first if compressed);
@@ -539,6 +528,104 @@ impl<'data> Walk<'data> {
         let inner = OffloadBinary::parse(&inflated)?;
         Ok(images(&inner, |s: &[u8]| Cow::Owned(s.to_vec())))
     }
+}
+
+/// A compressed bundle decoded whole: its hash computed (and checked if
+/// `verify_hash`), its entries read (their IDs copied: the decoded bytes
+/// are dropped) and their code objects checked.
+fn decode_whole<'data>(
+    compressed: &CompressedBundle<'data>,
+    options: &DecompressOptions,
+    verify_hash: bool,
+    inspected: &mut InspectedContainer<'data>,
+) -> core::result::Result<(), ContainerError> {
+    let (bundle, computed) = compressed
+        .decompress_hashed(options, true)
+        .map_err(ContainerError::Unreadable)?;
+    let computed = computed.unwrap_or_else(|| truncated_md5(&bundle));
+    inspected.computed_hash = Some(computed);
+    let parsed = Bundle::parse(&bundle).map_err(ContainerError::MalformedBundle)?;
+    inspected.entries = entries(&parsed, |id: &[u8]| Cow::Owned(id.to_vec()))?;
+    let stored = compressed.hash();
+    if verify_hash && computed != stored {
+        return Err(ContainerError::HashMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+/// [`inspect`] on `threads` threads: the file walked as [`Depth::Tables`]
+/// walks it, then every compressed bundle decoded whole (as
+/// [`Depth::Whole`] decodes it: the same report) by whichever thread is
+/// free, each admitted by its declared decompressed size under a budget of
+/// `budget` bytes (`None`: [`MemoryBudget::default_for`] the largest; a
+/// thread that waits for room holds none; a bundle larger than the budget
+/// is decoded alone), and `done_with` told of each bundle's input
+/// bytes once it is decoded, so that a caller who mapped the file can let
+/// go of their pages. Memory is bounded by the budget, not by the file.
+#[cfg(feature = "std")]
+pub fn inspect_parallel<'data>(
+    data: &'data [u8],
+    decoding: Decoding,
+    threads: usize,
+    budget: Option<u64>,
+    done_with: &(dyn Fn(&'data [u8]) + Sync),
+) -> Inspection<'data> {
+    use crate::compressed::MemoryBudget;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let mut found = inspect_to(data, decoding, Depth::Tables);
+    let options = DecompressOptions {
+        limits: Limits {
+            max_uncompressed_size: decoding.max_size,
+        },
+        verify_hash: false,
+        ..DecompressOptions::default()
+    };
+    let todo: Vec<Mutex<&mut InspectedContainer<'data>>> = found
+        .containers
+        .iter_mut()
+        .filter(|c| matches!(c.container, Container::Compressed(_)))
+        .map(Mutex::new)
+        .collect();
+    let largest = todo
+        .iter()
+        .filter_map(|slot| match slot.lock().ok()?.container {
+            Container::Compressed(c) => Some(c.uncompressed_size().min(decoding.max_size)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let budget = MemoryBudget::new(budget.unwrap_or_else(|| MemoryBudget::default_for(largest)));
+    let next = AtomicUsize::new(0);
+    let work = || {
+        while let Some(slot) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let mut guard = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let inspected = &mut **guard;
+            let Container::Compressed(compressed) = inspected.container else {
+                continue;
+            };
+            let room =
+                MemoryBudget::room_for(compressed.uncompressed_size().min(decoding.max_size));
+            budget.take(room);
+            // As the whole walk would have found it: its table's reading
+            // (or damage) replaced.
+            inspected.entries.clear();
+            let decoded = decode_whole(&compressed, &options, decoding.verify_hash, inspected);
+            budget.give(room);
+            inspected.error = decoded.err();
+            done_with(compressed.data());
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.clamp(1, todo.len().max(1)) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    drop(todo);
+    found
 }
 
 /// A bundle's entries as [`inspect`] reports them: each ID borrowed, each
@@ -643,6 +730,34 @@ mod tests {
 
     fn offsets(found: &Inspection<'_>) -> Vec<u64> {
         found.containers.iter().map(|c| c.offset).collect()
+    }
+
+    /// Decoding on several threads under any budget reports what the
+    /// whole walk reports, damage included, and tells of every compressed
+    /// bundle's bytes once.
+    #[cfg(feature = "std")]
+    #[test]
+    fn parallel_decoding_under_a_budget_reports_what_the_whole_walk_does() {
+        let mut damaged = FATBIN.to_vec();
+        // The second bundle's stream and the third's stored hash.
+        damaged[8192 + 200] ^= 0x5a;
+        damaged[16384 + 24] ^= 1;
+        let archive = include_bytes!("../../tests/fixtures/archive/gnu-compressed.a");
+        for data in [FATBIN, &damaged[..], &archive[..]] {
+            let whole = inspect(data, DEFAULT);
+            for (threads, total) in [(1, 1), (2, 1), (3, 1 << 20), (4, 1 << 30)] {
+                let told = std::sync::Mutex::new(Vec::new());
+                let tell = |bytes: &[u8]| told.lock().unwrap().push(bytes.as_ptr() as usize);
+                let found = inspect_parallel(data, DEFAULT, threads, Some(total), &tell);
+                assert_eq!(found, whole, "{threads} threads, budget {total}");
+                let compressed = whole
+                    .containers
+                    .iter()
+                    .filter(|c| matches!(c.container, Container::Compressed(_)))
+                    .count();
+                assert_eq!(told.lock().unwrap().len(), compressed);
+            }
+        }
     }
 
     #[test]

@@ -112,12 +112,17 @@ pub enum Mode {
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let usage = || Failure(crate::help::usage(crate::help::INSPECT));
-    let (mut file, mut mode, mut verify) = (None, Mode::Text, false);
-    for arg in args {
+    let (mut file, mut mode, mut verify, mut budget) = (None, Mode::Text, false, None);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--json" if mode == Mode::Text => mode = Mode::Json,
             "--objdump" if mode == Mode::Text => mode = Mode::Objdump,
             "--verify" => verify = true,
+            "--memory-budget" => budget = Some(rest.next().ok_or_else(usage)?.as_str()),
+            _ if arg.starts_with("--memory-budget=") => {
+                budget = arg.strip_prefix("--memory-budget=");
+            }
             _ if file.is_none() => file = Some(arg),
             _ => return Err(usage()),
         }
@@ -125,11 +130,20 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let file = file.ok_or_else(usage)?;
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
+    let inspection = if verify {
+        // Every core, under the budget, each bundle's pages let go once
+        // it is checked.
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        let budget = crate::contents::memory_budget(budget)?;
+        Inspection::verified(&input, max_size, threads, budget)?
+    } else {
+        Inspection::new(input.data(), max_size, false)?
+    };
     let Rendered {
         text,
         damage,
         no_container,
-    } = render(file, input.data(), max_size, verify, mode)?;
+    } = render_found(file, input.data(), &inspection, mode)?;
     crate::stdio::out_bytes(&text)?;
     if let ([only], true) = (damage.as_slice(), no_container) {
         return Err(Failure(format!("'{file}': {only}")));
@@ -159,12 +173,21 @@ pub fn render(
     verify: bool,
     mode: Mode,
 ) -> Result<Rendered, Failure> {
-    let inspection = Inspection::new(data, max_size, verify)?;
+    render_found(file, data, &Inspection::new(data, max_size, verify)?, mode)
+}
+
+/// [`render`] of what `inspection` found in `data`.
+fn render_found(
+    file: &str,
+    data: &[u8],
+    inspection: &Inspection,
+    mode: Mode,
+) -> Result<Rendered, Failure> {
     let files = inspection.files();
-    let mut report = report(file, data.len(), &inspection, &files);
+    let mut report = report(file, data.len(), inspection, &files);
     let cuda = super::cuda::read(file, data)?;
     // llvm-objdump's view of such a file is an empty one.
-    if mode != Mode::Objdump && holds_nothing(data, &inspection, cuda.as_ref()) {
+    if mode != Mode::Objdump && holds_nothing(data, inspection, cuda.as_ref()) {
         return no_container(report, data, mode);
     }
     // llvm-objdump's output has no place for CUDA fat binaries.
@@ -178,7 +201,7 @@ pub fn render(
     }
     let text = match mode {
         Mode::Json => (serde_json::to_string(&report)? + "\n").into_bytes(),
-        Mode::Objdump => to_objdump(&report, &files, &inspection),
+        Mode::Objdump => to_objdump(&report, &files, inspection),
         Mode::Text => to_text(&report).into_bytes(),
     };
     let damage = report

@@ -15,6 +15,20 @@ pub use c::{
     clangoffload_inspection_note_kind as NoteKind, clangoffload_inspection_place as Place,
 };
 
+/// Lets go of the pages of a part of the input the library is done with.
+unsafe extern "C" fn release(context: *mut std::ffi::c_void, data: *const u8, len: usize) {
+    // SAFETY: the context is the `Input` given with the call, live during
+    // it, only read (its release is `&self`, safe from any thread); the
+    // part is `len` bytes of its data, live during this call.
+    let (input, part) = unsafe {
+        (
+            &*context.cast_const().cast::<crate::io::Input>(),
+            std::slice::from_raw_parts(data, len),
+        )
+    };
+    input.release_part(part);
+}
+
 /// An error record's status for bytes that start no known container.
 // A fieldless `repr(u32)` enum's value: exact.
 #[allow(clippy::as_conversions)]
@@ -38,6 +52,42 @@ impl<'data> Inspection<'data> {
             // borrows it for 'data); `out` is writable.
             match unsafe {
                 c::clangoffload_inspect(data.as_ptr(), data.len(), flags, max_size, out)
+            } {
+                Status::Ok => Ok(()),
+                status => Err(format!("cannot inspect: {status:?}")),
+            }
+        })
+        .map(Inspection)
+    }
+
+    /// Inspects `input` with every compressed container decoded whole and
+    /// its hash checked, on `threads` threads under a memory budget of
+    /// `budget` bytes (`None`: the library's default), letting go of each
+    /// container's pages once it is checked.
+    pub fn verified(
+        input: &'data crate::io::Input,
+        max_size: u64,
+        threads: usize,
+        budget: Option<u64>,
+    ) -> Result<Self, String> {
+        let data = input.data();
+        super::Handle::make(c::clangoffload_inspection_free, |out| {
+            // SAFETY: `data` is readable and outlives the handle (which
+            // borrows it for 'data); `release` may be called from any
+            // thread with `input`, which outlives the call; `out` is
+            // writable.
+            match unsafe {
+                c::clangoffload_inspect_parallel(
+                    data.as_ptr(),
+                    data.len(),
+                    0,
+                    max_size,
+                    threads,
+                    budget.unwrap_or(0),
+                    Some(release),
+                    std::ptr::from_ref(input).cast_mut().cast(),
+                    out,
+                )
             } {
                 Status::Ok => Ok(()),
                 status => Err(format!("cannot inspect: {status:?}")),

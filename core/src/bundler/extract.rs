@@ -224,6 +224,7 @@ impl<'data> Extraction<'data> {
     /// [`MemoryBudget::DEFAULT`]: crate::compressed::MemoryBudget::DEFAULT
     #[cfg(feature = "std")]
     pub fn set_memory_budget(&mut self, bytes: Option<u64>) {
+        use crate::compressed::MemoryBudget;
         let largest = self
             .units
             .iter()
@@ -232,10 +233,9 @@ impl<'data> Extraction<'data> {
                 _ => None,
             })
             .filter(|&size| size <= self.decoding.max_size)
-            .map(crate::compressed::MemoryBudget::room_for)
             .max()
             .unwrap_or(0);
-        let total = bytes.unwrap_or(crate::compressed::MemoryBudget::DEFAULT.max(largest));
+        let total = bytes.unwrap_or_else(|| MemoryBudget::default_for(largest));
         self.budget = crate::compressed::MemoryBudget::new(total);
     }
 

@@ -47,6 +47,13 @@ impl MemoryBudget {
         len.saturating_add(len / 8)
     }
 
+    /// The default budget of a job whose largest bundle decodes to
+    /// `largest` bytes: [`MemoryBudget::DEFAULT`], or that bundle's room
+    /// when it is more (one bundle is always decoded, whatever its size).
+    pub fn default_for(largest: u64) -> u64 {
+        Self::DEFAULT.max(Self::room_for(largest))
+    }
+
     /// The bytes it allows at once.
     pub fn total(&self) -> u64 {
         self.total
