@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::Failure;
 use crate::ffi::cuda::{bytes, CudaFatbins, Entry, Fatbin};
+use crate::io::Input;
 
 /// The fat binaries of a file, if it has any (or a damaged one).
 pub fn read<'data>(file: &str, data: &'data [u8]) -> Result<Option<CudaFatbins<'data>>, Failure> {
@@ -107,36 +108,45 @@ pub struct Extracted {
 /// or failing one holds up no other); returns every image in file order,
 /// with its error if it was not written. Every image is tried, whatever
 /// fails, so what is written does not depend on `threads`. An existing
-/// file is an error before anything is written unless `force`.
+/// file is an error before anything is written unless `force`. Each
+/// entry's pages of `input` are let go once its image is written: memory
+/// holds the images in flight, not the file.
 pub fn extract(
     found: &CudaFatbins<'_>,
+    input: &Input,
     dir: &Path,
     force: bool,
     max_size: u64,
     threads: usize,
 ) -> Result<Vec<Extracted>, Failure> {
     let entries = found.entries();
-    let outputs: Vec<(usize, PathBuf)> = entries
+    // (entry, path, the payload it is read from)
+    let outputs: Vec<(usize, PathBuf, &[u8])> = entries
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
-            // SAFETY: views of a live handle.
-            let name = unsafe { bytes(e.name) };
-            (!name.is_empty()).then(|| (i, dir.join(String::from_utf8_lossy(name).as_ref())))
+            // SAFETY: views of a live handle, into `input`'s bytes.
+            let (name, payload) = unsafe { (bytes(e.name), bytes(e.payload)) };
+            let path = dir.join(String::from_utf8_lossy(name).as_ref());
+            (!name.is_empty()).then_some((i, path, payload))
         })
         .collect();
     if !force {
-        if let Some((_, taken)) = outputs.iter().find(|(_, p)| p.symlink_metadata().is_ok()) {
+        if let Some((_, taken, _)) = outputs
+            .iter()
+            .find(|(_, p, _)| p.symlink_metadata().is_ok())
+        {
             return Err(Failure(format!(
                 "'{}': file exists; nothing was written (--force overwrites)",
                 taken.display()
             )));
         }
     }
-    let write = |(index, path): &(usize, PathBuf)| -> Result<(), String> {
+    let write = |(index, path, payload): &(usize, PathBuf, &[u8])| -> Result<(), String> {
         let image = found
             .image(*index, max_size)
             .map_err(|e| located(found, *index, &e))?;
+        input.release_part(payload);
         std::fs::write(path, image.bytes())
             .map_err(|e| format!("'{}': {}", path.display(), crate::io::os_message(&e)))
     };
@@ -170,7 +180,7 @@ pub fn extract(
     Ok(outputs
         .into_iter()
         .zip(results)
-        .map(|((_, path), result)| Extracted {
+        .map(|((_, path, _), result)| Extracted {
             error: match result {
                 Some(Ok(())) => None,
                 Some(Err(e)) => Some(e),

@@ -92,6 +92,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
 /// why a damaged fat binary could not be read, located in the file.
 fn extract_cuda(
     args: &Args<'_>,
+    input: &Input,
     cuda: Option<&crate::ffi::cuda::CudaFatbins<'_>>,
     options: &crate::ffi::job::Options<'_>,
 ) -> Result<Vec<String>, Failure> {
@@ -105,7 +106,15 @@ fn extract_cuda(
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1);
     let mut errors = Vec::new();
-    for image in super::cuda::extract(cuda, &args.dir, args.force, options.max_size, threads)? {
+    let images = super::cuda::extract(
+        cuda,
+        input,
+        &args.dir,
+        args.force,
+        options.max_size,
+        threads,
+    )?;
+    for image in images {
         match image.error {
             None => outln!("{}", image.path.display())?,
             Some(e) => errors.push(format!(
@@ -162,7 +171,10 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         }
         // A file of CUDA fat binaries only is no bundle: not an error here.
         Err(_) if cuda.is_some() => {
-            return outcome(program, &extract_cuda(&args, cuda.as_ref(), &options)?)
+            return outcome(
+                program,
+                &extract_cuda(&args, &input, cuda.as_ref(), &options)?,
+            )
         }
         Err(e) => return Err(Failure(e)),
     };
@@ -232,7 +244,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     })?;
     // Damage found on the way, reported once what could be read is written.
     errors.extend(extraction.failures().iter().cloned());
-    errors.extend(extract_cuda(&args, cuda.as_ref(), &options)?);
+    errors.extend(extract_cuda(&args, &input, cuda.as_ref(), &options)?);
     outcome(program, &errors)
 }
 
