@@ -3400,8 +3400,16 @@ clangoffload_status clangoffload_inspect(const uint8_t *data,
 // that a caller who mapped the file can let go of their pages. `flags`:
 // `CLANGOFFLOAD_SKIP_HASH_CHECK` only.
 //
-// Ownership, lifetime and NULL: as `clangoffload_inspect`; `done_with` may
-// be NULL.
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_inspection_free` (exactly once). On failure
+// `*out` is untouched.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
+// and unchanged until it is freed. `done_with` and `context` are used
+// during the call only.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `done_with` may be NULL.
 //
 // # Safety
 // As `clangoffload_inspect`; `done_with`, if set, must be callable with

@@ -42,9 +42,9 @@ mod zlib;
 pub(crate) mod zstd;
 mod zstd_frame;
 
-#[cfg(feature = "zstd")]
 #[cfg(feature = "std")]
 pub use budget::MemoryBudget;
+#[cfg(feature = "zstd")]
 pub use decompress::truncated_md5s;
 pub use decompress::{truncated_md5, DecompressOptions, Limits};
 #[cfg(feature = "alloc")]
