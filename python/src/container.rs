@@ -25,10 +25,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::buffer::{Detached, Held};
 use crate::error::{core_error, id_error, invalid_sm};
-use crate::file::{slice, view, File, Held};
+use crate::file::{slice, view, File};
 use crate::ids::{base_processor, canonical_processor};
-use crate::jobs::{decompress_to_bytes, detachable};
+use crate::jobs::decompress_to_bytes;
 
 /// What a container is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,7 +251,7 @@ impl Container {
             return Ok(done.bind(py).clone());
         }
         let held = self.file.get().held()?;
-        let input = detachable(&held, self.bytes(&held)?);
+        let input = Detached::new(&held, self.bytes(&held)?);
         let options = self.file.get().decompress_options();
         let bytes = decompress_to_bytes(py, &input, &options, to_u64(self.start))?;
         // Two threads may decode at once; the first one's bytes are kept.
@@ -536,19 +537,21 @@ impl Container {
         options: &DecompressOptions,
     ) -> PyResult<Option<Entry>> {
         let held = self.file.get().held()?;
-        let input = detachable(&held, self.bytes(&held)?);
+        let input = Detached::new(&held, self.bytes(&held)?);
         let base = to_u64(self.start);
         let located = |e: clangoffload::Error| core_error(py, &e, base);
-        let compressed = CompressedBundle::parse(&input).map_err(located)?;
-        let chosen = py
-            .detach(|| select_in_compressed(&compressed, device, options))
+        let chosen = input
+            .release(py, |bytes| {
+                select_in_compressed(&CompressedBundle::parse(bytes)?, device, options)
+            })
             .map_err(located)?;
         let Some(chosen) = chosen else {
             return Ok(None);
         };
         let mut decoding = Ok(());
         let code = PyBytes::new_with(py, chosen.needed(), |out| {
-            decoding = py.detach(|| chosen.decompress_into(out, options).map(|_| ()));
+            // Into a new `bytes` nobody else sees yet, from `input`'s bytes.
+            decoding = input.release(py, |_| chosen.decompress_into(out, options).map(|_| ()));
             Ok(())
         })?;
         decoding.map_err(located)?;
@@ -889,10 +892,12 @@ impl Container {
         only: Option<(u64, Option<u64>)>,
     ) -> PyResult<Vec<Entry>> {
         let held = self.file.get().held()?;
-        let whole = held.bytes();
         let base = to_u64(self.start);
         let located = |e: clangoffload::Error| core_error(py, &e, base);
-        let fatbin = Fatbin::parse(self.bytes(&held)?).map_err(located)?;
+        // Parsed from bytes that may be decoded with the GIL released (a
+        // writable source's copied).
+        let data = Detached::new(&held, self.bytes(&held)?);
+        let fatbin = Fatbin::parse(data.bytes()).map_err(located)?;
         // cuobjdump's names: known for the fat binaries of a file opened by
         // path, found as cuobjdump reads it.
         let base = self
@@ -914,7 +919,10 @@ impl Container {
                 continue;
             }
             if last.as_ref().is_none_or(|(at, _)| *at != entry.offset()) {
-                let contents = match py.detach(|| entry.contents(&options)).map_err(located)? {
+                let contents = match data
+                    .release(py, |_| entry.contents(&options))
+                    .map_err(located)?
+                {
                     Cow::Borrowed(stored) => Contents::Stored(stored),
                     Cow::Owned(bytes) => Contents::Decoded(PyBytes::new(py, &bytes)),
                 };
@@ -936,9 +944,11 @@ impl Container {
                 Contents::Decoded(d) => {
                     (Owner::Decoded(d.clone().unbind()), offset_in(bytes, image))
                 }
+                // Its place in the file: in the fat binary, from its start.
                 Contents::Stored(_) => (
                     Owner::File(self.file.clone_ref(py)),
-                    offset_in(whole, image),
+                    offset_in(data.bytes(), image)
+                        .and_then(|at| at.checked_add(to_u64(self.start))),
                 ),
             };
             let start = within.ok_or_else(|| PyValueError::new_err("image outside its entry"))?;

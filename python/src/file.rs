@@ -13,60 +13,21 @@
 //!   A view can therefore never outlive its mapping.
 //! - A writable source (`bytearray`) is read under the GIL only; before the
 //!   GIL is released (decoding) the bytes to decode are copied, so a
-//!   concurrent writer cannot change them mid-decode.
+//!   concurrent writer cannot change them mid-decode: the rule is a type,
+//!   `buffer::Detached`, the only way to release the GIL here.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use clangoffload::locate::{offload_sections, wrapper_targets, SectionKind};
 use clangoffload::object::ObjectFile;
 use clangoffload::DecompressOptions;
-use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyMemoryView, PySlice};
 
+use crate::buffer::Held;
 use crate::container::{Container, Entry};
 use crate::error::core_error;
-
-/// A held buffer export of the source object: while it lives the exporter
-/// may neither resize nor unmap its memory.
-pub(crate) struct Held {
-    buffer: PyBuffer<u8>,
-}
-
-impl Held {
-    /// Takes an export of `source`, which must be C-contiguous bytes.
-    pub(crate) fn new(source: &Bound<'_, PyAny>) -> PyResult<Held> {
-        let buffer = PyBuffer::<u8>::get(source)?;
-        if !buffer.is_c_contiguous() {
-            return Err(PyBufferError::new_err(
-                "clangoffload reads contiguous buffers only",
-            ));
-        }
-        Ok(Held { buffer })
-    }
-
-    /// The bytes of the export.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        let len = self.buffer.len_bytes();
-        if len == 0 {
-            return &[];
-        }
-        // SAFETY: the export is C-contiguous (checked in `new`) and `len`
-        // bytes long; it is held (so neither freed, resized nor unmapped)
-        // for as long as `self`, which the returned slice borrows. The bytes
-        // may be written by Python code only while it holds the GIL, and a
-        // writable export is read with the GIL released only through a copy
-        // (`Held::readonly`, `input_for_decoding`).
-        unsafe { std::slice::from_raw_parts(self.buffer.buf_ptr().cast::<u8>().cast_const(), len) }
-    }
-
-    /// Whether the exporter promises the bytes never change (`bytes`, a
-    /// read-only `mmap`).
-    pub(crate) fn readonly(&self) -> bool {
-        self.buffer.readonly()
-    }
-}
 
 /// `range` of `bytes`, or a located "truncated" error (never a panic: the
 /// ranges come from parsed headers, checked again here).

@@ -3,49 +3,38 @@
 //! rules, and decompressing one compressed bundle. Every rule is core's
 //! (`bundler`, `compressed`); this module moves bytes in and out.
 
-use std::borrow::Cow;
-
 use clangoffload::bundler::{self, BundleRequest, Compression, Decoding, FileType, Plan};
 use clangoffload::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use crate::buffer::{release_if_readonly, Detached, Held};
 use crate::error::{bundler_error, core_error};
-use crate::file::{File, Held};
+use crate::file::File;
 
 /// Decodes the compressed bundle `input` straight into a new `bytes` with
 /// the GIL released (so `input` must not be writable by Python code: a
 /// copy, or a read-only export). Errors are located `base` bytes further.
 pub(crate) fn decompress_to_bytes<'py>(
     py: Python<'py>,
-    input: &[u8],
+    input: &Detached<'_>,
     options: &DecompressOptions,
     base: u64,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let located = |e: clangoffload::Error| core_error(py, &e, base);
-    let compressed = CompressedBundle::parse(input).map_err(located)?;
+    let compressed = CompressedBundle::parse(input.bytes()).map_err(located)?;
     let size = compressed.check(&options.limits).map_err(located)?;
     let mut decoding = Ok(0);
     let bytes = PyBytes::new_with(py, size, |out| {
         // Nobody else sees the new `bytes` until it is returned.
-        decoding = py.detach(|| compressed.decompress_into(out, options));
+        decoding = input.release(py, |bytes| {
+            CompressedBundle::parse(bytes)?.decompress_into(out, options)
+        });
         Ok(())
     })?;
     decoding.map_err(located)?;
     Ok(bytes)
-}
-
-/// `bytes` (read from `held`) as safe to read with the GIL released: the
-/// exporter's own if it promises they never change (`bytes`, a read-only
-/// mmap; the export is held, so they stay), else a copy, so that Python code
-/// writing to a `bytearray` meanwhile cannot change what is being read.
-pub(crate) fn detachable<'h>(held: &Held, bytes: &'h [u8]) -> Cow<'h, [u8]> {
-    if held.readonly() {
-        Cow::Borrowed(bytes)
-    } else {
-        Cow::Owned(bytes.to_vec())
-    }
 }
 
 /// Output `index` of a bundler plan as one new `bytes`.
@@ -142,8 +131,9 @@ pub fn bundle<'py>(
         align,
         compression,
     };
-    let plan = if compression.is_some() && held.iter().all(Held::readonly) {
-        py.detach(|| bundler::bundle(&request, &mut ()))
+    // Compressing is worth releasing the GIL for, over read-only inputs.
+    let plan = if compression.is_some() {
+        release_if_readonly(py, &held, || bundler::bundle(&request, &mut ()))
     } else {
         bundler::bundle(&request, &mut ())
     }
@@ -229,7 +219,7 @@ pub fn decompress<'py>(
         },
         ..DecompressOptions::default()
     };
-    decompress_to_bytes(py, &detachable(&held, held.bytes()), &options, 0)
+    decompress_to_bytes(py, &Detached::new(&held, held.bytes()), &options, 0)
 }
 
 /// The file object for any buffer-protocol object, its export held until

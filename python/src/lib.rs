@@ -4,6 +4,7 @@
 //! the C ABI (`capi/`) reaches it. `python/clangoffload/` is the Python
 //! layer on top (`open`, re-exports, typing stubs).
 
+mod buffer;
 mod container;
 mod error;
 mod file;

@@ -1,0 +1,106 @@
+//! The buffer rule, as types: [`Held`] is an export of the caller's object
+//! (its bytes neither freed, resized nor unmapped while held), and
+//! [`Detached`] is the only way to read bytes with the GIL released. A
+//! read-only export (`bytes`, a read-only `mmap`) is borrowed as it is; a
+//! writable one (`bytearray`) is copied first, under the GIL, so that Python
+//! code writing to it from another thread meanwhile changes nothing the
+//! decoder reads: what is decoded is what the buffer held when the call
+//! began. `Python::detach` is refused by clippy everywhere but here.
+
+use std::borrow::Cow;
+
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyBufferError;
+use pyo3::prelude::*;
+
+/// A held buffer export of the source object: while it lives the exporter
+/// may neither resize nor unmap its memory.
+pub(crate) struct Held {
+    buffer: PyBuffer<u8>,
+}
+
+impl Held {
+    /// Takes an export of `source`, which must be C-contiguous bytes.
+    pub(crate) fn new(source: &Bound<'_, PyAny>) -> PyResult<Held> {
+        let buffer = PyBuffer::<u8>::get(source)?;
+        if !buffer.is_c_contiguous() {
+            return Err(PyBufferError::new_err(
+                "clangoffload reads contiguous buffers only",
+            ));
+        }
+        Ok(Held { buffer })
+    }
+
+    /// The bytes of the export.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        let len = self.buffer.len_bytes();
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: the export is C-contiguous (checked in `new`) and `len`
+        // bytes long; it is held (so neither freed, resized nor unmapped)
+        // for as long as `self`, which the returned slice borrows. The bytes
+        // may be written by Python code only while it holds the GIL, and a
+        // writable export is read with the GIL released only through a copy
+        // ([`Detached`]).
+        unsafe { std::slice::from_raw_parts(self.buffer.buf_ptr().cast::<u8>().cast_const(), len) }
+    }
+
+    /// Whether the exporter promises the bytes never change (`bytes`, a
+    /// read-only `mmap`).
+    fn readonly(&self) -> bool {
+        self.buffer.readonly()
+    }
+}
+
+/// Bytes that may be read with the GIL released: borrowed from a read-only
+/// export, or a copy of a writable one's.
+pub(crate) struct Detached<'h> {
+    bytes: Cow<'h, [u8]>,
+}
+
+impl<'h> Detached<'h> {
+    /// `bytes`, a part of `held`'s: borrowed if the exporter promises they
+    /// never change, else copied now (the GIL is held).
+    pub(crate) fn new(held: &Held, bytes: &'h [u8]) -> Self {
+        let bytes = if held.readonly() {
+            Cow::Borrowed(bytes)
+        } else {
+            Cow::Owned(bytes.to_vec())
+        };
+        Detached { bytes }
+    }
+
+    /// The bytes (to parse under the GIL, or to find offsets in).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// `work` on the bytes with the GIL released. What it reads of the
+    /// caller's memory must be these bytes (or what was parsed from them).
+    #[allow(clippy::disallowed_methods)] // The one place that releases it.
+    pub(crate) fn release<'a, T: Send>(
+        &'a self,
+        py: Python<'_>,
+        work: impl Send + FnOnce(&'a [u8]) -> T,
+    ) -> T {
+        let bytes: &'a [u8] = &self.bytes;
+        py.detach(move || work(bytes))
+    }
+}
+
+/// `work` with the GIL released if every one of `held` is read-only, else
+/// with it held (a writer then waits for the work): for work over several
+/// exports at once, whose copies would cost more than holding the GIL.
+#[allow(clippy::disallowed_methods)] // Released only over read-only exports.
+pub(crate) fn release_if_readonly<T: Send>(
+    py: Python<'_>,
+    held: &[Held],
+    work: impl Send + FnOnce() -> T,
+) -> T {
+    if held.iter().all(Held::readonly) {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
