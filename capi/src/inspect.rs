@@ -233,18 +233,10 @@ pub unsafe extern "C" fn clangoffload_inspect(
     out: *mut *mut clangoffload_inspection,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !(CLANGOFFLOAD_SKIP_HASH_CHECK | CLANGOFFLOAD_INSPECT_TABLES_ONLY) != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
-        let decoding = Decoding {
-            max_size: limits(max_decompressed_size).max_uncompressed_size,
-            verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
-            verbose: false,
-        };
+        let allowed = CLANGOFFLOAD_SKIP_HASH_CHECK | CLANGOFFLOAD_INSPECT_TABLES_ONLY;
+        // SAFETY: as the caller promises.
+        let (data, out, decoding) =
+            unsafe { arguments(data, len, flags, allowed, max_decompressed_size, out) }?;
         let depth = if flags & CLANGOFFLOAD_INSPECT_TABLES_ONLY != 0 {
             Depth::Tables
         } else {
@@ -301,18 +293,17 @@ pub unsafe extern "C" fn clangoffload_inspect_parallel(
     out: *mut *mut clangoffload_inspection,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_SKIP_HASH_CHECK != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
-        // SAFETY: the caller promises `len` readable bytes that outlive the handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
-        let decoding = Decoding {
-            max_size: limits(max_decompressed_size).max_uncompressed_size,
-            verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
-            verbose: false,
-        };
+        // SAFETY: as the caller promises.
+        let (data, out, decoding) = unsafe {
+            arguments(
+                data,
+                len,
+                flags,
+                CLANGOFFLOAD_SKIP_HASH_CHECK,
+                max_decompressed_size,
+                out,
+            )
+        }?;
         // The context crosses threads as an address: the caller promises
         // the callback may be called with it from any of them.
         let context = context.expose_provenance();
@@ -329,6 +320,42 @@ pub unsafe extern "C" fn clangoffload_inspect_parallel(
         *out = into_handle(clangoffload_inspection::new(found));
         Ok(())
     })
+}
+
+/// The inspection calls' arguments, checked: the input, the output slot
+/// and how to decode (`flags` may hold only `allowed` bits).
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes that outlive the handle made;
+/// `out` is NULL or writable.
+unsafe fn arguments<'o>(
+    data: *const u8,
+    len: usize,
+    flags: u32,
+    allowed: u32,
+    max_decompressed_size: u64,
+    out: *mut *mut clangoffload_inspection,
+) -> Result<
+    (
+        &'static [u8],
+        &'o mut *mut clangoffload_inspection,
+        Decoding,
+    ),
+    clangoffload_status,
+> {
+    if flags & !allowed != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    // SAFETY: the caller promises `len` readable bytes that outlive the handle.
+    let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+    // SAFETY: the caller promises a writable pointer.
+    let out = unsafe { out_arg(out) }?;
+    let decoding = Decoding {
+        max_size: limits(max_decompressed_size).max_uncompressed_size,
+        verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
+        verbose: false,
+    };
+    Ok((data, out, decoding))
 }
 
 impl clangoffload_inspection {

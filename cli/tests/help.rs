@@ -4,14 +4,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn clangoffload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clangoffload"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::clangoffload;
 
 #[test]
 fn every_subcommand_has_help() {

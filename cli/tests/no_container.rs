@@ -5,15 +5,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn clangoffload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clangoffload"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::{Path, PathBuf};
+
+use common::clangoffload;
 
 fn fixture(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

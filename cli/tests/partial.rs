@@ -15,7 +15,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{fixtures, run, Sandbox};
+use common::{clangoffload, fixtures, Sandbox};
 
 /// What one run did: exit status, the paths printed (file names), the
 /// files written with their bytes, stderr.
@@ -34,7 +34,7 @@ fn extract(sb: &Sandbox, input: &Path, threads: &str) -> Run {
         "-j".as_ref(),
         threads.as_ref(),
     ];
-    let out: Output = run(Path::new(env!("CARGO_BIN_EXE_clangoffload")), &args);
+    let out: Output = clangoffload(&args);
     let printed = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| {

@@ -103,6 +103,11 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(tool: &Path, args: &[S]) -> Output {
     Command::new(tool).args(args).output().unwrap()
 }
 
+/// `clangoffload ARGS...`, our tool under its own name.
+pub fn clangoffload<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    run(Path::new(env!("CARGO_BIN_EXE_clangoffload")), args)
+}
+
 /// stdout lines, sorted (LLVM lists in hash order).
 pub fn sorted_lines(bytes: &[u8]) -> Vec<String> {
     let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
