@@ -620,6 +620,16 @@ fn target_ids_come_from_e_flags() {
         (0x03f | 0x100 | 0x400, "gfx90a"),
         (0x051 | (1 << 24), "gfx9-generic"),
         (0x04c | 0xc00 | 0x200, "gfx942:sramecc+:xnack-"),
+        // What LLVM's main branch writes: new machines, and gfx1250/gfx1251
+        // and gfx12-5-generic with the features it gives them.
+        (0x05d, "gfx1170"),
+        (0x050, "gfx1310"),
+        (0x057, "gfx1154"),
+        (0x062 | (1 << 24), "gfx11-7-generic"),
+        (0x063 | (1 << 24), "gfx13-generic"),
+        (0x05b | (1 << 24) | 0x300, "gfx12-5-generic:xnack+"),
+        (0x049 | 0xc00, "gfx1250:sramecc+"),
+        (0x05a | 0x200, "gfx1251:xnack-"),
     ] {
         header.flags = flags;
         assert_eq!(AmdgpuTarget::from_header(&header).unwrap().to_string(), id);
@@ -633,7 +643,7 @@ fn target_ids_come_from_e_flags() {
     );
     // A feature set on or off that the processor lacks names no target ID
     // (fuzz/artifacts-found/elf_locate/feature-the-processor-lacks).
-    for flags in [0x025 | 0x800, 0x025 | 0x300, 0x049 | 0xc00] {
+    for flags in [0x025 | 0x800, 0x025 | 0x300, 0x05d | 0x300, 0x05b | 0xc00] {
         header.flags = flags;
         assert!(AmdgpuTarget::from_header(&header).is_none(), "{flags:#x}");
     }

@@ -11,7 +11,10 @@ const MACH_MASK: u32 = 0xff;
 const XNACK_MASK: u32 = 0x300;
 const SRAMECC_MASK: u32 = 0xc00;
 
-/// Processor names by `EF_AMDGPU_MACH_*` value (LLVM 22's `ELF.h`).
+/// Processor names by `EF_AMDGPU_MACH_*` value: LLVM 22's `ELF.h`, and those
+/// LLVM's main branch added since (0x50 gfx1310, 0x57 gfx1154, 0x5b–0x5e
+/// gfx12-5-generic and gfx1170–gfx1172, 0x62 gfx11-7-generic, 0x63
+/// gfx13-generic), read as newer compilers write them.
 const PROCESSORS: &[(u32, &str)] = &[
     (0x20, "gfx600"),
     (0x21, "gfx601"),
@@ -57,15 +60,23 @@ const PROCESSORS: &[(u32, &str)] = &[
     (0x4c, "gfx942"),
     (0x4e, "gfx1201"),
     (0x4f, "gfx950"),
+    (0x50, "gfx1310"),
     (0x51, "gfx9-generic"),
     (0x52, "gfx10-1-generic"),
     (0x53, "gfx10-3-generic"),
     (0x54, "gfx11-generic"),
     (0x55, "gfx1152"),
+    (0x57, "gfx1154"),
     (0x58, "gfx1153"),
     (0x59, "gfx12-generic"),
     (0x5a, "gfx1251"),
+    (0x5b, "gfx12-5-generic"),
+    (0x5c, "gfx1172"),
+    (0x5d, "gfx1170"),
+    (0x5e, "gfx1171"),
     (0x5f, "gfx9-4-generic"),
+    (0x62, "gfx11-7-generic"),
+    (0x63, "gfx13-generic"),
 ];
 
 /// How a code object sets one target feature.
@@ -147,7 +158,7 @@ impl AmdgpuTarget {
     /// `gfx1250`, which clang's target IDs give no features, and it stays out
     /// of the target ID.
     fn names_valid_target_id(&self) -> bool {
-        let Some(known) = crate::id::processor::lookup(self.processor) else {
+        let Some(known) = crate::id::processor::lookup_upstream(self.processor) else {
             return false;
         };
         (known.sramecc || self.sramecc.sign().is_none())
@@ -177,7 +188,10 @@ mod tests {
     #[test]
     fn every_processor_has_target_id_features() {
         for (_, name) in PROCESSORS {
-            assert!(crate::id::processor::lookup(name).is_some(), "{name}");
+            assert!(
+                crate::id::processor::lookup_upstream(name).is_some(),
+                "{name}"
+            );
         }
     }
 }

@@ -1,5 +1,8 @@
 //! The AMDGPU processors LLVM 22 knows, their alias names, the target features
-//! each supports, and the generic family the HIP runtime falls back to.
+//! each supports, and the generic family the HIP runtime falls back to; and
+//! those LLVM's main branch knows besides ([`UPSTREAM`]), which the readers
+//! accept (code objects' `e_flags`, the devices and entries of the runtime's
+//! choice) while what the bundler writes and checks stays LLVM 22's.
 
 /// One AMDGPU processor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,9 +105,42 @@ pub const PROCESSORS: &[Processor] = &[
     p("gfx12-generic", &[], false, false, None),
 ];
 
-/// Looks a processor up by its canonical name or an alias (exact, as LLVM does).
+const G117: Option<&str> = Some("gfx11-7-generic");
+const G125: Option<&str> = Some("gfx12-5-generic");
+const G13: Option<&str> = Some("gfx13-generic");
+
+/// What LLVM's main branch knows that LLVM 22 does not, or knows otherwise
+/// (llvm/include/llvm/TargetParser/AMDGPUTargetParser.def at 12414c8f:
+/// gfx1154, gfx1170–gfx1172, gfx1310, gfx12-5-generic, and gfx1250/gfx1251
+/// with `xnack` and `sramecc`; gfx11-7-generic and gfx13-generic from
+/// clang's OffloadArch list and the ELF machine list, the families as
+/// clang's OffloadArch groups them).
+pub const UPSTREAM: &[Processor] = &[
+    p("gfx1154", &[], false, false, G11),
+    p("gfx1170", &[], false, false, G117),
+    p("gfx1171", &[], false, false, G117),
+    p("gfx1172", &[], false, false, G117),
+    p("gfx1250", &[], true, true, G125),
+    p("gfx1251", &[], true, true, G125),
+    p("gfx1310", &[], false, false, G13),
+    p("gfx11-7-generic", &[], false, false, None),
+    p("gfx12-5-generic", &[], true, false, None),
+    p("gfx13-generic", &[], false, false, None),
+];
+
+/// Looks a processor up by its canonical name or an alias (exact, as LLVM 22
+/// does).
 pub fn lookup(name: &str) -> Option<&'static Processor> {
-    PROCESSORS
+    find(PROCESSORS, name)
+}
+
+/// [`lookup`] as LLVM's main branch would: its entries first.
+pub fn lookup_upstream(name: &str) -> Option<&'static Processor> {
+    find(UPSTREAM, name).or_else(|| lookup(name))
+}
+
+fn find(table: &'static [Processor], name: &str) -> Option<&'static Processor> {
+    table
         .iter()
         .find(|p| p.name == name || p.aliases.contains(&name))
 }
@@ -123,10 +159,32 @@ mod tests {
     }
 
     #[test]
+    fn upstream_names_are_read_but_are_not_llvm_22s() {
+        for name in [
+            "gfx1154",
+            "gfx1170",
+            "gfx1310",
+            "gfx12-5-generic",
+            "gfx13-generic",
+        ] {
+            assert_eq!(lookup(name), None, "{name}");
+            assert_eq!(lookup_upstream(name).map(|p| p.name), Some(name));
+        }
+        // gfx1250: LLVM 22 gives it no features, main xnack and sramecc.
+        assert!(!lookup("gfx1250").unwrap().xnack);
+        assert!(lookup_upstream("gfx1250").unwrap().xnack);
+        assert_eq!(
+            lookup_upstream("gfx1172").unwrap().generic,
+            Some("gfx11-7-generic")
+        );
+        assert_eq!(lookup_upstream("fiji").map(|p| p.name), Some("gfx803"));
+    }
+
+    #[test]
     fn generic_families_point_at_known_generic_processors() {
-        for p in PROCESSORS {
+        for p in PROCESSORS.iter().chain(UPSTREAM) {
             if let Some(g) = p.generic {
-                let g = lookup(g).expect("generic processor in table");
+                let g = lookup_upstream(g).expect("generic processor in table");
                 assert!(g.generic.is_none());
                 // A generic target can only carry features its members have.
                 assert!(!g.xnack || p.xnack, "{}", p.name);

@@ -119,7 +119,7 @@ pub fn select_for_device<'data>(
     let generic = device
         .amdgpu_processor()
         .and_then(|p| p.generic)
-        .and_then(super::processor::lookup);
+        .and_then(super::processor::lookup_upstream);
     if let Some(generic) = generic {
         let device = device.with_processor(generic);
         let mut text = SmallStr::new();
@@ -145,7 +145,8 @@ fn loadable<'data>(
             .id_str()
             .and_then(|id| BundleEntryId::parse(id).ok())?;
         let ours = matches!(id.kind(), "hip" | "hipv4" | "hcc") && id.triple() == triple;
-        let target = id.parsed_target_id().ok()?;
+        // Read as newer compilers write them, too.
+        let target = TargetId::parse_for_arch_upstream(id.triple().arch, id.target_id()).ok()?;
         (ours && target.is_compatible_with(device)).then_some(id.target_id() == exact)
     };
     entries
@@ -217,7 +218,7 @@ pub fn select_in_fatbin<'a>(
         let binary = crate::OffloadBinary::parse(data)?;
         let runs = |entry: &crate::OffloadEntry<'a>| {
             let arch = entry.arch().and_then(|a| core::str::from_utf8(a).ok())?;
-            let target = TargetId::parse(arch).ok()?;
+            let target = TargetId::parse_upstream(arch).ok()?;
             let ours = entry.triple() == Some(&b"amdgcn-amd-amdhsa"[..]);
             (ours && target.is_compatible_with(device)).then(|| {
                 let mut exact = SmallStr::new();
@@ -365,7 +366,7 @@ impl ChosenEntry<'_> {
 /// HSA ISA name (`amdgcn-amd-amdhsa--gfx90a:xnack+`), as HSA and comgr give
 /// it.
 pub fn parse_device(text: &str) -> Result<TargetId<'_>, super::IdError> {
-    TargetId::parse(text.strip_prefix("amdgcn-amd-amdhsa--").unwrap_or(text))
+    TargetId::parse_upstream(text.strip_prefix("amdgcn-amd-amdhsa--").unwrap_or(text))
 }
 
 /// A fixed buffer long enough for any canonical AMDGPU target ID.

@@ -92,8 +92,21 @@ impl<'a> TargetId<'a> {
     /// of `sramecc`/`xnack` at most once with a sign, and only features the
     /// processor supports.
     pub fn parse(text: &'a str) -> Result<Self, IdError> {
+        Self::parse_in(text, processor::lookup)
+    }
+
+    /// [`TargetId::parse`] with the processors LLVM's main branch knows
+    /// ([`processor::UPSTREAM`]): for reading what newer compilers wrote.
+    pub fn parse_upstream(text: &'a str) -> Result<Self, IdError> {
+        Self::parse_in(text, processor::lookup_upstream)
+    }
+
+    fn parse_in(
+        text: &'a str,
+        lookup: fn(&str) -> Option<&'static Processor>,
+    ) -> Result<Self, IdError> {
         let (processor, xnack, sramecc) = split_features(text)?;
-        let Some(amdgpu) = processor::lookup(processor) else {
+        let Some(amdgpu) = lookup(processor) else {
             return Err(IdError::UnknownProcessor);
         };
         if (xnack != FeatureSetting::Any && !amdgpu.xnack)
@@ -114,8 +127,22 @@ impl<'a> TargetId<'a> {
     /// bundler does: AMDGPU triples (`amdgcn`, `r600`) by [`TargetId::parse`];
     /// any other triple takes the processor as written and no features.
     pub fn parse_for_arch(arch: &str, text: &'a str) -> Result<Self, IdError> {
+        Self::parse_for_arch_in(arch, text, processor::lookup)
+    }
+
+    /// [`TargetId::parse_for_arch`] with the processors LLVM's main branch
+    /// knows.
+    pub fn parse_for_arch_upstream(arch: &str, text: &'a str) -> Result<Self, IdError> {
+        Self::parse_for_arch_in(arch, text, processor::lookup_upstream)
+    }
+
+    fn parse_for_arch_in(
+        arch: &str,
+        text: &'a str,
+        lookup: fn(&str) -> Option<&'static Processor>,
+    ) -> Result<Self, IdError> {
         if is_amdgpu_arch(arch) {
-            return Self::parse(text);
+            return Self::parse_in(text, lookup);
         }
         let (processor, xnack, sramecc) = split_features(text)?;
         if xnack != FeatureSetting::Any || sramecc != FeatureSetting::Any {
