@@ -628,7 +628,8 @@ fn memory_reservations_hold_no_file_bytes_in_a_cubin() {
     };
     for sh_type in [0x7000_0007, 0x7000_0009, 0x7000_000a, 0x7000_0015] {
         let cubin = cubin_with_last_section(sh_type, crate::elf::EM_CUDA);
-        for compressed in [false, true] {
+        // Writing compressed entries needs libzstd.
+        for compressed in [false, cfg!(feature = "zstd")] {
             assert_eq!(with(compressed, &cubin).unwrap(), cubin, "{sh_type:#x}");
         }
     }
@@ -649,7 +650,9 @@ fn memory_reservations_hold_no_file_bytes_in_a_cubin() {
             "{err:?}"
         );
         // ...but a decoded one has its declared size, which bounds it.
-        assert_eq!(with(true, &cubin).unwrap(), cubin);
+        if cfg!(feature = "zstd") {
+            assert_eq!(with(true, &cubin).unwrap(), cubin);
+        }
     }
 }
 
