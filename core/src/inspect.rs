@@ -606,8 +606,10 @@ pub fn inspect_parallel<'data>(
             let Container::Compressed(compressed) = inspected.container else {
                 continue;
             };
+            // Its decoded bytes, and the compressed ones read meanwhile.
             let room =
-                MemoryBudget::room_for(compressed.uncompressed_size().min(decoding.max_size));
+                MemoryBudget::room_for(compressed.uncompressed_size().min(decoding.max_size))
+                    .saturating_add(crate::bytes::to_u64(compressed.data().len()));
             budget.take(room);
             // As the whole walk would have found it: its table's reading
             // (or damage) replaced.

@@ -378,15 +378,20 @@ mod tests {
     fn threads_under_a_memory_budget_write_the_same_and_hold_no_more() {
         let data = fixture!("multi/libhip-compressed3.so");
         let whole = extract(data, b"f", Decoding::default(), &mut ()).unwrap();
-        let sizes: Vec<u64> = {
+        // Each bundle's uncompressed size, and what it takes of the budget:
+        // its buffer and its compressed input.
+        let (decoded, sizes): (Vec<u64>, Vec<u64>) = {
             let e = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
             e.units
                 .iter()
                 .filter_map(|u| match u.what {
-                    What::Compressed(c) => Some(MemoryBudget::room_for(c.uncompressed_size())),
+                    What::Compressed(c) => Some((
+                        c.uncompressed_size(),
+                        MemoryBudget::room_for(c.uncompressed_size()) + c.data().len() as u64,
+                    )),
                     _ => None,
                 })
-                .collect()
+                .unzip()
         };
         let largest = *sizes.iter().max().unwrap();
         for total in [1, largest, largest + 1, sizes.iter().sum::<u64>()] {
@@ -441,7 +446,7 @@ mod tests {
         let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
         assert_eq!(
             extraction.memory_budget(),
-            MemoryBudget::DEFAULT.max(largest)
+            MemoryBudget::default_for(*decoded.iter().max().unwrap())
         );
     }
 

@@ -1,6 +1,7 @@
 //! A memory budget in bytes, shared by the threads that decode compressed
 //! bundles: each takes what its decoding buffers hold before it makes
-//! them, and gives it back when it lets them go, so that how much is held
+//! them (and what the compressed input it reads holds while it reads it),
+//! and gives it back when it lets them go, so that how much is held
 //! at once is bounded by bytes, not by a count of bundles. A thread that
 //! holds nothing may wait for room; one that holds something only asks
 //! (and, told no, finishes what it holds first), so that no two threads

@@ -65,19 +65,22 @@ pub(crate) fn walk_many<'d>(
             }) else {
                 break;
             };
-            let Some(buffer) = buffers.admit(&bundle, options, flowing.is_empty()) else {
+            let Some((buffer, input)) = buffers.admit(&bundle, options, flowing.is_empty()) else {
                 pending = Some((id, bundle));
                 break;
             };
             match Lane::start(id, bundle, options, hash, buffer, sink) {
-                Ok(lane) => flowing.push(lane),
-                Err(buffer) => buffers.spare.push(buffer),
+                Ok(lane) => flowing.push(Lane { input, ..lane }),
+                Err(buffer) => {
+                    buffers.spare.push(buffer);
+                    buffers.budget.give(input);
+                }
             }
         }
         if flowing.is_empty() {
             break;
         }
-        round(&mut flowing, &mut buffers.spare, hash, sink);
+        round(&mut flowing, &mut buffers.spare, buffers.budget, hash, sink);
     }
     buffers.budget.give(buffers.held);
 }
@@ -91,8 +94,10 @@ struct Buffers<'b> {
 }
 
 impl Buffers<'_> {
-    /// A buffer with room for `bundle` decoded whole (taken from the
-    /// budget), or `None` if it does not fit beside the lanes in flight.
+    /// A buffer with room for `bundle` decoded whole, and the bytes of its
+    /// compressed input (whose pages are read while it is decoded), both
+    /// taken from the budget (the input's to give back when its lane
+    /// ends); or `None` if they do not fit beside the lanes in flight.
     /// `alone`: no lane is in flight, so the walk may wait for room, having
     /// given back every buffer it holds first (a thread that waits holds
     /// nothing, so none waits on another). A bundle that will not be
@@ -102,7 +107,7 @@ impl Buffers<'_> {
         bundle: &CompressedBundle<'_>,
         options: &DecompressOptions,
         alone: bool,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<(Vec<u8>, u64)> {
         // The largest spare is the likeliest to fit without growing.
         self.spare.sort_by_key(Vec::capacity);
         let buffer = self.spare.pop().unwrap_or_default();
@@ -110,26 +115,37 @@ impl Buffers<'_> {
         let decoded_here = bundle.method() == CompressionMethod::Zstd
             && options.zstd_decoder == ZstdDecoder::Libzstd
             && len <= options.limits.max_uncompressed_size;
-        let capacity = to_u64(buffer.capacity());
-        if !decoded_here || len <= capacity {
-            return Some(buffer);
+        if !decoded_here {
+            return Some((buffer, 0));
         }
+        let input = to_u64(bundle.data().len());
+        let capacity = to_u64(buffer.capacity());
         let room = MemoryBudget::room_for(len);
+        let grow = if len <= capacity {
+            0
+        } else {
+            room.saturating_sub(capacity)
+        };
+        if self.budget.try_take(grow.saturating_add(input)) {
+            self.held = self.held.saturating_add(grow);
+            let buffer = if grow == 0 {
+                buffer
+            } else {
+                grown(buffer, room, self)
+            };
+            return Some((buffer, input));
+        }
         if !alone {
-            if !self.budget.try_take(room.saturating_sub(capacity)) {
-                self.spare.push(buffer);
-                return None;
-            }
-            self.held = self.held.saturating_add(room.saturating_sub(capacity));
-            return Some(grown(buffer, room, self));
+            self.spare.push(buffer);
+            return None;
         }
         // Alone: give back all, then wait for the whole room.
         drop(buffer);
         self.spare.clear();
         self.budget.give(core::mem::take(&mut self.held));
-        self.budget.take(room);
+        self.budget.take(room.saturating_add(input));
         self.held = room;
-        Some(grown(Vec::new(), room, self))
+        Some((grown(Vec::new(), room, self), input))
     }
 }
 
@@ -164,6 +180,8 @@ struct Lane<'d> {
     hashed: usize,
     /// How the walk ended (or `None` while it goes on).
     ended: Option<crate::Result<()>>,
+    /// The budget bytes its compressed input holds, given back when it ends.
+    input: u64,
 }
 
 impl<'d> Lane<'d> {
@@ -206,6 +224,7 @@ impl<'d> Lane<'d> {
                 hasher: Hasher::new(),
                 hashed: 0,
                 ended: None,
+                input: 0,
             }),
             Err(buffer) => fail(stream.error(StreamFault::Malformed, 0), buffer, sink),
         }
@@ -272,6 +291,7 @@ const STRETCH: usize = 256 << 10;
 fn round<'d>(
     lanes: &mut Vec<Lane<'d>>,
     spare: &mut Vec<Vec<u8>>,
+    budget: &MemoryBudget,
     hash: bool,
     sink: &mut dyn FnMut(usize, Walked<'_>) -> ControlFlow<()>,
 ) {
@@ -320,6 +340,7 @@ fn round<'d>(
     let mut kept = Vec::with_capacity(lanes.len());
     for (index, lane) in core::mem::take(lanes).into_iter().enumerate() {
         if dropped.contains(&index) {
+            budget.give(lane.input);
             spare.push(lane.filling.into_buffer());
             continue;
         }
@@ -340,6 +361,7 @@ fn round<'d>(
                     );
                     hasher.truncated()
                 });
+                budget.give(lane.input);
                 spare.push(lane.filling.into_buffer());
                 let _ = sink(lane.id, Walked::Done(done));
             }
