@@ -556,10 +556,11 @@ fn decode_whole<'data>(
 /// [`inspect`] on `threads` threads: the file walked as [`Depth::Tables`]
 /// walks it, then every compressed bundle decoded whole (as
 /// [`Depth::Whole`] decodes it: the same report) by whichever thread is
-/// free, each admitted by its declared decompressed size under a budget of
-/// `budget` bytes (`None`: [`MemoryBudget::default_for`] the largest; a
-/// thread that waits for room holds none; a bundle larger than the budget
-/// is decoded alone), and `done_with` told of each bundle's input
+/// free, each admitted by its declared decompressed size (and its
+/// compressed one) under a budget of `budget` bytes (`None`:
+/// [`default_for`](crate::compressed::MemoryBudget::default_for) the
+/// largest; a thread that waits for room holds none; a bundle larger than
+/// the budget is decoded alone), and `done_with` told of each bundle's input
 /// bytes once it is decoded, so that a caller who mapped the file can let
 /// go of their pages. Memory is bounded by the budget, not by the file.
 #[cfg(feature = "std")]
