@@ -156,13 +156,17 @@ impl AmdgpuTarget {
     /// that sets `sramecc` off on `gfx703` names no target ID clang accepts
     /// (LLVM never writes one). "Any" is not checked: LLVM 22 writes it for
     /// `gfx1250`, which clang's target IDs give no features, and it stays out
-    /// of the target ID.
+    /// of the target ID. `xnack` set on or off is read where the hardware has
+    /// it even if target IDs cannot carry it (LLVM's main branch:
+    /// [`XNACK_ALWAYS_ON`](crate::id::processor::XNACK_ALWAYS_ON)), as the
+    /// header records it.
     fn names_valid_target_id(&self) -> bool {
-        let Some(known) = crate::id::processor::lookup_upstream(self.processor) else {
+        use crate::id::processor::{lookup_upstream, XNACK_ALWAYS_ON};
+        let Some(known) = lookup_upstream(self.processor) else {
             return false;
         };
-        (known.sramecc || self.sramecc.sign().is_none())
-            && (known.xnack || self.xnack.sign().is_none())
+        let xnack = known.xnack || XNACK_ALWAYS_ON.contains(&known.name);
+        (known.sramecc || self.sramecc.sign().is_none()) && (xnack || self.xnack.sign().is_none())
     }
 }
 

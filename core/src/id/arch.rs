@@ -127,3 +127,205 @@ fn tail(bytes: &[u8], from: usize) -> &[u8] {
 fn contains_eb(bytes: &[u8]) -> bool {
     bytes.windows(2).any(|w| w == b"eb")
 }
+
+use super::processor::{Processor, PROCESSORS, UPSTREAM};
+
+/// LLVM's main branch names the GCN architecture `amdgpu` (`amdgcn` stays as
+/// its legacy spelling) and gives it sub-architectures written after the
+/// name: `amdgpu9.0a` (one processor, `gfx90a`) or `amdgpu9` (a family).
+/// LLVM 22 knows neither spelling, so [`is_known_arch`] (what the bundler
+/// checks) stays without them; readers of what newer compilers wrote use
+/// these.
+///
+/// Each family (`Triple::AMDGPUSubArch*`, grouped as `AMDGPUMajorFamilies` in
+/// llvm/lib/TargetParser/AMDGPUTargetParser.cpp) with its members, by the
+/// spelling after `amdgpu` that `Triple::getArchName` writes. A family that
+/// is one processor (`8.10`, `9.08`, `9.0a`) has no other members.
+#[rustfmt::skip]
+const AMDGPU_SUBARCH_FAMILIES: &[(&str, &[&str])] = &[
+    ("6", &["6.00", "6.01", "6.02"]),
+    ("7", &["7.00", "7.01", "7.02", "7.03", "7.04", "7.05"]),
+    ("8", &["8.01", "8.02", "8.03", "8.05"]),
+    ("8.10", &[]),
+    ("9", &["9.00", "9.02", "9.04", "9.06", "9.09", "9.0c"]),
+    ("9.08", &[]),
+    ("9.0a", &[]),
+    ("9.4", &["9.42", "9.50"]),
+    ("10.1", &["10.10", "10.11", "10.12", "10.13"]),
+    ("10.3", &["10.30", "10.31", "10.32", "10.33", "10.34", "10.35", "10.36"]),
+    ("11", &["11.00", "11.01", "11.02", "11.03", "11.50", "11.51", "11.52", "11.53", "11.54"]),
+    ("11.7", &["11.70", "11.71", "11.72"]),
+    ("12", &["12.00", "12.01"]),
+    ("12.5", &["12.50", "12.51"]),
+    ("13", &["13.10"]),
+];
+
+/// Spellings `Triple::parseSubArch` also takes for a family (`amdgpu9.5` is
+/// the `gfx9-4-generic` family, `amdgpu10` the `gfx10-1-generic` one).
+const AMDGPU_SUBARCH_ALIASES: &[(&str, &str)] = &[("9.5", "9.4"), ("10", "10.1")];
+
+/// An AMDGPU sub-architecture of LLVM's main branch (`Triple::SubArchType`),
+/// by its canonical spelling after `amdgpu` (`9.0a`, `9`), with the family
+/// it belongs to (itself for a family).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AmdgpuSubArch {
+    spelling: &'static str,
+    family: &'static str,
+}
+
+impl AmdgpuSubArch {
+    fn all() -> impl Iterator<Item = Self> {
+        AMDGPU_SUBARCH_FAMILIES
+            .iter()
+            .flat_map(|(family, members)| {
+                core::iter::once(*family)
+                    .chain(members.iter().copied())
+                    .map(|spelling| AmdgpuSubArch { spelling, family })
+            })
+    }
+
+    /// The sub-architecture spelled `suffix` after `amdgpu`, as
+    /// `Triple::parseSubArch` reads it (exact, case-sensitive).
+    fn parse(suffix: &str) -> Option<Self> {
+        let suffix = AMDGPU_SUBARCH_ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == suffix)
+            .map_or(suffix, |(_, canonical)| canonical);
+        Self::all().find(|s| s.spelling == suffix)
+    }
+
+    /// The sub-architecture of a canonical processor name
+    /// (`AMDGPU::getSubArch`): `gfx90a` is `9.0a` (the name's digits with a
+    /// dot before minor and stepping), `gfx9-4-generic` the family `9.4`.
+    fn of_processor(name: &str) -> Option<Self> {
+        let rest = name.strip_prefix("gfx")?;
+        Self::all().find(|s| match rest.strip_suffix("-generic") {
+            Some(family) => {
+                s.spelling == s.family
+                    && family.len() == s.spelling.len()
+                    && family
+                        .bytes()
+                        .zip(s.spelling.bytes())
+                        .all(|(n, t)| n == t || (n == b'-' && t == b'.'))
+            }
+            None => rest.bytes().eq(s.spelling.bytes().filter(|b| *b != b'.')),
+        })
+    }
+
+    /// `AMDGPU::isSubArchCompatible`: the same sub-architecture, or one is
+    /// the family the other belongs to.
+    fn is_compatible_with(self, other: Self) -> bool {
+        let is_family = |s: Self| s.spelling == s.family;
+        self == other || ((is_family(self) || is_family(other)) && self.family == other.family)
+    }
+}
+
+/// An AMDGPU triple architecture as LLVM's main branch reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AmdgpuArch {
+    /// `amdgcn` (the legacy spelling) or `r600`: no sub-architecture, so
+    /// any processor of the architecture.
+    Any,
+    /// `amdgpu<subarch>`.
+    SubArch(AmdgpuSubArch),
+    /// `amdgpu` bare or with a suffix that is no sub-architecture
+    /// (`amdgpufoo`): `Triple::parseArch` takes it as `amdgpu` (a prefix
+    /// match), but `AMDGPU::TargetID::parse` refuses any target ID under it
+    /// ("unrecognized subarch suffixes", which a bare `amdgpu` is too, not
+    /// being spelled `amdgcn`), and so does AMD's comgr.
+    Unrecognized,
+}
+
+impl AmdgpuArch {
+    /// The AMDGPU architecture `arch` names on LLVM's main branch, if any.
+    pub(crate) fn parse_upstream(arch: &str) -> Option<Self> {
+        if arch == "amdgcn" || arch == "r600" {
+            return Some(AmdgpuArch::Any);
+        }
+        let suffix = arch.strip_prefix("amdgpu")?;
+        Some(AmdgpuSubArch::parse(suffix).map_or(AmdgpuArch::Unrecognized, AmdgpuArch::SubArch))
+    }
+
+    /// `AMDGPU::isCPUValidForSubArch`: whether code for the canonical
+    /// processor `name` may sit under this architecture: any under no
+    /// sub-architecture; under `amdgpu<subarch>` its own processor, its
+    /// family's members, or, under one processor's sub-architecture, its
+    /// family's generic processor.
+    pub(crate) fn is_valid_processor(self, name: &str) -> bool {
+        match self {
+            AmdgpuArch::Any => true,
+            AmdgpuArch::Unrecognized => false,
+            AmdgpuArch::SubArch(subarch) => AmdgpuSubArch::of_processor(name)
+                .is_some_and(|of_processor| of_processor.is_compatible_with(subarch)),
+        }
+    }
+
+    /// Whether this is a sub-architecture (not `amdgcn`, `r600`, a bare or an
+    /// unknown `amdgpu`).
+    pub(crate) fn has_subarch(self) -> bool {
+        matches!(self, AmdgpuArch::SubArch(_))
+    }
+
+    /// The processor a target ID under this architecture names when it
+    /// names none (empty, or `generic`): the sub-architecture's own
+    /// (`AMDGPU::getGPUKindFromSubArch`), `gfx90a` for `amdgpu9.0a`,
+    /// `gfx9-generic` for `amdgpu9`; none for `amdgpu6`, `amdgpu7` and
+    /// `amdgpu8`, families without a generic processor.
+    pub(crate) fn own_processor(self) -> Option<&'static Processor> {
+        let AmdgpuArch::SubArch(subarch) = self else {
+            return None;
+        };
+        UPSTREAM
+            .iter()
+            .chain(PROCESSORS)
+            .find(|p| AmdgpuSubArch::of_processor(p.name) == Some(subarch))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_processor_has_its_subarch_and_family() {
+        for p in UPSTREAM.iter().chain(PROCESSORS) {
+            let subarch = AmdgpuSubArch::of_processor(p.name).expect(p.name);
+            let arch = AmdgpuArch::SubArch(subarch);
+            assert_eq!(arch.own_processor().map(|o| o.name), Some(p.name));
+            assert!(arch.is_valid_processor(p.name));
+            // The generic family the runtime falls back to is the one whose
+            // major sub-architecture the processor's belongs to.
+            if let Some(generic) = p.generic {
+                let family = AmdgpuSubArch::of_processor(generic).unwrap();
+                assert_eq!(family.spelling, subarch.family, "{}", p.name);
+                assert!(arch.is_valid_processor(generic), "{}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn subarch_spellings() {
+        let parse = AmdgpuArch::parse_upstream;
+        assert_eq!(parse("x86_64"), None);
+        assert_eq!(parse("amdgcn"), Some(AmdgpuArch::Any));
+        assert_eq!(parse("amdgpu"), Some(AmdgpuArch::Unrecognized));
+        assert_eq!(parse("amdgpu9.0A"), Some(AmdgpuArch::Unrecognized));
+        assert_eq!(parse("amdgpu9.5"), parse("amdgpu9.4"));
+        assert_eq!(parse("amdgpu10"), parse("amdgpu10.1"));
+        let name = |arch| {
+            parse(arch)
+                .and_then(AmdgpuArch::own_processor)
+                .map(|p| p.name)
+        };
+        assert_eq!(name("amdgpu9.0a"), Some("gfx90a"));
+        assert_eq!(name("amdgpu8.10"), Some("gfx810"));
+        assert_eq!(name("amdgpu11.7"), Some("gfx11-7-generic"));
+        assert_eq!(name("amdgpu8"), None);
+        // Families that are one processor take no other.
+        let amdgpu908 = parse("amdgpu9.08").unwrap();
+        assert!(amdgpu908.is_valid_processor("gfx908"));
+        assert!(!amdgpu908.is_valid_processor("gfx9-generic"));
+        assert!(!parse("amdgpu8").unwrap().is_valid_processor("gfx810"));
+        assert!(parse("amdgpu8").unwrap().is_valid_processor("gfx805"));
+    }
+}

@@ -110,23 +110,32 @@ const G125: Option<&str> = Some("gfx12-5-generic");
 const G13: Option<&str> = Some("gfx13-generic");
 
 /// What LLVM's main branch knows that LLVM 22 does not, or knows otherwise
-/// (llvm/include/llvm/TargetParser/AMDGPUTargetParser.def at 12414c8f:
-/// gfx1154, gfx1170–gfx1172, gfx1310, gfx12-5-generic, and gfx1250/gfx1251
-/// with `xnack` and `sramecc`; gfx11-7-generic and gfx13-generic from
-/// clang's OffloadArch list and the ELF machine list, the families as
-/// clang's OffloadArch groups them).
+/// (llvm/include/llvm/TargetParser/AMDGPUTargetParser.def of llvm-project
+/// main as mirrored at 0049cc39: gfx1154, gfx1170–gfx1172, gfx1310,
+/// gfx11-7-generic, gfx12-5-generic, gfx13-generic; gfx1250/gfx1251 gain
+/// `FEATURE_SRAMECC`). A target ID takes `xnack` only where the table gives
+/// `FEATURE_XNACK_ON_OFF_MODES` (`AMDGPU::TargetID::parse` in
+/// llvm/lib/TargetParser/AMDGPUTargetParser.cpp), which gfx1250, gfx1251 and
+/// gfx12-5-generic lack ([`XNACK_ALWAYS_ON`]). Each family is the one whose
+/// major sub-architecture the processor's belongs to (`AMDGPUMajorFamilies`
+/// there), whose generic code `AMDGPU::TargetID::providesFor` lets it run.
 pub const UPSTREAM: &[Processor] = &[
     p("gfx1154", &[], false, false, G11),
     p("gfx1170", &[], false, false, G117),
     p("gfx1171", &[], false, false, G117),
     p("gfx1172", &[], false, false, G117),
-    p("gfx1250", &[], true, true, G125),
-    p("gfx1251", &[], true, true, G125),
+    p("gfx1250", &[], false, true, G125),
+    p("gfx1251", &[], false, true, G125),
     p("gfx1310", &[], false, false, G13),
     p("gfx11-7-generic", &[], false, false, None),
-    p("gfx12-5-generic", &[], true, false, None),
+    p("gfx12-5-generic", &[], false, false, None),
     p("gfx13-generic", &[], false, false, None),
 ];
+
+/// Processors of LLVM's main branch with `FEATURE_XNACK` but not
+/// `FEATURE_XNACK_ON_OFF_MODES`: xnack is always on, so their target IDs take
+/// no `xnack`, while a code object's `e_flags` may still record it.
+pub const XNACK_ALWAYS_ON: &[&str] = &["gfx1250", "gfx1251", "gfx12-5-generic"];
 
 /// Looks a processor up by its canonical name or an alias (exact, as LLVM 22
 /// does).
@@ -170,9 +179,11 @@ mod tests {
             assert_eq!(lookup(name), None, "{name}");
             assert_eq!(lookup_upstream(name).map(|p| p.name), Some(name));
         }
-        // gfx1250: LLVM 22 gives it no features, main xnack and sramecc.
-        assert!(!lookup("gfx1250").unwrap().xnack);
-        assert!(lookup_upstream("gfx1250").unwrap().xnack);
+        // gfx1250: LLVM 22 gives it no features, main sramecc (its xnack
+        // is always on, so not in target IDs).
+        assert!(!lookup("gfx1250").unwrap().sramecc);
+        assert!(lookup_upstream("gfx1250").unwrap().sramecc);
+        assert!(!lookup_upstream("gfx1250").unwrap().xnack);
         assert_eq!(
             lookup_upstream("gfx1172").unwrap().generic,
             Some("gfx11-7-generic")

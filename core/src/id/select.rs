@@ -3,6 +3,7 @@
 
 use core::fmt::{self, Write};
 
+use super::arch::AmdgpuArch;
 use super::{BundleEntryId, TargetId, Triple};
 #[cfg(feature = "alloc")]
 use crate::bytes::to_u64;
@@ -101,7 +102,9 @@ const SPIRV: Triple<'static> = Triple {
 /// family's, then SPIR-V. Within each, the runtime's rule, which AMD's comgr
 /// (`amd_comgr_lookup_code_object`) applies: an entry of kind `hip`, `hipv4`
 /// or `hcc`, for exactly `amdgcn-amd-amdhsa` (an entry with another
-/// environment, such as `unknown`, is never loaded), whose target ID is
+/// environment, such as `unknown`, is never loaded) or, as newer comgr
+/// reads ISA names, `amdgpu<subarch>-amd-amdhsa` with a processor of that
+/// sub-architecture ([`TargetId::parse_for_arch_upstream`]), whose target ID is
 /// compatible with the device's; among those, the one whose target ID is
 /// exactly the device's (the better code), else the first in file order.
 /// (The bundler's rules, for [`first_compatible`], differ: they read an
@@ -144,7 +147,8 @@ fn loadable<'data>(
         let id = entry
             .id_str()
             .and_then(|id| BundleEntryId::parse(id).ok())?;
-        let ours = matches!(id.kind(), "hip" | "hipv4" | "hcc") && id.triple() == triple;
+        let ours =
+            matches!(id.kind(), "hip" | "hipv4" | "hcc") && is_runtime_triple(id.triple(), triple);
         // Read as newer compilers write them, too.
         let target = TargetId::parse_for_arch_upstream(id.triple().arch, id.target_id()).ok()?;
         (ours && target.is_compatible_with(device)).then_some(id.target_id() == exact)
@@ -153,6 +157,26 @@ fn loadable<'data>(
         .clone()
         .find(|entry| runs(entry) == Some(true))
         .or_else(|| entries.clone().find(|entry| runs(entry).is_some()))
+}
+
+/// Whether the runtime takes code for `triple` where it looks for `want`:
+/// the same triple, or, for `amdgcn-amd-amdhsa`, the same with the
+/// architecture spelled `amdgpu<subarch>` (LLVM's main branch; comgr wants
+/// the sub-architecture, a bare `amdgpu` it refuses).
+fn is_runtime_triple(triple: Triple<'_>, want: Triple<'_>) -> bool {
+    triple == want
+        || (want == AMDHSA
+            && is_hsa_arch_upstream(triple.arch)
+            && Triple {
+                arch: AMDHSA.arch,
+                ..triple
+            } == AMDHSA)
+}
+
+/// `amdgcn` or `amdgpu<subarch>`: the architectures of the runtime's ISA
+/// names on LLVM's main branch.
+fn is_hsa_arch_upstream(arch: &str) -> bool {
+    arch == AMDHSA.arch || AmdgpuArch::parse_upstream(arch).is_some_and(AmdgpuArch::has_subarch)
 }
 
 /// What a runtime loads from a fat binary: how it matched, the code object,
@@ -172,8 +196,9 @@ pub struct Loadable<'a> {
 
 /// The code object the HIP runtime loads on `device` from `data`, whatever
 /// the container: a bundle ([`select_for_device`]), a compressed bundle, or
-/// an OffloadBinary (an `amdgcn-amd-amdhsa` image of exactly the device's
-/// target ID, else the first compatible one). `Ok(None)` if nothing fits.
+/// an OffloadBinary (an `amdgcn-amd-amdhsa` image, or `amdgpu<subarch>-amd-amdhsa`
+/// as for a bundle, of exactly the device's target ID, else the first
+/// compatible one). `Ok(None)` if nothing fits.
 ///
 /// A compressed bundle's code goes into `scratch`. With the `alloc` feature
 /// only the chosen entry is decoded ([`select_in_compressed`]): its code
@@ -218,8 +243,11 @@ pub fn select_in_fatbin<'a>(
         let binary = crate::OffloadBinary::parse(data)?;
         let runs = |entry: &crate::OffloadEntry<'a>| {
             let arch = entry.arch().and_then(|a| core::str::from_utf8(a).ok())?;
-            let target = TargetId::parse_upstream(arch).ok()?;
-            let ours = entry.triple() == Some(&b"amdgcn-amd-amdhsa"[..]);
+            let triple = entry.triple().and_then(|t| core::str::from_utf8(t).ok())?;
+            // Not the runtime's triple: nothing to choose.
+            let hsa_arch = triple.strip_suffix("-amd-amdhsa")?;
+            let target = TargetId::parse_for_arch_upstream(hsa_arch, arch).ok()?;
+            let ours = is_hsa_arch_upstream(hsa_arch);
             (ours && target.is_compatible_with(device)).then(|| {
                 let mut exact = SmallStr::new();
                 write!(exact, "{}", device.canonical()).is_ok() && arch == exact.as_str()
@@ -364,9 +392,16 @@ impl ChosenEntry<'_> {
 
 /// A device as the runtime names it: a target ID (`gfx90a:xnack+`), or an
 /// HSA ISA name (`amdgcn-amd-amdhsa--gfx90a:xnack+`), as HSA and comgr give
-/// it.
+/// it; newer comgr also spells the architecture `amdgpu<subarch>`
+/// (`amdgpu9.0a-amd-amdhsa--gfx90a`), whose processor must then be of that
+/// sub-architecture.
 pub fn parse_device(text: &str) -> Result<TargetId<'_>, super::IdError> {
-    TargetId::parse_upstream(text.strip_prefix("amdgcn-amd-amdhsa--").unwrap_or(text))
+    match text.split_once("-amd-amdhsa--") {
+        Some((arch, id)) if is_hsa_arch_upstream(arch) => {
+            TargetId::parse_for_arch_upstream(arch, id)
+        }
+        _ => TargetId::parse_upstream(text),
+    }
 }
 
 /// A fixed buffer long enough for any canonical AMDGPU target ID.

@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use super::arch::AmdgpuArch;
 use super::processor::{self, Processor};
 use super::IdError;
 
@@ -48,13 +49,19 @@ pub struct TargetId<'a> {
 /// Splits `processor:features` and checks each feature's form. The processor is
 /// returned as written.
 fn split_features(text: &str) -> Result<(&str, FeatureSetting, FeatureSetting), IdError> {
+    let split = split_any_features(text)?;
+    if split.0.is_empty() {
+        return Err(IdError::EmptyProcessor);
+    }
+    Ok(split)
+}
+
+/// [`split_features`] that lets the processor be empty.
+fn split_any_features(text: &str) -> Result<(&str, FeatureSetting, FeatureSetting), IdError> {
     let (processor, mut rest) = match text.split_once(':') {
         Some((p, f)) => (p, Some(f)),
         None => (text, None),
     };
-    if processor.is_empty() {
-        return Err(IdError::EmptyProcessor);
-    }
     let (mut xnack, mut sramecc) = (FeatureSetting::Any, FeatureSetting::Any);
     let mut at = processor.len().saturating_add(1);
     while let Some(features) = rest {
@@ -106,7 +113,17 @@ impl<'a> TargetId<'a> {
         lookup: fn(&str) -> Option<&'static Processor>,
     ) -> Result<Self, IdError> {
         let (processor, xnack, sramecc) = split_features(text)?;
-        let Some(amdgpu) = lookup(processor) else {
+        Self::with_features(text, lookup(processor), xnack, sramecc)
+    }
+
+    /// The target ID `text` of `amdgpu` with these features, if it has them.
+    fn with_features(
+        text: &'a str,
+        amdgpu: Option<&'static Processor>,
+        xnack: FeatureSetting,
+        sramecc: FeatureSetting,
+    ) -> Result<Self, IdError> {
+        let Some(amdgpu) = amdgpu else {
             return Err(IdError::UnknownProcessor);
         };
         if (xnack != FeatureSetting::Any && !amdgpu.xnack)
@@ -127,23 +144,41 @@ impl<'a> TargetId<'a> {
     /// bundler does: AMDGPU triples (`amdgcn`, `r600`) by [`TargetId::parse`];
     /// any other triple takes the processor as written and no features.
     pub fn parse_for_arch(arch: &str, text: &'a str) -> Result<Self, IdError> {
-        Self::parse_for_arch_in(arch, text, processor::lookup)
-    }
-
-    /// [`TargetId::parse_for_arch`] with the processors LLVM's main branch
-    /// knows.
-    pub fn parse_for_arch_upstream(arch: &str, text: &'a str) -> Result<Self, IdError> {
-        Self::parse_for_arch_in(arch, text, processor::lookup_upstream)
-    }
-
-    fn parse_for_arch_in(
-        arch: &str,
-        text: &'a str,
-        lookup: fn(&str) -> Option<&'static Processor>,
-    ) -> Result<Self, IdError> {
         if is_amdgpu_arch(arch) {
-            return Self::parse_in(text, lookup);
+            return Self::parse(text);
         }
+        Self::parse_other(text)
+    }
+
+    /// [`TargetId::parse_for_arch`] as LLVM's main branch reads it
+    /// (`AMDGPU::TargetID::parse`): its processors
+    /// ([`TargetId::parse_upstream`]), and its AMDGPU triple architecture
+    /// spelled `amdgpu<subarch>` besides `amdgcn` (`amdgpu9.0a`, or the
+    /// family `amdgpu9`). Under a sub-architecture only its processors are
+    /// valid (`AMDGPU::isCPUValidForSubArch`), and a target ID that names
+    /// none (empty or `generic`, features allowed: `:xnack+`) names the
+    /// sub-architecture's own. Any other processor, or any target ID under
+    /// a bare `amdgpu` or an unknown sub-architecture (`amdgpufoo`), is
+    /// [`IdError::UnknownProcessor`], as upstream and AMD's comgr refuse
+    /// them.
+    pub fn parse_for_arch_upstream(arch: &str, text: &'a str) -> Result<Self, IdError> {
+        let Some(amdgpu_arch) = AmdgpuArch::parse_upstream(arch) else {
+            return Self::parse_other(text);
+        };
+        let (processor, xnack, sramecc) = split_any_features(text)?;
+        let amdgpu = if amdgpu_arch.has_subarch() && matches!(processor, "" | "generic") {
+            amdgpu_arch.own_processor()
+        } else if processor.is_empty() {
+            return Err(IdError::EmptyProcessor);
+        } else {
+            processor::lookup_upstream(processor).filter(|p| amdgpu_arch.is_valid_processor(p.name))
+        };
+        Self::with_features(text, amdgpu, xnack, sramecc)
+    }
+
+    /// A non-AMDGPU triple's target ID: the processor as written, no
+    /// features.
+    fn parse_other(text: &'a str) -> Result<Self, IdError> {
         let (processor, xnack, sramecc) = split_features(text)?;
         if xnack != FeatureSetting::Any || sramecc != FeatureSetting::Any {
             return Err(IdError::UnsupportedFeature);
