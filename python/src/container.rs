@@ -974,7 +974,6 @@ impl Container {
             CudaMatch::Cubin => "cubin",
             CudaMatch::Ptx => "ptx",
         };
-        // The chosen one among the entries, as they list it.
         // The chosen one alone, as the entries list it.
         let wanted = (chosen.entry.offset(), chosen.member);
         let mut entry = self.cuda_entries(py, Some(wanted))?.into_iter().next();

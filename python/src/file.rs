@@ -11,9 +11,10 @@
 //!   export of its own: for a file from `open()`, `close()` unmaps it only
 //!   when no such view is alive, else raises `BufferError` and stays open.
 //!   A view can therefore never outlive its mapping.
-//! - A writable source (`bytearray`) is read under the GIL only; before the
-//!   GIL is released (decoding) the bytes to decode are copied, so a
-//!   concurrent writer cannot change them mid-decode: the rule is a type,
+//! - A source whose memory can be written (a `bytearray`, or a read-only
+//!   `memoryview` of one) is read under the GIL only; before the GIL is
+//!   released (decoding) the bytes to decode are copied, so a concurrent
+//!   writer cannot change them mid-decode: the rule is a type,
 //!   `buffer::Detached`, the only way to release the GIL here.
 
 use std::sync::{Arc, Mutex, PoisonError};

@@ -9,13 +9,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::buffer::{release_if_readonly, Detached, Held};
+use crate::buffer::{release_if_immutable, Detached, Held};
 use crate::error::{bundler_error, core_error};
 use crate::file::File;
 
 /// Decodes the compressed bundle `input` straight into a new `bytes` with
 /// the GIL released (so `input` must not be writable by Python code: a
-/// copy, or a read-only export). Errors are located `base` bytes further.
+/// copy, or memory nothing can write). Errors are located `base` bytes further.
 pub(crate) fn decompress_to_bytes<'py>(
     py: Python<'py>,
     input: &Detached<'_>,
@@ -103,7 +103,8 @@ fn compression(
 /// checked as `-targets=` is, each payload at an `align`-aligned offset,
 /// compressed with `compress=True` (zstd; or `"zlib"`) in header
 /// `version` 2 or 3 at `level` (None: the bundler's default). The GIL is
-/// released while compressing read-only payloads.
+/// released while compressing payloads nothing can write (`bytes`, a
+/// read-only mmap).
 #[pyfunction]
 #[pyo3(signature = (entries, align=4096, compress=None, *, version=3, level=None))]
 pub fn bundle<'py>(
@@ -131,9 +132,9 @@ pub fn bundle<'py>(
         align,
         compression,
     };
-    // Compressing is worth releasing the GIL for, over read-only inputs.
+    // Compressing is worth releasing the GIL for, over immutable inputs.
     let plan = if compression.is_some() {
-        release_if_readonly(py, &held, || bundler::bundle(&request, &mut ()))
+        release_if_immutable(py, &held, || bundler::bundle(&request, &mut ()))
     } else {
         bundler::bundle(&request, &mut ())
     }

@@ -3,8 +3,15 @@ decoding releases the GIL and gives every thread the same bytes."""
 
 from __future__ import annotations
 
+import mmap
+import os
+import struct
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import pytest
 
 import clangoffload as co
 from conftest import fixture, read
@@ -72,85 +79,149 @@ def test_decoding_releases_the_gil() -> None:
     assert min(during) > 0, during
 
 
-def _same_length_bundles() -> tuple[bytes, bytes]:
-    """Two compressed bundles of one length and different payloads (random
-    bytes: zstd stores them, so their frames have the same size)."""
-    import os
+HOST = ("host-x86_64-unknown-linux-gnu", b"")
+GFX906 = "hip-amdgcn-amd-amdhsa--gfx906"
+CCOB_V3_HEADER = 32  # the zstd frame follows it
 
-    host = ("host-x86_64-unknown-linux-gnu", b"")
+
+def _same_length_payloads() -> tuple[bytes, bytes]:
+    """Two random payloads whose compressed bundles have one length (zstd
+    stores random bytes in raw blocks, so the frames differ only there)."""
     while True:
-        a, b = (
-            co.bundle([host, ("hip-amdgcn-amd-amdhsa--gfx906", os.urandom(4 << 20))], compress=True)
-            for _ in range(2)
-        )
-        if len(a) == len(b):
+        a, b = os.urandom(1 << 20), os.urandom(1 << 20)
+        if len(co.bundle([HOST, (GFX906, a)], compress=True)) == len(co.bundle([HOST, (GFX906, b)], compress=True)):
             return a, b
 
 
-def test_a_writable_buffer_written_while_its_entries_decode() -> None:
-    """A `bytearray` swapped between two valid compressed bundles by another
-    thread while its entries decode with the GIL released: every decode
-    gives one of the two whole, never a mixture (which would fail its hash
-    or its stream), because a writable buffer is copied before the GIL is
-    released."""
-    a, b = _same_length_bundles()
-    wanted = {bytes(e.data) for x in (a, b) for e in co.parse(x).containers()[0].entries() if e.size}
-    buf = bytearray(a)
+def _compressed(payload: bytes) -> bytes:
+    return co.bundle([HOST, (GFX906, payload)], compress=True)
+
+
+def _cuda_fatbin(frame: bytes, size: int) -> bytes:
+    """A CUDA fat binary of one zstd-compressed LTO-IR entry (whose image is
+    its decoded bytes, not cut) with `frame` as its payload."""
+    padded = frame + bytes(-len(frame) % 8)
+    flags = 0x1 | 0x10 | 0x8000  # 64-bit, Linux host, zstd
+    entry = struct.pack("<HHIQIIHHIIIQQQ", 8, 0x0101, 64, len(padded), len(frame), 0, 0, 0, 80, 0, 0, flags, 0, size)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry) + len(padded)) + entry + padded
+
+
+# How the buffer written by another thread is handed to clangoffload: as
+# itself, or as a read-only view whose memory is still written (through the
+# bytearray), or as a writable anonymous mmap.
+SOURCES = ["bytearray", "readonly-view", "mmap"]
+
+
+@contextmanager
+def _written(source: str, original: bytes, other: bytes) -> Iterator[memoryview | bytearray | mmap.mmap]:
+    """A buffer of `original`'s bytes that another thread, until the block
+    ends, overwrites with `other`'s and back again in a tight loop."""
+    target: bytearray | mmap.mmap = bytearray(original)
+    if source == "mmap":
+        target = mmap.mmap(-1, len(original))
+        target[:] = original
+    given = memoryview(target).toreadonly() if source == "readonly-view" else target
+    changed = [i for i, (x, y) in enumerate(zip(original, other)) if x != y]
+    span = slice(changed[0], changed[-1] + 1)
+    chunks = (other[span], original[span])
     running = True
-    swaps = 0
+    writes = 0
 
-    def swap() -> None:
-        nonlocal swaps
+    def write() -> None:
+        nonlocal writes
         while running:
-            buf[:] = b if swaps % 2 == 0 else a
-            swaps += 1
+            target[span] = chunks[writes % 2]
+            writes += 1
 
-    writer = threading.Thread(target=swap)
+    writer = threading.Thread(target=write)
     writer.start()
     try:
-        for _ in range(40):
-            f = co.parse(buf)
-            got = [bytes(e.data) for e in f.containers()[0].entries() if e.size]
-            f.close()
-            assert len(got) == 1 and got[0] in wanted
+        yield given
     finally:
         running = False
         writer.join()
-    assert swaps > 0
+        if isinstance(given, memoryview):
+            given.release()
+        if isinstance(target, mmap.mmap):
+            target.close()
+    assert writes > 0
 
 
-def test_a_writable_cuda_fat_binary_written_while_its_entries_decode() -> None:
-    """The same for a CUDA fat binary's zstd entries: a byte of the first
-    entry's stream flipped and flipped back by another thread; each decode
-    is of the bytes as they were when the call began, flipped or not: one
-    of the two readings (images, or a clean error), never a third."""
-
-    def reading(data: bytes | bytearray) -> object:
-        f = co.parse(data)
-        try:
-            return [bytes(e.data) for e in f.cuda_fatbins()[0].entries()]
-        except co.Error as e:
-            return type(e)
-        finally:
-            f.close()
-
-    original = read("cuda/raw-zstd.fatbin")
-    at = 16 + 64 + 200  # inside the first entry's compressed payload
-    flipped = bytearray(original)
-    flipped[at] ^= 0x5A
-    allowed = [reading(original), reading(flipped)]
-    buf = bytearray(original)
-    running = True
-
-    def flip() -> None:
-        while running:
-            buf[at] ^= 0x5A
-
-    writer = threading.Thread(target=flip)
-    writer.start()
+def _reading(read: Callable[[co.File], object], data: bytes | memoryview | bytearray | mmap.mmap) -> object:
+    """What `read` gives for the bytes of `data`, or the error it raises."""
+    f = co.parse(data)
     try:
-        for _ in range(200):
-            assert reading(buf) in allowed
+        return read(f)
+    except co.Error as e:
+        return repr(e)
     finally:
-        running = False
-        writer.join()
+        f.close()
+
+
+def _check_reads_are_whole(source: str, original: bytes, other: bytes, read: Callable[[co.File], object]) -> None:
+    """Each read of a buffer written meanwhile gives what one of the two
+    whole buffers gives: decoding reads a copy taken when the call began,
+    never the memory the writer changes (a mixture: a failed hash, or bytes
+    of both)."""
+    allowed = [_reading(read, original), _reading(read, other)]
+    assert allowed[0] != allowed[1]
+    with _written(source, original, other) as data:
+        for _ in range(20):
+            assert _reading(read, data) in allowed
+
+
+def _bundle_entries(f: co.File) -> object:
+    return [bytes(e.data) for e in f.containers()[0].entries()]
+
+
+def _bundle_selected(f: co.File) -> object:
+    chosen = f.containers()[0].select_for_device("gfx906")
+    return chosen and bytes(chosen.data)
+
+
+def _cuda_entries(f: co.File) -> object:
+    return [bytes(e.data) for e in f.cuda_fatbins()[0].entries()]
+
+
+@pytest.fixture(scope="module")
+def payloads() -> tuple[bytes, bytes]:
+    return _same_length_payloads()
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("read", [_bundle_entries, _bundle_selected])
+def test_a_compressed_bundle_written_while_it_decodes(
+    payloads: tuple[bytes, bytes], source: str, read: Callable[[co.File], object]
+) -> None:
+    a, b = payloads
+    _check_reads_are_whole(source, _compressed(a), _compressed(b), read)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_decompress_of_a_buffer_written_meanwhile(payloads: tuple[bytes, bytes], source: str) -> None:
+    a, b = (_compressed(p) for p in payloads)
+    allowed = [co.decompress(a), co.decompress(b)]
+    with _written(source, a, b) as data:
+        for _ in range(20):
+            assert co.decompress(data) in allowed
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_cuda_fat_binary_written_while_its_entries_decode(payloads: tuple[bytes, bytes], source: str) -> None:
+    """The same for a CUDA fat binary's zstd entry, whose frame has no
+    checksum: a torn read would decode to bytes of both."""
+    a, b = (_compressed(p) for p in payloads)
+    size = len(co.decompress(a))
+    fa, fb = (_cuda_fatbin(x[CCOB_V3_HEADER:], size) for x in (a, b))
+    _check_reads_are_whole(source, fa, fb, _cuda_entries)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_bundling_a_payload_written_meanwhile(payloads: tuple[bytes, bytes], source: str) -> None:
+    """Compressing a payload another thread writes gives the bundle of one
+    of its two states (its memory is not read with the GIL released)."""
+    a, b = payloads
+    allowed = [_compressed(a), _compressed(b)]
+    with _written(source, a, b) as data:
+        for _ in range(10):
+            assert co.bundle([HOST, (GFX906, data)], compress=True) in allowed
