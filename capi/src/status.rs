@@ -77,6 +77,9 @@ pub enum clangoffload_status {
     UnknownContainer = 49,
     /// A compressed bundle too large for the header version asked for.
     TooLargeForVersion = 50,
+    /// A compressed bundle's hash could not be checked: what was written of
+    /// it could not be read back.
+    Unverifiable = 51,
     /// Not an ELF file.
     NotElf = 60,
     /// An ELF file this library does not read (big-endian, unknown class).
@@ -318,6 +321,7 @@ status_table! {
     NestedCompressedBundle => "compressed bundle inside a compressed bundle",
     UnknownContainer => "no known container starts here",
     TooLargeForVersion => "too large for the compressed bundle version",
+    Unverifiable => "hash not checked: the bytes written could not be read back",
     NotElf => "not an ELF file: missing magic",
     UnsupportedElf => "unsupported ELF file (big-endian or unknown class)",
     SectionTableOutOfBounds => "section header table runs past the end of the file",
@@ -671,6 +675,7 @@ pub(crate) fn status_of(e: &BundlerError) -> clangoffload_status {
             P::Decode(e) => S::from(e.kind()),
             P::HashMismatch { .. } => S::HashMismatch,
             P::NotBinaryBundle => S::NotBinaryBundle,
+            P::Unverifiable { .. } => S::Unverifiable,
         },
         E::OffloadBinaryNotBundle { .. } => S::OffloadBinaryNotBundle,
         E::InvalidBundleId | E::InvalidCodeObjectId { .. } => S::InvalidBundleId,

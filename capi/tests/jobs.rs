@@ -518,6 +518,39 @@ struct Streamed {
     outputs: Vec<Vec<u8>>,
     done: Vec<(usize, clangoffload_capi::clangoffload_status)>,
     gaps: usize,
+    /// Read back every output but this one.
+    unreadable: Option<usize>,
+    /// Read back this output with its bytes changed.
+    changed: Option<usize>,
+    read_backs: usize,
+}
+
+unsafe extern "C" fn streamed_read(
+    context: *mut std::ffi::c_void,
+    output: usize,
+    offset: u64,
+    bytes: *mut u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: as for `streamed_write`; `len` bytes writable during the call.
+    let (s, bytes) = unsafe {
+        (
+            &mut *context.cast::<Streamed>(),
+            std::slice::from_raw_parts_mut(bytes, len),
+        )
+    };
+    s.read_backs += 1;
+    let from = offset as usize;
+    match s.outputs[output].get(from..from + len) {
+        Some(held) if s.unreadable != Some(output) => {
+            bytes.copy_from_slice(held);
+            if s.changed == Some(output) {
+                bytes.iter_mut().for_each(|b| *b ^= 1);
+            }
+            0
+        }
+        _ => 1,
+    }
 }
 
 unsafe extern "C" fn streamed_next(context: *mut std::ffi::c_void, container: *mut usize) -> bool {
@@ -665,4 +698,92 @@ fn an_extraction_streamed_gives_every_output_its_bytes() {
         // SAFETY: made above, freed once.
         unsafe { clangoffload_capi::clangoffload_extraction_free(x) };
     }
+}
+
+/// `clangoffload_extraction_stream_read_back`: the same bytes as the whole
+/// extraction, every container checked from what it reads back (a wrong
+/// byte read back is a hash mismatch), an output it cannot read back
+/// leaves its container unverifiable and no other; bad arguments refused.
+#[test]
+fn an_extraction_streamed_reading_back_checks_what_it_reads() {
+    use clangoffload_capi::clangoffload_status as S;
+    let input = std::fs::read(root().join("tests/fixtures/multi/libhip-compressed3.so")).unwrap();
+    let whole = clangoffload::bundler::extract(
+        &input,
+        b"f",
+        clangoffload::bundler::Decoding::default(),
+        &mut (),
+    )
+    .unwrap();
+    let options = unbundle_options("", &[]);
+    let mut x = std::ptr::null_mut();
+    // SAFETY: the input and options outlive the extraction, freed below.
+    let made = unsafe {
+        clangoffload_capi::clangoffload_bundler_extraction(
+            input.as_ptr(),
+            input.len(),
+            &options,
+            &mut x,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(made, S::Ok);
+    // SAFETY: live.
+    let count = unsafe { clangoffload_capi::clangoffload_extraction_container_count(x) };
+    let run = |lanes: usize, unreadable: Option<usize>, changed: Option<usize>, read: bool| {
+        let mut s = Streamed {
+            count,
+            outputs: vec![Vec::new(); whole.output_count()],
+            unreadable,
+            changed,
+            ..Streamed::default()
+        };
+        let sink = clangoffload_capi::clangoffload_extraction_sink {
+            next: Some(streamed_next),
+            write: Some(streamed_write),
+            done: Some(streamed_done),
+            context: std::ptr::from_mut(&mut s).cast(),
+        };
+        // SAFETY: the extraction is live; the sink and context too.
+        let status = unsafe {
+            clangoffload_capi::clangoffload_extraction_stream_read_back(
+                x,
+                lanes,
+                &sink,
+                if read { Some(streamed_read) } else { None },
+                None,
+                std::ptr::null_mut(),
+            )
+        };
+        s.done.sort_unstable_by_key(|d| d.0);
+        (status, s)
+    };
+    for lanes in [1, 3, 8] {
+        let (status, s) = run(lanes, None, None, true);
+        assert_eq!(status, S::Ok, "{lanes} lanes");
+        assert!(s.read_backs > 0);
+        assert_eq!(s.done, (0..count).map(|c| (c, S::Ok)).collect::<Vec<_>>());
+        for (i, bytes) in s.outputs.iter().enumerate() {
+            assert_eq!(bytes, &whole.output_bytes(i).unwrap(), "output {i}");
+        }
+    }
+    // Output 1 (of the first container) cannot be read back, or reads
+    // back changed.
+    for (unreadable, changed, status) in [
+        (Some(1), None, S::Unverifiable),
+        (None, Some(1), S::HashMismatch),
+    ] {
+        let (ran, s) = run(8, unreadable, changed, true);
+        assert_eq!(ran, S::Ok);
+        let want: Vec<_> = (0..count)
+            .map(|c| (c, if c == 0 { status } else { S::Ok }))
+            .collect();
+        assert_eq!(s.done, want);
+    }
+    for lanes in [0, 9] {
+        assert_eq!(run(lanes, None, None, true).0, S::InvalidArgument);
+    }
+    assert_eq!(run(8, None, None, false).0, S::NullArgument);
+    // SAFETY: made above, freed once.
+    unsafe { clangoffload_capi::clangoffload_extraction_free(x) };
 }

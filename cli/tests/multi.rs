@@ -247,67 +247,79 @@ fn three_compressed() -> (Vec<u8>, Vec<usize>) {
 #[test]
 fn a_damaged_container_costs_its_own_outputs_only_and_says_which() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut bytes, starts) = three_compressed();
+    let (bytes, starts) = three_compressed();
     let good = dir.path().join("good.bin");
     std::fs::write(&good, &bytes).unwrap();
-    // The middle container's stream, damaged near its end: the table still
-    // reads, the whole does not.
-    let end = starts[2] - 4096;
-    bytes[end - 2] ^= 0x5a;
-    let damaged = dir.path().join("damaged.bin");
-    std::fs::write(&damaged, &bytes).unwrap();
-    for threads in ["1", "2", "4"] {
-        let out_dir = dir.path().join(format!("out{threads}"));
-        let args = [
-            "extract".into(),
-            damaged.clone(),
-            "-o".into(),
-            out_dir.clone(),
-            "-j".into(),
-            threads.into(),
-        ];
-        let out = run(&ours(), &args);
-        assert_eq!(out.status.code(), Some(1), "{out:?}");
-        let written: Vec<String> = lines(&out.stdout)
-            .iter()
-            .map(|p| {
-                Path::new(p)
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
-        // Containers 0 and 2 whole, container 1 not at all, named as ever.
-        let indices: Vec<&str> = written
-            .iter()
-            .map(|n| n["damaged.bin.".len()..].split('.').next().unwrap())
-            .collect();
-        assert_eq!(indices, ["0", "1", "2", "6", "7", "8"], "{written:?}");
-        assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 6);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains(&format!(
-                "outputs 3..6 of the container at offset {:#x} not written",
-                starts[1]
-            )),
-            "{stderr}"
-        );
-        // What was written is what the undamaged file gives.
-        let good_dir = dir.path().join(format!("good{threads}"));
-        let args = [
-            "extract".into(),
-            good.clone(),
-            "-o".into(),
-            good_dir.clone(),
-        ];
-        assert!(run(&ours(), &args).status.success());
-        for name in &written {
-            let theirs = good_dir.join(name.replace("damaged.bin", "good.bin"));
-            assert_eq!(
-                std::fs::read(out_dir.join(name)).unwrap(),
-                std::fs::read(theirs).unwrap()
+    // The middle container's stream, damaged near its end (the table still
+    // reads, the whole does not); or its stored hash (v3: bytes 24..32 of
+    // the header), found wrong once its files are written and read back.
+    let mut damaged_stream = bytes.clone();
+    damaged_stream[starts[2] - 4096 - 2] ^= 0x5a;
+    let mut wrong_hash = bytes.clone();
+    wrong_hash[starts[1] + 24] ^= 1;
+    for (case, (bytes, says)) in [
+        (damaged_stream, "compressed bundle at offset"),
+        (wrong_hash, "hash mismatch"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let damaged = dir.path().join("damaged.bin");
+        std::fs::write(&damaged, &bytes).unwrap();
+        for threads in ["1", "2", "4"] {
+            let out_dir = dir.path().join(format!("out{case}-{threads}"));
+            let args = [
+                "extract".into(),
+                damaged.clone(),
+                "-o".into(),
+                out_dir.clone(),
+                "-j".into(),
+                threads.into(),
+            ];
+            let out = run(&ours(), &args);
+            assert_eq!(out.status.code(), Some(1), "{out:?}");
+            let written: Vec<String> = lines(&out.stdout)
+                .iter()
+                .map(|p| {
+                    Path::new(p)
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            // Containers 0 and 2 whole, container 1 not at all, named as ever.
+            let indices: Vec<&str> = written
+                .iter()
+                .map(|n| n["damaged.bin.".len()..].split('.').next().unwrap())
+                .collect();
+            assert_eq!(indices, ["0", "1", "2", "6", "7", "8"], "{written:?}");
+            assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 6);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                stderr.contains(&format!(
+                    "outputs 3..6 of the container at offset {:#x} not written",
+                    starts[1]
+                )),
+                "{stderr}"
             );
+            assert!(stderr.contains(says), "{stderr}");
+            // What was written is what the undamaged file gives.
+            let good_dir = dir.path().join(format!("good{case}-{threads}"));
+            let args = [
+                "extract".into(),
+                good.clone(),
+                "-o".into(),
+                good_dir.clone(),
+            ];
+            assert!(run(&ours(), &args).status.success());
+            for name in &written {
+                let theirs = good_dir.join(name.replace("damaged.bin", "good.bin"));
+                assert_eq!(
+                    std::fs::read(out_dir.join(name)).unwrap(),
+                    std::fs::read(theirs).unwrap()
+                );
+            }
         }
     }
 }

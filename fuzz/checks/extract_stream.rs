@@ -2,7 +2,9 @@
 //! time, compressed bundles walked side by side) against `Extraction::plan`
 //! (each container decoded whole), on arbitrary bytes, under a 1 MiB limit.
 //!
-//! Invariants checked, with 1, 2 and 4 lanes:
+//! Invariants checked, with 1, 2 and 4 lanes, and with a sink that reads
+//! back what it wrote (one bundle decoded at a time, hashes checked
+//! afterwards from what it reads back) with 1, 3 and 8:
 //! - every container handed out is `done` exactly once, and nothing else;
 //! - a container's stream succeeds exactly when its plan does (both check
 //!   the hash), and then every output of it got exactly the plan's bytes,
@@ -26,6 +28,8 @@ struct Gathered {
     stopped: Option<usize>,
     /// Which container each output belongs to.
     owner: Vec<usize>,
+    /// Reads back what was written.
+    reads_back: bool,
 }
 
 impl ExtractionSink for Gathered {
@@ -53,6 +57,21 @@ impl ExtractionSink for Gathered {
         assert!(self.done.iter().all(|(c, _)| *c != container), "done twice");
         self.done.push((container, result.is_ok()));
     }
+
+    fn reads_back(&self) -> bool {
+        self.reads_back
+    }
+
+    fn read_back(&mut self, output: usize, offset: u64, bytes: &mut [u8]) -> bool {
+        let from = usize::try_from(offset).unwrap();
+        let written = &self.outputs[output];
+        assert!(
+            from + bytes.len() <= written.len(),
+            "read back past what was written"
+        );
+        bytes.copy_from_slice(&written[from..from + bytes.len()]);
+        true
+    }
 }
 
 pub fn check(data: &[u8]) {
@@ -75,7 +94,14 @@ pub fn check(data: &[u8]) {
         .collect();
     let stop_at =
         (data.len().is_multiple_of(7) && !owner.is_empty()).then(|| data.len() % owner.len());
-    for lanes in [1, 2, 4] {
+    for (lanes, reads_back) in [
+        (1, false),
+        (2, false),
+        (4, false),
+        (1, true),
+        (3, true),
+        (8, true),
+    ] {
         for stop_at in [None, stop_at] {
             let mut gathered = Gathered {
                 count,
@@ -85,6 +111,7 @@ pub fn check(data: &[u8]) {
                 stop_at,
                 stopped: None,
                 owner: owner.clone(),
+                reads_back,
             };
             extraction.stream(lanes, &mut gathered, &mut ());
             let mut done: Vec<usize> = gathered.done.iter().map(|(c, _)| *c).collect();

@@ -309,9 +309,10 @@ impl<'data> Extraction<'data> {
         )
     }
 
-    /// Streams the containers `streamer` asks for, `lanes` compressed
-    /// bundles at a time (`clangoffload_extraction_stream`), letting go of
-    /// `input`'s pages as the library is done with them.
+    /// Streams the containers `streamer` asks for, one compressed bundle
+    /// decoded at a time and up to `lanes` hashed side by side from what
+    /// `streamer` reads back (`clangoffload_extraction_stream_read_back`),
+    /// letting go of `input`'s pages as the library is done with them.
     pub fn stream(&self, program: &str, input: &Input, lanes: usize, streamer: &mut dyn Streamer) {
         let mut state = Streaming {
             program,
@@ -328,10 +329,11 @@ impl<'data> Extraction<'data> {
         // SAFETY: the extraction is live; the sink and its context live
         // through the call; the same context serves the notes.
         let status = unsafe {
-            c::clangoffload_extraction_stream(
+            c::clangoffload_extraction_stream_read_back(
                 self.handle.ptr(),
                 lanes,
                 &sink,
+                Some(stream_read),
                 Some(stream_note),
                 sink.context,
             )
@@ -415,6 +417,9 @@ pub trait Streamer {
     fn next(&mut self) -> Option<usize>;
     /// The next bytes of `output`; false stops its container.
     fn write(&mut self, output: usize, bytes: &[u8]) -> bool;
+    /// Fills `bytes` with what `write` was given of `output` from
+    /// `offset`; false if it cannot.
+    fn read_back(&mut self, output: usize, offset: u64, bytes: &mut [u8]) -> bool;
     /// The container is done: every output written, or why not.
     fn done(&mut self, container: usize, error: Option<String>);
     /// A warning or report, as printed, for the container last handed out.
@@ -463,6 +468,19 @@ unsafe extern "C" fn stream_write(
     i32::from(!state.streamer.write(output, bytes))
 }
 
+unsafe extern "C" fn stream_read(
+    context: *mut std::ffi::c_void,
+    output: usize,
+    offset: u64,
+    bytes: *mut u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: the context given with the call; `len` bytes writable during
+    // it.
+    let (state, bytes) = unsafe { (streaming(context), writable(bytes, len)) };
+    i32::from(!state.streamer.read_back(output, offset, bytes))
+}
+
 unsafe extern "C" fn stream_done(
     context: *mut std::ffi::c_void,
     container: usize,
@@ -509,6 +527,19 @@ unsafe extern "C" fn stream_note(
         c::CLANGOFFLOAD_NOTE_ERROR => state.error = Some(text.into_owned()),
         _ => {}
     }
+}
+
+/// The `len` bytes at `ptr` the library lends writable during a callback.
+///
+/// # Safety
+/// `ptr` must be writable for `len` bytes, and not read elsewhere, for
+/// `'a` (the callback).
+unsafe fn writable<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
+    if ptr.is_null() || len == 0 {
+        return &mut [];
+    }
+    // SAFETY: as the caller promises.
+    unsafe { std::slice::from_raw_parts_mut(ptr, len) }
 }
 
 /// A view of `len` bytes at `ptr`, as the library passed them.

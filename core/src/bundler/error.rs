@@ -157,6 +157,12 @@ pub enum CompressedProblem {
     },
     /// The decoded bytes are no binary bundle.
     NotBinaryBundle,
+    /// Its hash could not be checked: the bytes written of this output (or
+    /// kept of the bundle, if `None`) could not be read back.
+    Unverifiable {
+        /// The output, numbered across the input.
+        output: Option<usize>,
+    },
 }
 
 const TARGET_FORMAT: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
@@ -299,6 +305,13 @@ impl BundlerError {
                     ),
                     CompressedProblem::NotBinaryBundle => {
                         f.write_str("decompresses to something other than a binary bundle")
+                    }
+                    CompressedProblem::Unverifiable { output: Some(output) } => write!(
+                        f,
+                        "hash not checked: output {output} could not be read back as written"
+                    ),
+                    CompressedProblem::Unverifiable { output: None } => {
+                        f.write_str("hash not checked: its bytes could not be read back")
                     }
                 }
             }

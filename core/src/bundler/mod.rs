@@ -34,6 +34,8 @@ mod extract;
 mod input;
 mod list;
 mod plan;
+#[cfg(feature = "zstd")]
+mod read_back;
 pub mod report;
 #[cfg(feature = "zstd")]
 mod streamed;

@@ -3,7 +3,9 @@
 //! decoded container longer than it is being decoded. Compressed bundles
 //! are walked a stretch at a time, several side by side on the calling
 //! thread, so that their hashes go through MD5 together
-//! (`compressed::many`).
+//! (`compressed::many`). A sink that can read back what it wrote lets each
+//! thread hold only the bundle it decodes: hashes are then checked from the
+//! outputs read back, several side by side (`compressed::later`).
 
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -12,9 +14,12 @@ use core::ops::{ControlFlow, Range};
 use super::extract::{add_bundle, Unit, What};
 use super::input::{decode_table, Budget, Loaded, LoadedBytes};
 use super::plan::Piece;
+use super::read_back::Layout;
 use super::{BundlerError, CompressedProblem, Extraction, Observer, Plan};
 use crate::bytes::to_u64;
+use crate::compressed::later::Queue;
 use crate::compressed::many::{walk_many, Walked};
+use crate::compressed::md5::Hasher;
 use crate::compressed::DecompressOptions;
 use crate::CompressedBundle;
 
@@ -35,6 +40,21 @@ pub trait ExtractionSink {
     /// not, in which case what was written of its outputs is incomplete or
     /// unverified and must not be kept.
     fn done(&mut self, container: usize, result: Result<(), BundlerError>);
+
+    /// Whether [`read_back`](Self::read_back) gives back what was written.
+    /// Then each compressed bundle is decoded alone (one held at a time)
+    /// and its hash checked afterwards, from its outputs read back, with
+    /// those of the next bundles side by side; its `done` comes after that.
+    fn reads_back(&self) -> bool {
+        false
+    }
+
+    /// Fills `bytes` with output `output`'s bytes from `offset`, as they
+    /// were written; false if they cannot be had.
+    fn read_back(&mut self, output: usize, offset: u64, bytes: &mut [u8]) -> bool {
+        let _ = (output, offset, bytes);
+        false
+    }
 }
 
 /// A compressed bundle being streamed: where its outputs lie in its
@@ -45,6 +65,18 @@ struct Flowing<'data> {
     compressed: CompressedBundle<'data>,
     outputs: Vec<(usize, Range<u64>)>,
     walked: u64,
+    check: Check,
+}
+
+/// When a streamed bundle's hash is checked.
+enum Check {
+    /// As the walk decodes it (or never, as the policy says).
+    Walked,
+    /// As its bytes are told: too much of it lies outside its outputs to
+    /// keep it for later.
+    Told(Hasher),
+    /// Once it is decoded, from its outputs read back.
+    Later(Layout),
 }
 
 impl<'data> Extraction<'data> {
@@ -52,13 +84,24 @@ impl<'data> Extraction<'data> {
     /// as their bytes are decoded, `lanes` compressed bundles at a time on
     /// this thread (1 to 4; each held whole while it is decoded, since a
     /// zstd frame may refer back to any byte it made: memory is `lanes`
-    /// times the largest). Calls on several threads, each with its own
-    /// sink, share the work of one extraction. What [`plan`](Self::plan)
-    /// plans, the same bytes, in order within each output.
+    /// times the largest). A sink that [reads back](ExtractionSink::reads_back)
+    /// has one bundle decoded at a time, and up to `lanes` hashed side by
+    /// side from what it reads back. Calls on several threads, each with
+    /// its own sink, share the work of one extraction. What
+    /// [`plan`](Self::plan) plans, the same bytes, in order within each
+    /// output.
     pub fn stream(&self, lanes: usize, sink: &mut dyn ExtractionSink, observer: &mut dyn Observer) {
-        let sink = RefCell::new(sink);
-        let observer = RefCell::new(observer);
-        let flowing: RefCell<Vec<Flowing<'data>>> = RefCell::new(Vec::new());
+        let verify = self.decoding.verify_hash;
+        let later = verify && sink.reads_back();
+        let streaming = Streaming {
+            sink: RefCell::new(sink),
+            observer: RefCell::new(observer),
+            flowing: RefCell::new(Vec::new()),
+            waiting: RefCell::new(Vec::new()),
+            queue: RefCell::new(Queue::new(lanes)),
+            verify,
+            later,
+        };
         let options = DecompressOptions {
             limits: crate::compressed::Limits {
                 max_uncompressed_size: self.decoding.max_size,
@@ -67,61 +110,70 @@ impl<'data> Extraction<'data> {
             ..DecompressOptions::default()
         };
         let mut next = || loop {
-            let index = sink.borrow_mut().next()?;
-            let Some(unit) = self.units.get(index) else {
-                sink.borrow_mut().done(index, Ok(()));
-                continue;
-            };
-            let What::Compressed(compressed) = unit.what else {
-                let planned = self.plan(index, &mut **observer.borrow_mut());
-                let result =
-                    planned.and_then(|plan| write_plan(&plan, unit, &mut **sink.borrow_mut()));
-                if let Ok(Some(())) | Err(_) = &result {
-                    sink.borrow_mut().done(index, result.map(|_| ()));
-                }
-                continue;
-            };
-            match self.outputs_of(index, unit, compressed, &mut **observer.borrow_mut()) {
-                Ok(outputs) => {
-                    flowing.borrow_mut().push(Flowing {
-                        container: index,
-                        at: unit.at,
-                        compressed,
-                        outputs,
-                        walked: 0,
-                    });
-                    return Some((index, compressed));
-                }
-                Err(error) => sink.borrow_mut().done(index, Err(error)),
+            let index = streaming.sink.borrow_mut().next()?;
+            if let Some(compressed) = self.start(index, &streaming) {
+                return Some((index, compressed));
             }
         };
-        let verify = self.decoding.verify_hash;
-        let mut told = |container: usize, walked: Walked<'_>| {
-            let mut all = flowing.borrow_mut();
-            let Some(place) = all.iter().position(|f| f.container == container) else {
-                return ControlFlow::Break(());
-            };
-            let Some(flow) = all.get_mut(place) else {
-                return ControlFlow::Break(());
-            };
-            match walked {
-                Walked::Stretch(bytes) => {
-                    let flow_on = flow.write(bytes, &mut **sink.borrow_mut());
-                    if flow_on.is_break() {
-                        all.swap_remove(place);
-                    }
-                    flow_on
-                }
-                Walked::Done(result) => {
-                    let flow = all.swap_remove(place);
-                    let result = flow.checked(result, verify);
-                    observer.borrow_mut().done_with(flow.compressed.data());
-                    sink.borrow_mut().done(container, result);
-                    ControlFlow::Continue(())
-                }
-            }
+        let mut told = |container: usize, walked: Walked<'_>| streaming.told(container, walked);
+        let (walk_hashes, walk_lanes) = if later { (false, 1) } else { (verify, lanes) };
+        walk_many(
+            &options,
+            walk_hashes,
+            walk_lanes,
+            &self.budget,
+            &mut next,
+            &mut told,
+        );
+        streaming.settle(true);
+    }
+
+    /// Starts container `index`: a compressed bundle to walk, returned with
+    /// its outputs' places noted; any other written whole (or its failure
+    /// told) here.
+    fn start(
+        &self,
+        index: usize,
+        streaming: &Streaming<'_, 'data>,
+    ) -> Option<CompressedBundle<'data>> {
+        let sink = &streaming.sink;
+        let Some(unit) = self.units.get(index) else {
+            sink.borrow_mut().done(index, Ok(()));
+            return None;
         };
-        walk_many(&options, verify, lanes, &self.budget, &mut next, &mut told);
+        let mut observer = streaming.observer.borrow_mut();
+        let What::Compressed(compressed) = unit.what else {
+            let planned = self.plan(index, &mut **observer);
+            let result = planned.and_then(|plan| write_plan(&plan, unit, &mut **sink.borrow_mut()));
+            if let Ok(Some(())) | Err(_) = &result {
+                sink.borrow_mut().done(index, result.map(|_| ()));
+            }
+            return None;
+        };
+        match self.outputs_of(index, unit, compressed, &mut **observer) {
+            Ok(outputs) => {
+                let check = match streaming.later {
+                    false => Check::Walked,
+                    true => match Layout::new(compressed.uncompressed_size(), &outputs) {
+                        Some(layout) => Check::Later(layout),
+                        None => Check::Told(Hasher::new()),
+                    },
+                };
+                streaming.flowing.borrow_mut().push(Flowing {
+                    container: index,
+                    at: unit.at,
+                    compressed,
+                    outputs,
+                    walked: 0,
+                    check,
+                });
+                Some(compressed)
+            }
+            Err(error) => {
+                sink.borrow_mut().done(index, Err(error));
+                None
+            }
+        }
     }
 
     /// Where the outputs of compressed container `index` lie in its decoded
@@ -162,6 +214,109 @@ impl<'data> Extraction<'data> {
     }
 }
 
+/// One call of [`Extraction::stream`]: its sink and observer, the bundles
+/// being walked, and those whose hash waits.
+struct Streaming<'s, 'data> {
+    sink: RefCell<&'s mut dyn ExtractionSink>,
+    observer: RefCell<&'s mut dyn Observer>,
+    flowing: RefCell<Vec<Flowing<'data>>>,
+    /// Decoded bundles whose hash is checked later, in `queue`.
+    waiting: RefCell<Vec<Flowing<'data>>>,
+    queue: RefCell<Queue>,
+    /// Hashes are checked (the decoding policy).
+    verify: bool,
+    /// Hashes are checked from outputs read back.
+    later: bool,
+}
+
+impl Streaming<'_, '_> {
+    /// What the walk tells of `container`: its next bytes, written; or its
+    /// end, its hash checked now or queued.
+    fn told(&self, container: usize, walked: Walked<'_>) -> ControlFlow<()> {
+        let mut all = self.flowing.borrow_mut();
+        let Some(place) = all.iter().position(|f| f.container == container) else {
+            return ControlFlow::Break(());
+        };
+        let Some(flow) = all.get_mut(place) else {
+            return ControlFlow::Break(());
+        };
+        let result = match walked {
+            Walked::Stretch(bytes) => {
+                let flow_on = flow.write(bytes, &mut **self.sink.borrow_mut());
+                if flow_on.is_break() {
+                    all.swap_remove(place);
+                }
+                return flow_on;
+            }
+            Walked::Done(result) => result,
+        };
+        let mut flow = all.swap_remove(place);
+        drop(all);
+        self.observer.borrow_mut().done_with(flow.compressed.data());
+        let result = match core::mem::replace(&mut flow.check, Check::Walked) {
+            Check::Later(layout) if result.is_ok() => {
+                flow.check = Check::Later(layout);
+                self.queue.borrow_mut().push(container, flow.walked);
+                self.waiting.borrow_mut().push(flow);
+                self.settle(false);
+                return ControlFlow::Continue(());
+            }
+            Check::Told(hasher) => result.map(|_| hasher.truncated()),
+            _ => result,
+        };
+        let checked = flow.checked(result, self.verify);
+        self.sink.borrow_mut().done(container, checked);
+        ControlFlow::Continue(())
+    }
+
+    /// Checks the hashes of queued bundles, side by side, while every lane
+    /// has one (or, `all`, until none is left), and says each is done.
+    fn settle(&self, all: bool) {
+        loop {
+            let mut queue = self.queue.borrow_mut();
+            if !all && !queue.full() {
+                return;
+            }
+            let mut unread = None;
+            let ended = {
+                let waiting = self.waiting.borrow();
+                let mut sink = self.sink.borrow_mut();
+                queue.next_done(&mut |id, at, out| {
+                    let Some(Flowing {
+                        check: Check::Later(layout),
+                        ..
+                    }) = waiting.iter().find(|f| f.container == id)
+                    else {
+                        return false;
+                    };
+                    layout
+                        .read(at, out, &mut **sink)
+                        .map_err(|output| unread = output)
+                        .is_ok()
+                })
+            };
+            drop(queue);
+            let Some((container, hash)) = ended else {
+                return;
+            };
+            let mut waiting = self.waiting.borrow_mut();
+            let Some(place) = waiting.iter().position(|f| f.container == container) else {
+                continue;
+            };
+            let flow = waiting.swap_remove(place);
+            drop(waiting);
+            let result = match hash {
+                Some(hash) => flow.checked(Ok(hash), true),
+                None => Err(BundlerError::Compressed {
+                    offset: flow.at,
+                    problem: CompressedProblem::Unverifiable { output: unread },
+                }),
+            };
+            self.sink.borrow_mut().done(container, result);
+        }
+    }
+}
+
 impl Flowing<'_> {
     /// Hands `sink` the parts of the next decoded `bytes` that belong to
     /// outputs.
@@ -169,6 +324,11 @@ impl Flowing<'_> {
         let start = self.walked;
         let end = start.saturating_add(to_u64(bytes.len()));
         self.walked = end;
+        match &mut self.check {
+            Check::Walked => {}
+            Check::Told(hasher) => hasher.consume(bytes),
+            Check::Later(layout) => layout.keep(start, bytes),
+        }
         for (output, range) in &self.outputs {
             let (from, to) = (range.start.max(start), range.end.min(end));
             if from >= to {
@@ -253,6 +413,8 @@ mod tests {
         done: Vec<(usize, Result<(), BundlerError>)>,
         /// Stop the container of this output at its first write.
         stop_at: Option<usize>,
+        /// Read back what was written; of this output, nothing.
+        read_back: Option<Option<usize>>,
     }
 
     impl ExtractionSink for Gathered {
@@ -272,9 +434,32 @@ mod tests {
         fn done(&mut self, container: usize, result: Result<(), BundlerError>) {
             self.done.push((container, result));
         }
+        fn reads_back(&self) -> bool {
+            self.read_back.is_some()
+        }
+        fn read_back(&mut self, output: usize, offset: u64, bytes: &mut [u8]) -> bool {
+            let from = offset as usize;
+            let held = self.outputs[output].get(from..from + bytes.len());
+            match held {
+                Some(held) if self.read_back != Some(Some(output)) => {
+                    bytes.copy_from_slice(held);
+                    true
+                }
+                _ => false,
+            }
+        }
     }
 
     fn stream(data: &[u8], order: Vec<usize>, stop_at: Option<usize>) -> Gathered {
+        stream_reading_back(data, order, stop_at, None)
+    }
+
+    fn stream_reading_back(
+        data: &[u8],
+        order: Vec<usize>,
+        stop_at: Option<usize>,
+        read_back: Option<Option<usize>>,
+    ) -> Gathered {
         let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
         let mut gathered = Gathered {
             order,
@@ -282,6 +467,7 @@ mod tests {
             outputs: vec![Vec::new(); extraction.output_count()],
             done: Vec::new(),
             stop_at,
+            read_back,
         };
         extraction.stream(2, &mut gathered, &mut ());
         gathered
@@ -303,17 +489,21 @@ mod tests {
             let count = Extraction::new(data, b"f", Decoding::default(), &mut ())
                 .unwrap()
                 .container_count();
-            // Backwards, so that lanes fill and empty out of file order.
-            let gathered = stream(data, (0..count).rev().collect(), None);
-            let mut done: Vec<usize> = gathered.done.iter().map(|(c, _)| *c).collect();
-            done.sort_unstable();
-            assert_eq!(done, (0..count).collect::<Vec<_>>());
-            for (container, result) in &gathered.done {
-                assert!(result.is_ok(), "container {container}: {result:?}");
-            }
-            assert_eq!(gathered.outputs.len(), whole.output_count());
-            for (i, bytes) in gathered.outputs.iter().enumerate() {
-                assert_eq!(bytes, &whole.output_bytes(i).unwrap(), "output {i}");
+            // Backwards, so that lanes fill and empty out of file order;
+            // hashes checked as decoded, and from outputs read back.
+            for read_back in [None, Some(None)] {
+                let gathered =
+                    stream_reading_back(data, (0..count).rev().collect(), None, read_back);
+                let mut done: Vec<usize> = gathered.done.iter().map(|(c, _)| *c).collect();
+                done.sort_unstable();
+                assert_eq!(done, (0..count).collect::<Vec<_>>());
+                for (container, result) in &gathered.done {
+                    assert!(result.is_ok(), "container {container}: {result:?}");
+                }
+                assert_eq!(gathered.outputs.len(), whole.output_count());
+                for (i, bytes) in gathered.outputs.iter().enumerate() {
+                    assert_eq!(bytes, &whole.output_bytes(i).unwrap(), "output {i}");
+                }
             }
         }
     }
@@ -334,8 +524,13 @@ mod tests {
         for b in &mut damaged[second + size / 2..second + size / 2 + 64] {
             *b ^= 0x5a;
         }
-        for (input, hash) in [(wrong_hash, true), (damaged, false)] {
-            let gathered = stream(&input, vec![0, 1, 2], None);
+        for (input, hash, read_back) in [
+            (&wrong_hash, true, None),
+            (&damaged, false, None),
+            (&wrong_hash, true, Some(None)),
+            (&damaged, false, Some(None)),
+        ] {
+            let gathered = stream_reading_back(input, vec![0, 1, 2], None, read_back);
             for (container, result) in &gathered.done {
                 match (container, result) {
                     // Damage in the stream shows in decoding or in the hash.
@@ -414,6 +609,7 @@ mod tests {
                                     outputs: vec![Vec::new(); extraction.output_count()],
                                     done: Vec::new(),
                                     stop_at: None,
+                                    read_back: None,
                                 },
                             };
                             extraction.stream(4, &mut sink, &mut ());
@@ -448,6 +644,28 @@ mod tests {
             extraction.memory_budget(),
             MemoryBudget::default_for(*decoded.iter().max().unwrap())
         );
+    }
+
+    /// An output that cannot be read back: its bundle is done with an
+    /// error naming it, the others are checked.
+    #[test]
+    fn an_output_not_read_back_leaves_its_bundle_unverified() {
+        let data = fixture!("multi/libhip-compressed3.so");
+        let extraction = Extraction::new(data, b"f", Decoding::default(), &mut ()).unwrap();
+        let holder = (0..3)
+            .find(|&c| extraction.container(c).unwrap().outputs.contains(&4))
+            .unwrap();
+        let gathered = stream_reading_back(data, vec![0, 1, 2], None, Some(Some(4)));
+        assert_eq!(gathered.done.len(), 3);
+        for (container, result) in &gathered.done {
+            match result {
+                Err(BundlerError::Compressed {
+                    problem: CompressedProblem::Unverifiable { output: Some(4) },
+                    ..
+                }) => assert_eq!(*container, holder),
+                other => assert!(other.is_ok() && *container != holder, "{other:?}"),
+            }
+        }
     }
 
     #[test]

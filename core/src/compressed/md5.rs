@@ -50,6 +50,17 @@ impl Hasher {
 #[cfg(feature = "zstd")]
 pub(crate) const LANES: usize = 4;
 
+/// The most messages [`consume_blocks_together`] hashes in one group: eight
+/// in AVX-512VL's 256-bit vectors; elsewhere groups of [`LANES`].
+#[cfg(feature = "zstd")]
+pub(crate) const WIDEST: usize = 8;
+
+/// How many messages this processor hashes side by side in one group.
+#[cfg(feature = "zstd")]
+pub(crate) fn width() -> usize {
+    lanes::Isa::best().width()
+}
+
 /// Hashes the whole 64-byte blocks all `data` have in common, each after
 /// what its hasher has hashed, side by side: one MD5 in each lane of a
 /// vector (AVX-512VL where the processor has it, else SSE2 on x86-64; two
@@ -76,7 +87,7 @@ fn consume_blocks_with(isa: lanes::Isa, pairs: &mut [(&mut Hasher, &[u8])]) -> u
     if !aligned || blocks == 0 || pairs.len() < 2 {
         return 0;
     }
-    for group in pairs.chunks_mut(LANES) {
+    for group in pairs.chunks_mut(isa.width()) {
         lanes::hash_blocks(isa, group, blocks);
     }
     blocks.saturating_mul(64)
@@ -109,6 +120,15 @@ mod lanes {
             Isa::Baseline
         }
 
+        /// How many messages it hashes in one group.
+        pub(super) fn width(self) -> usize {
+            match self {
+                #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
+                Isa::Avx512(_) => super::WIDEST,
+                Isa::Baseline => LANES,
+            }
+        }
+
         /// Every one this processor has, for tests.
         #[cfg(test)]
         pub(super) fn all() -> alloc::vec::Vec<Isa> {
@@ -120,7 +140,7 @@ mod lanes {
     }
 
     /// Hashes the first `blocks` blocks of each message of `group` (at most
-    /// [`LANES`], each with no pending block) into its hasher, with `isa`.
+    /// `isa`'s width, each with no pending block) into its hasher.
     pub(super) fn hash_blocks(isa: Isa, group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
         match isa {
             #[cfg(all(target_arch = "x86_64", clangoffload_avx512))]
@@ -136,28 +156,28 @@ mod lanes {
                     second.state.advanced(other, blocks);
                     return;
                 }
-                in_lanes::<Baseline>(group, blocks);
+                in_lanes::<LANES, Baseline>(group, blocks);
             }
         }
     }
 
-    /// One 64-byte block of each of [`LANES`] messages into its words.
-    trait Compress {
-        fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]);
+    /// One 64-byte block of each of `N` messages into its words.
+    trait Compress<const N: usize> {
+        fn compress(words: &mut [[u32; 4]; N], blocks: [&[u8; 64]; N]);
     }
 
-    /// [`hash_blocks`] in the lanes of `C`: lanes without a message hash
-    /// zeros, into words nobody reads.
+    /// [`hash_blocks`] in the `N` lanes of `C`: lanes without a message
+    /// hash zeros, into words nobody reads.
     #[inline(always)]
-    fn in_lanes<C: Compress>(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
-        let mut words = [[0u32; 4]; LANES];
+    fn in_lanes<const N: usize, C: Compress<N>>(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
+        let mut words = [[0u32; 4]; N];
         for (lane, (hasher, _)) in words.iter_mut().zip(group.iter()) {
             *lane = hasher.state.words();
         }
         const IDLE: [u8; 64] = [0; 64];
         for block in 0..blocks {
             let at = block.saturating_mul(64);
-            let mut input = [&IDLE; LANES];
+            let mut input = [&IDLE; N];
             for (lane, (_, data)) in input.iter_mut().zip(group.iter()) {
                 let block = data.get(at..at.saturating_add(64));
                 *lane = block.and_then(|b| b.try_into().ok()).unwrap_or(&IDLE);
@@ -246,7 +266,7 @@ mod lanes {
 
     /// Off x86-64: one lane after the other.
     #[cfg(not(target_arch = "x86_64"))]
-    impl Compress for Baseline {
+    impl Compress<LANES> for Baseline {
         fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
             for (lane, block) in words.iter_mut().zip(blocks) {
                 scheduled::compress(lane, block);
@@ -255,7 +275,7 @@ mod lanes {
     }
 
     #[cfg(target_arch = "x86_64")]
-    impl Compress for Baseline {
+    impl Compress<LANES> for Baseline {
         fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
             sse2::compress::<sse2::Lanes>(words, blocks);
         }
@@ -353,17 +373,14 @@ mod lanes {
             }
         });
 
-        /// One 64-byte block into each lane's words, computed on as `V`.
-        /// The blocks are read 16 bytes at a time and transposed (SSE2),
-        /// so that vector `j` holds word `j` of every lane's block.
+        /// Word `j` of each of four blocks in vector `j`: the blocks read 16
+        /// bytes at a time and transposed.
         #[inline(always)]
-        pub(super) fn compress<V: Vector>(
-            words: &mut [[u32; 4]; LANES],
-            blocks: [&[u8; 64]; LANES],
-        ) {
-            let zero = V::splat(0);
+        pub(super) fn transposed(blocks: [&[u8; 64]; LANES]) -> [__m128i; 16] {
+            // SAFETY: SSE2 is enabled on every x86_64 target.
+            let zero = unsafe { core::arch::x86_64::_mm_setzero_si128() };
             let mut m = [zero; 16];
-            let mut rows = [[zero.raw(); 4]; LANES];
+            let mut rows = [[zero; 4]; LANES];
             for (row, block) in rows.iter_mut().zip(blocks) {
                 for (quarter, bytes) in row.iter_mut().zip(block.chunks_exact(16)) {
                     // SAFETY: `bytes` is 16 readable bytes; loadu takes any
@@ -392,9 +409,19 @@ mod lanes {
                     ]
                 };
                 for (word, column) in out.iter_mut().zip(columns) {
-                    *word = V::from_raw(column);
+                    *word = column;
                 }
             }
+            m
+        }
+
+        /// One 64-byte block into each lane's words, computed on as `V`.
+        #[inline(always)]
+        pub(super) fn compress<V: Vector>(
+            words: &mut [[u32; 4]; LANES],
+            blocks: [&[u8; 64]; LANES],
+        ) {
+            let m = transposed(blocks).map(V::from_raw);
             let lane_word = |i: usize| {
                 let w = |lane: usize| {
                     let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
@@ -436,10 +463,16 @@ mod lanes {
     // Built only by Rust 1.89 and later (build.rs).
     #[clippy::msrv = "1.89"]
     mod avx512 {
-        use super::scheduled::Word;
+        use super::scheduled::{rounds, Word};
         use super::sse2::Vector;
         use super::{in_lanes, sse2, Compress, Hasher, LANES};
-        use core::arch::x86_64::{__m128i, _mm_rol_epi32, _mm_ternarylogic_epi32};
+        use crate::compressed::md5::WIDEST;
+        use core::arch::x86_64::{
+            __m128i, __m256i, _mm256_add_epi32, _mm256_and_si256, _mm256_andnot_si256,
+            _mm256_rol_epi32, _mm256_set1_epi32, _mm256_set_m128i, _mm256_setr_epi32,
+            _mm256_storeu_si256, _mm256_ternarylogic_epi32, _mm256_xor_si256, _mm_rol_epi32,
+            _mm_ternarylogic_epi32,
+        };
 
         /// Proof that this processor has AVX-512F and AVX-512VL.
         #[derive(Clone, Copy, Debug)]
@@ -463,10 +496,14 @@ mod lanes {
         /// The processor has AVX-512F and AVX-512VL.
         #[target_feature(enable = "avx512f,avx512vl")]
         unsafe fn hash_blocks_avx512(group: &mut [(&mut Hasher, &[u8])], blocks: usize) {
-            in_lanes::<Lanes>(group, blocks);
+            if group.len() > LANES {
+                in_lanes::<WIDEST, Wide>(group, blocks);
+            } else {
+                in_lanes::<LANES, Lanes>(group, blocks);
+            }
         }
 
-        impl Compress for Lanes {
+        impl Compress<LANES> for Lanes {
             #[inline(always)]
             fn compress(words: &mut [[u32; 4]; LANES], blocks: [&[u8; 64]; LANES]) {
                 sse2::compress::<Lanes>(words, blocks);
@@ -525,6 +562,111 @@ mod lanes {
                 Lanes(unsafe { _mm_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
             }
         });
+
+        /// Eight words, one per lane, in AVX-512VL's 256-bit vectors: the
+        /// same chain of dependent steps as four lanes, so twice the bytes
+        /// in the same time.
+        #[derive(Clone, Copy)]
+        struct Wide(__m256i);
+
+        /// `vpternlogd`'s table for `a | !b` (A and B as B and C above).
+        const OR_NOT: i32 = (B | !C) & 0xff;
+
+        // SAFETY (every block below): a `Wide` exists only inside
+        // `hash_blocks_avx512`, entered only where the processor has
+        // AVX-512F and AVX-512VL (and so AVX2); the intrinsics only compute
+        // on values.
+        impl Word for Wide {
+            #[inline(always)]
+            fn splat(k: u32) -> Self {
+                let k = i32::from_ne_bytes(k.to_ne_bytes());
+                Wide(unsafe { _mm256_set1_epi32(k) })
+            }
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                Wide(unsafe { _mm256_add_epi32(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and(self, other: Self) -> Self {
+                Wide(unsafe { _mm256_and_si256(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn xor(self, other: Self) -> Self {
+                Wide(unsafe { _mm256_xor_si256(self.0, other.0) })
+            }
+            #[inline(always)]
+            fn and_not(self, other: Self) -> Self {
+                // andnot(x, y) is !x & y.
+                Wide(unsafe { _mm256_andnot_si256(other.0, self.0) })
+            }
+            #[inline(always)]
+            fn or_not(self, other: Self) -> Self {
+                Wide(unsafe { _mm256_ternarylogic_epi32::<OR_NOT>(self.0, other.0, other.0) })
+            }
+            #[inline(always)]
+            fn rotl<const L: i32, const R: i32>(self) -> Self {
+                Wide(unsafe { _mm256_rol_epi32::<L>(self.0) })
+            }
+            #[inline(always)]
+            fn f(b: Self, c: Self, d: Self) -> Self {
+                Wide(unsafe { _mm256_ternarylogic_epi32::<F>(b.0, c.0, d.0) })
+            }
+            #[inline(always)]
+            fn g(b: Self, c: Self, d: Self) -> (Self, Self) {
+                let zero = Self::splat(0);
+                (
+                    zero,
+                    Wide(unsafe { _mm256_ternarylogic_epi32::<G>(b.0, c.0, d.0) }),
+                )
+            }
+            #[inline(always)]
+            fn h(b: Self, c: Self, d: Self) -> Self {
+                Wide(unsafe { _mm256_ternarylogic_epi32::<H>(b.0, c.0, d.0) })
+            }
+            #[inline(always)]
+            fn i(b: Self, c: Self, d: Self) -> Self {
+                Wide(unsafe { _mm256_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
+            }
+        }
+
+        impl Compress<WIDEST> for Wide {
+            /// The blocks of lanes 0-3 and 4-7 transposed as four lanes
+            /// are, each word's two halves joined in one vector.
+            #[inline(always)]
+            fn compress(words: &mut [[u32; 4]; WIDEST], blocks: [&[u8; 64]; WIDEST]) {
+                let [b0, b1, b2, b3, b4, b5, b6, b7] = blocks;
+                let low = sse2::transposed([b0, b1, b2, b3]);
+                let high = sse2::transposed([b4, b5, b6, b7]);
+                let mut m = [Wide::splat(0); 16];
+                for (word, (low, high)) in m.iter_mut().zip(low.into_iter().zip(high)) {
+                    // SAFETY: as for the operations above.
+                    *word = Wide(unsafe { _mm256_set_m128i(high, low) });
+                }
+                let lane_word = |i: usize| {
+                    let w = |lane: usize| {
+                        let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
+                        i32::from_ne_bytes(word.to_ne_bytes())
+                    };
+                    // SAFETY: as for the operations above.
+                    Wide(unsafe {
+                        _mm256_setr_epi32(w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7))
+                    })
+                };
+                let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
+                let ends = rounds(state, &m);
+                for (i, (start, end)) in state.into_iter().zip(ends).enumerate() {
+                    let mut sum = [0u32; WIDEST];
+                    // SAFETY: `sum` is 32 writable bytes; storeu takes any
+                    // alignment.
+                    unsafe { _mm256_storeu_si256(sum.as_mut_ptr().cast(), start.add(end).0) };
+                    for (lane, word) in words.iter_mut().zip(sum) {
+                        if let Some(w) = lane.get_mut(i) {
+                            *w = word;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -902,7 +1044,7 @@ mod tests {
         let data: Vec<u8> = (0..40_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
-        for lanes in 1..=super::LANES * 2 + 1 {
+        for lanes in 1..=super::WIDEST * 2 + 1 {
             // Lane i hashes data[i * 101..][..len_i], fed in steps that
             // differ per lane and per round.
             let lens: Vec<usize> = (0..lanes).map(|i| 9_000 + i * 1_237 % 5_000).collect();

@@ -32,8 +32,10 @@ use crate::{Error, ErrorKind, Field, Result};
 mod budget;
 pub(crate) mod decompress;
 #[cfg(feature = "zstd")]
+pub(crate) mod later;
+#[cfg(feature = "zstd")]
 pub(crate) mod many;
-mod md5;
+pub(crate) mod md5;
 #[cfg(feature = "std")]
 mod overlap;
 #[cfg(feature = "alloc")]
