@@ -542,6 +542,15 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_FATBIN_OUT_OF_BOUNDS = 172,
   // A fat binary entry's compressed size is larger than its payload.
   CLANGOFFLOAD_STATUS_COMPRESSED_SIZE_TOO_LARGE = 173,
+  // Not a kpack archive (no magic `KPAK`).
+  CLANGOFFLOAD_STATUS_NOT_KPACK = 180,
+  // A kpack archive's version is not 1.
+  CLANGOFFLOAD_STATUS_UNSUPPORTED_KPACK_VERSION = 181,
+  // A kpack archive's table of contents is not what rocm-kpack writes.
+  CLANGOFFLOAD_STATUS_MALFORMED_KPACK = 182,
+  // A range a kpack archive declares (its table, a code object, its zstd
+  // blob or one of its frames) lies outside the archive or the blob.
+  CLANGOFFLOAD_STATUS_KPACK_OUT_OF_BOUNDS = 183,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.

@@ -6,7 +6,7 @@ use core::fmt::Write;
 #[cfg(feature = "alloc")]
 use clangoffload::bundler::BundlerError;
 use clangoffload::id::IdError;
-use clangoffload::{Error, ErrorKind};
+use clangoffload::{Error, ErrorKind, Field};
 
 use crate::ffi::out_arg;
 
@@ -245,6 +245,15 @@ pub enum clangoffload_status {
     FatbinOutOfBounds = 172,
     /// A fat binary entry's compressed size is larger than its payload.
     CompressedSizeTooLarge = 173,
+    /// Not a kpack archive (no magic `KPAK`).
+    NotKpack = 180,
+    /// A kpack archive's version is not 1.
+    UnsupportedKpackVersion = 181,
+    /// A kpack archive's table of contents is not what rocm-kpack writes.
+    MalformedKpack = 182,
+    /// A range a kpack archive declares (its table, a code object, its zstd
+    /// blob or one of its frames) lies outside the archive or the blob.
+    KpackOutOfBounds = 183,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -400,6 +409,10 @@ status_table! {
     BadHeaderSize => "fat binary header size not allowed",
     FatbinOutOfBounds => "fat binary range lies outside what holds it",
     CompressedSizeTooLarge => "fat binary entry's compressed size exceeds its payload",
+    NotKpack => "not a kpack archive: missing magic KPAK",
+    UnsupportedKpackVersion => "unsupported kpack archive version",
+    MalformedKpack => "malformed kpack table of contents",
+    KpackOutOfBounds => "kpack archive range out of bounds",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",
@@ -513,7 +526,19 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::MalformedBitcode { .. } => S::MalformedBitcode,
             ErrorKind::NotFatbin => S::NotFatbin,
             ErrorKind::BadHeaderSize { .. } => S::BadHeaderSize,
+            ErrorKind::OutOfBounds {
+                field:
+                    Field::KpackToc
+                    | Field::KpackBlob
+                    | Field::KpackFrames
+                    | Field::KpackFrame
+                    | Field::KpackHeader,
+                ..
+            } => S::KpackOutOfBounds,
             ErrorKind::OutOfBounds { .. } => S::FatbinOutOfBounds,
+            ErrorKind::NotKpack => S::NotKpack,
+            ErrorKind::UnsupportedKpackVersion { .. } => S::UnsupportedKpackVersion,
+            ErrorKind::MalformedKpack { .. } => S::MalformedKpack,
             ErrorKind::CompressedSizeTooLarge { .. } => S::CompressedSizeTooLarge,
             ErrorKind::CorruptLz4 { .. } => S::CorruptStream,
             ErrorKind::AmbiguousCompression { .. } => S::UnknownMethod,

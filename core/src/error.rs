@@ -87,6 +87,16 @@ pub enum Field {
     /// What a cubin's ELF headers place: file header, header tables,
     /// sections that hold file bytes, segments.
     ElfImage,
+    /// A kpack archive's 64-byte header.
+    KpackHeader,
+    /// A kpack archive's table of contents (its offset to the end).
+    KpackToc,
+    /// A code object stored in a kpack archive (`blobs[ordinal]`).
+    KpackBlob,
+    /// A kpack archive's zstd blob: a frame count, then sized frames.
+    KpackFrames,
+    /// One zstd frame of a kpack archive's blob.
+    KpackFrame,
 }
 
 impl Field {
@@ -131,6 +141,11 @@ impl Field {
             Field::ConcatMembers => "concat member table",
             Field::ConcatMember => "concat member",
             Field::ElfImage => "ELF image (what its headers place)",
+            Field::KpackHeader => "kpack header",
+            Field::KpackToc => "kpack table of contents",
+            Field::KpackBlob => "kpack code object",
+            Field::KpackFrames => "kpack zstd blob",
+            Field::KpackFrame => "kpack zstd frame",
         }
     }
 }
@@ -549,6 +564,19 @@ pub enum ErrorKind {
     },
     /// The input does not start with the CUDA fat binary magic `50 ED 55 BA`.
     NotFatbin,
+    /// The input does not start with the kpack archive magic `KPAK`.
+    NotKpack,
+    /// A kpack archive's version is not 1.
+    UnsupportedKpackVersion {
+        /// The version in the header.
+        version: u32,
+    },
+    /// A kpack archive's table of contents is not what rocm-kpack writes
+    /// (the error's offset is the value at fault).
+    MalformedKpack {
+        /// What is wrong.
+        fault: crate::kpack::KpackFault,
+    },
     /// A CUDA fat binary header or entry header states a size it cannot
     /// have (a container header other than 16 bytes, an entry header under
     /// 64).
@@ -898,6 +926,13 @@ impl fmt::Display for ErrorKind {
             ErrorKind::MalformedBitcode { fault } => write!(f, "malformed bitcode: {fault}"),
             ErrorKind::NotFatbin => {
                 f.write_str("not a CUDA fat binary: missing magic 50 ED 55 BA")
+            }
+            ErrorKind::NotKpack => f.write_str("not a kpack archive: missing magic KPAK"),
+            ErrorKind::UnsupportedKpackVersion { version } => {
+                write!(f, "unsupported kpack archive version {version} (1 is known)")
+            }
+            ErrorKind::MalformedKpack { fault } => {
+                write!(f, "malformed kpack table of contents: {fault}")
             }
             ErrorKind::BadHeaderSize { size, expected } => write!(
                 f,

@@ -364,7 +364,9 @@ pub mod id;
 #[cfg(feature = "alloc")]
 pub mod inspect;
 pub mod kind;
+pub mod kpack;
 pub mod locate;
+mod msgpack;
 pub mod object;
 pub mod object_bundle;
 pub mod offload_binary;

@@ -1,0 +1,426 @@
+//! kpack archives (`.kpack`): ROCm 7's device code split out of host
+//! libraries, one archive per target ID, as rocm-kpack writes them.
+//!
+//! ```text
+//! 0      "KPAK"
+//! 4      u32 version (1)
+//! 8      u64 toc_offset: absolute, the table of contents runs to the end
+//! 16     zeros up to 64
+//! 64     the blob area:
+//!          "none":            code objects back to back, placed by `blobs`
+//!          "zstd-per-kernel": u32 N, then N x (u32 size, one zstd frame)
+//! toc    one MessagePack map: format_version, group_name, gfx_arch_family,
+//!        gfx_arches [str], toc {binary key: {arch: {type, ordinal,
+//!        original_size, metadata}}}, compression_scheme, and blobs
+//!        [{offset, size}] or zstd_offset, zstd_size
+//! ```
+//!
+//! All little-endian. [`Archive::parse`] reads the header and walks the
+//! table of contents once, checking every type the runtime relies on; it
+//! touches no code object. An entry's bytes are placed (and their bounds
+//! checked) when asked for: a damaged entry costs only itself.
+
+mod toc;
+
+use core::fmt;
+
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::bytes::to_u64;
+use crate::compressed::decompress::Stream;
+use crate::compressed::{CompressionMethod, DecompressOptions};
+use crate::{Error, ErrorKind, Field, Result};
+
+pub use toc::{Arches, Entries, Entry};
+use toc::{Blobs, Toc};
+
+/// The magic that starts every kpack archive.
+pub const KPACK_MAGIC: &[u8; 4] = b"KPAK";
+
+/// The only version rocm-kpack writes and reads.
+pub const KPACK_VERSION: u32 = 1;
+
+/// Where the blob area starts: the header is padded to this.
+pub const BLOB_ALIGNMENT: u64 = 64;
+
+/// The most zstd frames the runtime's reader accepts in one archive.
+pub const MAX_FRAMES: u64 = 1 << 20;
+
+/// The fixed fields of a kpack archive's header.
+#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct KpackHeader {
+    /// [`KPACK_MAGIC`].
+    pub magic: [u8; 4],
+    /// [`KPACK_VERSION`].
+    pub version: U32,
+    /// File offset of the table of contents.
+    pub toc_offset: U64,
+}
+
+/// How the code objects are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// As they are (`none`, or no `compression_scheme`).
+    Stored,
+    /// One zstd frame each (`zstd-per-kernel`).
+    ZstdPerKernel,
+}
+
+impl Scheme {
+    /// The name in the table of contents.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Stored => "none",
+            Scheme::ZstdPerKernel => "zstd-per-kernel",
+        }
+    }
+}
+
+/// What is wrong with a kpack archive's table of contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KpackFault {
+    /// The MessagePack ends inside a value.
+    Truncated,
+    /// Byte 0xc1, which MessagePack never uses.
+    ReservedByte,
+    /// Maps and arrays nest deeper than any archive does.
+    TooDeep,
+    /// A value is not of the type the runtime reads.
+    WrongType {
+        /// What the value is (a key's name).
+        what: &'static str,
+        /// The type it must have.
+        expected: &'static str,
+    },
+    /// A value the runtime needs is absent.
+    Missing {
+        /// Its key.
+        what: &'static str,
+    },
+    /// `compression_scheme` is neither `none` nor `zstd-per-kernel`.
+    UnknownScheme,
+    /// An entry's ordinal names no stored code object.
+    OrdinalOutOfRange {
+        /// The ordinal.
+        ordinal: u64,
+        /// How many there are.
+        count: u64,
+    },
+    /// The zstd blob counts more frames than the runtime accepts
+    /// ([`MAX_FRAMES`]) or than its size can hold.
+    TooManyFrames {
+        /// The count it states.
+        count: u64,
+    },
+}
+
+impl fmt::Display for KpackFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            KpackFault::Truncated => f.write_str("the MessagePack ends inside a value"),
+            KpackFault::ReservedByte => f.write_str("byte 0xc1, which MessagePack never uses"),
+            KpackFault::TooDeep => f.write_str("maps and arrays nest too deep"),
+            KpackFault::WrongType { what, expected } => write!(f, "{what} is not {expected}"),
+            KpackFault::Missing { what } => write!(f, "no {what}"),
+            KpackFault::UnknownScheme => {
+                f.write_str("compression_scheme is neither \"none\" nor \"zstd-per-kernel\"")
+            }
+            KpackFault::OrdinalOutOfRange { ordinal, count } => write!(
+                f,
+                "ordinal {ordinal} names no code object (the archive stores {count})"
+            ),
+            KpackFault::TooManyFrames { count } => write!(
+                f,
+                "the zstd blob counts {count} frames (at most {MAX_FRAMES}, and 4 bytes each)"
+            ),
+        }
+    }
+}
+
+/// A kpack archive, read in place.
+#[derive(Debug, Clone)]
+pub struct Archive<'data> {
+    data: &'data [u8],
+    toc_offset: u64,
+    toc: Toc<'data>,
+}
+
+/// Where a code object's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'data> {
+    /// Stored as they are.
+    Stored(&'data [u8]),
+    /// One zstd frame that decodes to `original_size` bytes.
+    Zstd {
+        /// The frame.
+        frame: &'data [u8],
+        /// Its offset in the archive.
+        offset: u64,
+    },
+}
+
+impl<'data> Archive<'data> {
+    /// Reads the header and walks the table of contents, checking it as
+    /// the runtime reads it (and every type it relies on). No code object
+    /// is touched.
+    pub fn parse(data: &'data [u8]) -> Result<Self> {
+        if !data.starts_with(KPACK_MAGIC) {
+            return Err(Error::new(ErrorKind::NotKpack, 0));
+        }
+        let (header, _) = KpackHeader::ref_from_prefix(data).map_err(|_| {
+            Error::new(
+                ErrorKind::Truncated {
+                    field: Field::KpackHeader,
+                    needed: to_u64(core::mem::size_of::<KpackHeader>()),
+                    available: to_u64(data.len()),
+                },
+                0,
+            )
+        })?;
+        let version = header.version.get();
+        if version != KPACK_VERSION {
+            return Err(Error::new(
+                ErrorKind::UnsupportedKpackVersion { version },
+                4,
+            ));
+        }
+        let toc_offset = header.toc_offset.get();
+        let len = to_u64(data.len());
+        let toc = usize::try_from(toc_offset)
+            .ok()
+            .filter(|_| toc_offset < len)
+            .and_then(|at| data.get(at..))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::OutOfBounds {
+                        field: Field::KpackToc,
+                        offset: toc_offset,
+                        size: len.saturating_sub(toc_offset),
+                        len,
+                    },
+                    8,
+                )
+            })?;
+        let toc = Toc::parse(data, toc, toc_offset)?;
+        Ok(Archive {
+            data,
+            toc_offset,
+            toc,
+        })
+    }
+
+    /// Where the table of contents starts.
+    pub fn toc_offset(&self) -> u64 {
+        self.toc_offset
+    }
+
+    /// `format_version`, if the table states it.
+    pub fn format_version(&self) -> Option<u64> {
+        self.toc.format_version
+    }
+
+    /// `group_name` (`sparse_lib`, `torch`), if stated.
+    pub fn group_name(&self) -> Option<&'data [u8]> {
+        self.toc.group_name
+    }
+
+    /// `gfx_arch_family`, if stated (the splitters write the one
+    /// architecture).
+    pub fn arch_family(&self) -> Option<&'data [u8]> {
+        self.toc.arch_family
+    }
+
+    /// How the code objects are stored.
+    pub fn scheme(&self) -> Scheme {
+        self.toc.scheme
+    }
+
+    /// `gfx_arches`: the architectures the runtime takes this archive for.
+    pub fn arches(&self) -> Arches<'data> {
+        self.toc.arches()
+    }
+
+    /// Whether `arch` (exactly, as the runtime compares) is one of
+    /// [`Archive::arches`].
+    pub fn has_arch(&self, arch: &[u8]) -> bool {
+        self.arches().any(|a| a == arch)
+    }
+
+    /// How many (binary key, architecture) entries the table holds.
+    pub fn entry_count(&self) -> u64 {
+        self.toc.entry_count
+    }
+
+    /// Every entry, in table order.
+    pub fn entries(&self) -> Entries<'data> {
+        self.toc.entries()
+    }
+
+    /// The entry for binary `key` (`<kernel_name>#<index>`) and `arch`, as
+    /// the runtime looks it up (exact strings).
+    pub fn entry(&self, key: &[u8], arch: &[u8]) -> Result<Option<Entry<'data>>> {
+        for entry in self.entries() {
+            let entry = entry?;
+            if entry.key == key && entry.arch == arch {
+                return Ok(Some(entry));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Where `entry`'s code object is, its bounds checked.
+    pub fn payload(&self, entry: &Entry<'data>) -> Result<Payload<'data>> {
+        match self.toc.blobs {
+            Blobs::Stored { blobs } => self.stored(blobs, entry).map(Payload::Stored),
+            Blobs::Zstd {
+                offset,
+                size,
+                count,
+            } => self.frame(entry, offset, offset.saturating_add(size), count),
+        }
+    }
+
+    /// Decodes (or copies) `entry`'s code object into `out`, which must
+    /// hold its `original_size`; returns how many bytes it wrote. A zstd
+    /// frame must decode to exactly `original_size` bytes, under `options`'
+    /// limits.
+    pub fn read_into(
+        &self,
+        entry: &Entry<'data>,
+        out: &mut [u8],
+        options: &DecompressOptions,
+    ) -> Result<usize> {
+        match self.payload(entry)? {
+            Payload::Stored(bytes) => {
+                let available = to_u64(out.len());
+                let into = out.get_mut(..bytes.len()).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::OutputTooSmall {
+                            needed: to_u64(bytes.len()),
+                            available,
+                        },
+                        entry.at,
+                    )
+                })?;
+                into.copy_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            Payload::Zstd { frame, offset } => {
+                let options = DecompressOptions {
+                    verify_hash: false,
+                    ..*options
+                };
+                let (size, _) =
+                    zstd_stream(frame, offset, entry).decode_into(out, &options, false)?;
+                Ok(size)
+            }
+        }
+    }
+
+    /// `entry`'s code object: borrowed where stored, decoded where not.
+    #[cfg(feature = "alloc")]
+    pub fn contents(
+        &self,
+        entry: &Entry<'data>,
+        options: &DecompressOptions,
+    ) -> Result<alloc::borrow::Cow<'data, [u8]>> {
+        match self.payload(entry)? {
+            Payload::Stored(bytes) => Ok(alloc::borrow::Cow::Borrowed(bytes)),
+            Payload::Zstd { frame, offset } => {
+                let options = DecompressOptions {
+                    verify_hash: false,
+                    ..*options
+                };
+                let (bytes, _) =
+                    zstd_stream(frame, offset, entry).decode_to_vec(&options, false)?;
+                Ok(alloc::borrow::Cow::Owned(bytes))
+            }
+        }
+    }
+
+    /// `blobs[ordinal]` of a stored archive, within the file.
+    fn stored(&self, blobs: toc::Items, entry: &Entry<'data>) -> Result<&'data [u8]> {
+        let (offset, size) = self.toc.blob(blobs, entry)?;
+        let len = to_u64(self.data.len());
+        crate::bytes::range(self.data, offset, size).ok_or_else(|| {
+            Error::new(
+                ErrorKind::OutOfBounds {
+                    field: Field::KpackBlob,
+                    offset,
+                    size,
+                    len,
+                },
+                entry.at,
+            )
+        })
+    }
+
+    /// Frame `ordinal` of the zstd blob at `offset..end` of `count`
+    /// frames: the frames before it walked by their sizes, each within the
+    /// blob.
+    fn frame(
+        &self,
+        entry: &Entry<'data>,
+        offset: u64,
+        end: u64,
+        count: u64,
+    ) -> Result<Payload<'data>> {
+        if entry.ordinal >= count {
+            let fault = KpackFault::OrdinalOutOfRange {
+                ordinal: entry.ordinal,
+                count,
+            };
+            return Err(Error::new(ErrorKind::MalformedKpack { fault }, entry.at));
+        }
+        let mut at = offset.saturating_add(4);
+        let mut index = 0u64;
+        loop {
+            let out_of_blob = |field, from: u64, len: u64| {
+                Error::new(
+                    ErrorKind::OutOfBounds {
+                        field,
+                        offset: from,
+                        size: len,
+                        len: end,
+                    },
+                    from,
+                )
+            };
+            let frame_len = crate::bytes::range(self.data, at, 4)
+                .filter(|_| at.saturating_add(4) <= end)
+                .and_then(|r| r.try_into().ok())
+                .map(|b: [u8; 4]| u64::from(u32::from_le_bytes(b)))
+                .ok_or_else(|| out_of_blob(Field::KpackFrames, at, 4))?;
+            let start = at.saturating_add(4);
+            let frame = crate::bytes::range(self.data, start, frame_len)
+                .filter(|_| start.saturating_add(frame_len) <= end)
+                .ok_or_else(|| out_of_blob(Field::KpackFrame, start, frame_len))?;
+            if index == entry.ordinal {
+                return Ok(Payload::Zstd {
+                    frame,
+                    offset: start,
+                });
+            }
+            index = index.saturating_add(1);
+            at = start.saturating_add(frame_len);
+        }
+    }
+}
+
+/// `entry`'s frame as a stream of the one bounded decoder: its errors at
+/// file offsets, its declared size the entry's `original_size`.
+fn zstd_stream<'d>(frame: &'d [u8], offset: u64, entry: &Entry<'_>) -> Stream<'d> {
+    Stream {
+        method: CompressionMethod::Zstd,
+        bytes: frame,
+        declared: entry.original_size,
+        base: offset,
+        declared_at: entry.at,
+        method_at: entry.at,
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests;

@@ -1,0 +1,441 @@
+//! Archives rocm-kpack's splitter wrote (tests/fixtures/kpack, both
+//! schemes), read as its own reader reads them; and archives made wrong on
+//! purpose.
+
+use super::*;
+use crate::compressed::truncated_md5;
+use alloc::string::String;
+use alloc::vec::Vec;
+use alloc::{format, vec};
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/kpack");
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{ROOT}/{path}")).unwrap()
+}
+
+/// An entry as rocm-kpack's reader lists it: key, arch, ordinal,
+/// original_size, the truncated MD5 of its code object.
+type Listed = (String, String, u64, u64, u64);
+
+/// `listing.txt`, made by rocm-kpack's reader: per archive, its entries in
+/// table order.
+fn listing() -> Vec<(String, Vec<Listed>)> {
+    let text = String::from_utf8(read("listing.txt")).unwrap();
+    let mut archives: Vec<(String, Vec<_>)> = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let entry = (
+            f[1].into(),
+            f[2].into(),
+            f[3].parse().unwrap(),
+            f[4].parse().unwrap(),
+            u64::from_str_radix(f[5], 16).unwrap(),
+        );
+        match archives.last_mut() {
+            Some((path, entries)) if path == f[0] => entries.push(entry),
+            _ => archives.push((f[0].into(), vec![entry])),
+        }
+    }
+    archives
+}
+
+#[test]
+fn every_entry_reads_as_rocm_kpacks_own_reader_reads_it() {
+    let archives = listing();
+    assert_eq!(archives.len(), 8, "four archives in each scheme");
+    let options = DecompressOptions::default();
+    for (path, want) in archives {
+        let data = read(&path);
+        let archive = Archive::parse(&data).unwrap();
+        let scheme = if path.starts_with("zstd") {
+            Scheme::ZstdPerKernel
+        } else {
+            Scheme::Stored
+        };
+        assert_eq!(archive.scheme(), scheme, "{path}");
+        assert_eq!(archive.group_name(), Some(&b"test_lib"[..]));
+        assert_eq!(archive.format_version(), Some(1));
+        // One architecture per archive, named in the file name (with "_"
+        // for ":").
+        let arches: Vec<&[u8]> = archive.arches().collect();
+        assert_eq!(arches.len(), 1, "{path}");
+        let arch = String::from_utf8(arches[0].to_vec()).unwrap();
+        assert!(path.ends_with(&format!("test_lib_{}.kpack", arch.replace(':', "_"))));
+        assert!(archive.has_arch(arches[0]) && !archive.has_arch(b"gfx90"));
+        assert_eq!(archive.arch_family(), Some(arches[0]));
+        assert_eq!(archive.entry_count(), want.len() as u64, "{path}");
+        let got: Vec<Entry<'_>> = archive.entries().map(|e| e.unwrap()).collect();
+        for (entry, (key, arch, ordinal, size, md5)) in got.iter().zip(&want) {
+            assert_eq!(entry.key, key.as_bytes(), "{path}");
+            assert_eq!(entry.arch, arch.as_bytes(), "{path}");
+            assert_eq!((entry.ordinal, entry.original_size), (*ordinal, *size));
+            assert_eq!(entry.kind, Some(&b"hsaco"[..]));
+            let target = format!("hipv4-amdgcn-amd-amdhsa--{arch}");
+            assert_eq!(entry.target, Some(target.as_bytes()));
+            let contents = archive.contents(entry, &options).unwrap();
+            assert_eq!(contents.len() as u64, *size, "{path} {key}");
+            assert_eq!(truncated_md5(&contents), *md5, "{path} {key}");
+            assert!(contents.starts_with(b"\x7fELF"));
+            // Stored: borrowed from the file, not copied.
+            if scheme == Scheme::Stored {
+                assert!(matches!(contents, alloc::borrow::Cow::Borrowed(_)));
+            }
+            let mut out = vec![0; *size as usize];
+            assert_eq!(
+                archive.read_into(entry, &mut out, &options).unwrap(),
+                out.len()
+            );
+            assert_eq!(out, &contents[..]);
+            let mut short = vec![0; *size as usize - 1];
+            assert!(archive.read_into(entry, &mut short, &options).is_err());
+            // Looked up as the runtime does.
+            let found = archive.entry(key.as_bytes(), arch.as_bytes()).unwrap();
+            assert_eq!(found, Some(*entry));
+        }
+        assert_eq!(
+            archive
+                .entry(b"pkg/stage/lib/libone.so#9", arches[0])
+                .unwrap(),
+            None
+        );
+    }
+}
+
+/// A small MessagePack writer for archives made by hand.
+#[derive(Default)]
+struct Pack(Vec<u8>);
+
+impl Pack {
+    fn map(&mut self, n: u8) -> &mut Self {
+        self.0.push(0x80 | n);
+        self
+    }
+    fn array(&mut self, n: u8) -> &mut Self {
+        self.0.push(0x90 | n);
+        self
+    }
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.0.push(0xd9);
+        self.0.push(s.len() as u8);
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    fn uint(&mut self, n: u64) -> &mut Self {
+        self.0.push(0xcf);
+        self.0.extend_from_slice(&n.to_be_bytes());
+        self
+    }
+}
+
+/// An archive of `blob` (after the 64-byte header) and the table `toc`
+/// writes (the blob area's offset given to it).
+fn archive(blob: &[u8], toc: impl FnOnce(&mut Pack)) -> Vec<u8> {
+    let mut data = vec![0u8; 64];
+    data[..4].copy_from_slice(KPACK_MAGIC);
+    data[4..8].copy_from_slice(&1u32.to_le_bytes());
+    data.extend_from_slice(blob);
+    let toc_offset = data.len() as u64;
+    data[8..16].copy_from_slice(&toc_offset.to_le_bytes());
+    let mut pack = Pack::default();
+    toc(&mut pack);
+    data.extend_from_slice(&pack.0);
+    data
+}
+
+/// `toc` with two entries of `gfx906`, ordinals 0 and `second`, sizes
+/// `sizes`.
+fn two_entries(p: &mut Pack, second: u64, sizes: [u64; 2]) {
+    p.str("gfx_arches").array(1).str("gfx906");
+    p.str("toc").map(2);
+    for (i, (ordinal, size)) in [(0, sizes[0]), (second, sizes[1])].into_iter().enumerate() {
+        p.str(&format!("lib.so#{i}")).map(1).str("gfx906").map(2);
+        p.str("ordinal")
+            .uint(ordinal)
+            .str("original_size")
+            .uint(size);
+    }
+}
+
+fn stored(second_ordinal: u64, blobs: [(u64, u64); 2]) -> Vec<u8> {
+    archive(b"AAAABBBBBB", |p| {
+        p.map(3);
+        two_entries(p, second_ordinal, [4, 6]);
+        p.str("blobs").array(2);
+        for (offset, size) in blobs {
+            p.map(2).str("offset").uint(offset).str("size").uint(size);
+        }
+    })
+}
+
+fn kind(result: Result<impl core::fmt::Debug>) -> ErrorKind {
+    result.unwrap_err().kind()
+}
+
+#[test]
+fn a_stored_entry_out_of_place_costs_only_itself() {
+    let options = DecompressOptions::default();
+    let good = stored(1, [(64, 4), (68, 6)]);
+    let archive = Archive::parse(&good).unwrap();
+    let got: Vec<_> = archive
+        .entries()
+        .map(|e| {
+            archive
+                .contents(&e.unwrap(), &options)
+                .unwrap()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(got, [b"AAAA".to_vec(), b"BBBBBB".to_vec()]);
+    // The second blob past the end; the second ordinal past the blobs.
+    for (data, fault) in [
+        (stored(1, [(64, 4), (68, 600)]), "blob"),
+        (stored(2, [(64, 4), (68, 6)]), "ordinal"),
+    ] {
+        let archive = Archive::parse(&data).unwrap();
+        let entries: Vec<_> = archive.entries().map(|e| e.unwrap()).collect();
+        assert_eq!(
+            &archive.contents(&entries[0], &options).unwrap()[..],
+            b"AAAA"
+        );
+        let error = archive.contents(&entries[1], &options).unwrap_err();
+        assert_eq!(
+            error.offset(),
+            entries[1].at,
+            "{fault}: located at its entry"
+        );
+        match (fault, error.kind()) {
+            (
+                "blob",
+                ErrorKind::OutOfBounds {
+                    field: Field::KpackBlob,
+                    offset: 68,
+                    size: 600,
+                    ..
+                },
+            ) => {}
+            (
+                "ordinal",
+                ErrorKind::MalformedKpack {
+                    fault:
+                        KpackFault::OrdinalOutOfRange {
+                            ordinal: 2,
+                            count: 2,
+                        },
+                },
+            ) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The zstd blob: a count, then sized frames of two code objects.
+fn zstd_archive(frames: &[&[u8]], count: u32, sizes: [u64; 2], zstd_size: Option<u64>) -> Vec<u8> {
+    let mut blob = count.to_le_bytes().to_vec();
+    for frame in frames {
+        blob.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        blob.extend_from_slice(frame);
+    }
+    let len = zstd_size.unwrap_or(blob.len() as u64);
+    archive(&blob, |p| {
+        p.map(5);
+        two_entries(p, 1, sizes);
+        p.str("compression_scheme").str("zstd-per-kernel");
+        p.str("zstd_offset").uint(64).str("zstd_size").uint(len);
+    })
+}
+
+/// One zstd frame of `bytes` (content size recorded), as python-zstandard
+/// writes rocm-kpack's.
+#[cfg(feature = "zstd")]
+fn frame(bytes: &[u8]) -> Vec<u8> {
+    crate::compressed::zstd::libzstd::compress(bytes, 3, false).unwrap()
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn a_zstd_entry_decodes_to_its_original_size_or_says_why_not() {
+    let options = DecompressOptions::default();
+    let (a, b) = (frame(b"first code object"), frame(b"second"));
+    let good = zstd_archive(&[&a, &b], 2, [17, 6], None);
+    let archive = Archive::parse(&good).unwrap();
+    let got: Vec<_> = archive
+        .entries()
+        .map(|e| {
+            archive
+                .contents(&e.unwrap(), &options)
+                .unwrap()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(got, [b"first code object".to_vec(), b"second".to_vec()]);
+
+    // A lying size: the first entry still decodes.
+    let lying = zstd_archive(&[&a, &b], 2, [17, 7], None);
+    let archive = Archive::parse(&lying).unwrap();
+    let entries: Vec<_> = archive.entries().map(|e| e.unwrap()).collect();
+    assert!(archive.contents(&entries[0], &options).is_ok());
+    assert!(matches!(
+        kind(archive.contents(&entries[1], &options)),
+        ErrorKind::ContentSizeMismatch {
+            declared: 7,
+            frame: 6
+        }
+    ));
+    // A huge size: refused by the limit, nothing allocated.
+    let huge = zstd_archive(&[&a, &b], 2, [17, 1 << 40], None);
+    let archive = Archive::parse(&huge).unwrap();
+    let entries: Vec<_> = archive.entries().map(|e| e.unwrap()).collect();
+    assert!(matches!(
+        kind(archive.contents(&entries[1], &options)),
+        ErrorKind::SizeLimitExceeded { size, .. } if size == 1 << 40
+    ));
+    // The second frame's size runs past the blob.
+    let mut past = zstd_archive(&[&a, &b], 2, [17, 6], None);
+    let second_size = 64 + 4 + 4 + a.len();
+    past[second_size..second_size + 4].copy_from_slice(&1000u32.to_le_bytes());
+    let archive = Archive::parse(&past).unwrap();
+    let entries: Vec<_> = archive.entries().map(|e| e.unwrap()).collect();
+    assert!(archive.contents(&entries[0], &options).is_ok());
+    let error = archive.contents(&entries[1], &options).unwrap_err();
+    assert!(matches!(
+        error.kind(),
+        ErrorKind::OutOfBounds {
+            field: Field::KpackFrame,
+            size: 1000,
+            ..
+        }
+    ));
+    assert_eq!(error.offset(), second_size as u64 + 4);
+}
+
+#[test]
+fn a_broken_header_or_table_is_a_located_error() {
+    let good = stored(1, [(64, 4), (68, 6)]);
+    let mut magic = good.clone();
+    magic[0] = b'k';
+    assert_eq!(kind(Archive::parse(&magic)), ErrorKind::NotKpack);
+    let mut version = good.clone();
+    version[4] = 2;
+    let error = Archive::parse(&version).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ErrorKind::UnsupportedKpackVersion { version: 2 }
+    );
+    assert_eq!(error.offset(), 4);
+    let mut toc_past = good.clone();
+    toc_past[8..16].copy_from_slice(&(good.len() as u64).to_le_bytes());
+    let error = Archive::parse(&toc_past).unwrap_err();
+    assert!(matches!(
+        error.kind(),
+        ErrorKind::OutOfBounds {
+            field: Field::KpackToc,
+            ..
+        }
+    ));
+    assert_eq!(error.offset(), 8);
+    assert!(matches!(
+        kind(Archive::parse(&good[..10])),
+        ErrorKind::Truncated {
+            field: Field::KpackHeader,
+            ..
+        }
+    ));
+    // The table cut anywhere: an error inside the table, never a panic.
+    let toc = 74;
+    for cut in toc + 1..good.len() {
+        let error = Archive::parse(&good[..cut]).unwrap_err();
+        assert!(
+            error.offset() >= toc as u64 && error.offset() <= cut as u64,
+            "{cut}"
+        );
+    }
+    // An unknown scheme, a count of frames that cannot fit, a blob past
+    // the end, an entry without its ordinal, a wrong type.
+    let scheme = archive(b"", |p| {
+        p.map(1).str("compression_scheme").str("lz4");
+    });
+    let error = Archive::parse(&scheme).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::UnknownScheme
+        }
+    );
+    assert_eq!(error.offset(), 64 + 1 + 20);
+    let a = b"\x28\xb5\x2f\xfd not a frame, never decoded here";
+    let lying_count = zstd_archive(&[a], 1000, [1, 1], None);
+    assert_eq!(
+        kind(Archive::parse(&lying_count)),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::TooManyFrames { count: 1000 }
+        }
+    );
+    let blob_past = zstd_archive(&[a], 1, [1, 1], Some(1 << 30));
+    assert!(matches!(
+        kind(Archive::parse(&blob_past)),
+        ErrorKind::OutOfBounds {
+            field: Field::KpackFrames,
+            ..
+        }
+    ));
+    let no_ordinal = archive(b"", |p| {
+        p.map(1)
+            .str("toc")
+            .map(1)
+            .str("k#0")
+            .map(1)
+            .str("gfx906")
+            .map(1);
+        p.str("original_size").uint(1);
+    });
+    let error = Archive::parse(&no_ordinal).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::Missing { what: "ordinal" }
+        }
+    );
+    let wrong = archive(b"", |p| {
+        p.map(1).str("gfx_arches").array(1).uint(906);
+    });
+    assert!(matches!(
+        kind(Archive::parse(&wrong)),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::WrongType { .. }
+        }
+    ));
+}
+
+/// Every prefix of a real archive of each scheme, and every byte of it
+/// changed: parsing and reading every entry never panics, and what reads
+/// reads within the input.
+#[test]
+fn no_cut_or_changed_byte_panics() {
+    let options = DecompressOptions::default();
+    for path in [
+        "none/.kpack/test_lib_gfx90a_xnack+.kpack",
+        "zstd/.kpack/test_lib_gfx90a_xnack-.kpack",
+    ] {
+        let data = read(path);
+        let visit = |data: &[u8]| {
+            if let Ok(archive) = Archive::parse(data) {
+                let _ = archive.arches().count();
+                for entry in archive.entries().flatten() {
+                    let _ = archive.contents(&entry, &options);
+                }
+            }
+        };
+        for cut in 0..data.len() {
+            visit(&data[..cut]);
+        }
+        let mut changed = data.clone();
+        for i in 0..data.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                changed[i] ^= flip;
+                visit(&changed);
+                changed[i] ^= flip;
+            }
+        }
+    }
+}
