@@ -198,6 +198,12 @@
 // code-object check of payloads past the table.
 #define CLANGOFFLOAD_INSPECT_TABLES_ONLY 2
 
+// Code objects stored as they are (`compression_scheme` `none`).
+#define CLANGOFFLOAD_KPACK_STORED 0
+
+// One zstd frame per code object (`zstd-per-kernel`).
+#define CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL 1
+
 // Report magics that start no valid container too
 // (`clangoffload_scan_next`).
 #define CLANGOFFLOAD_SCAN_REJECTED 1
@@ -804,6 +810,9 @@ typedef struct clangoffload_inspection clangoffload_inspection;
 // A job's result: outputs made of pieces, or listed IDs, and the error to
 // report once the outputs are written.
 typedef struct clangoffload_job clangoffload_job;
+
+// A kpack archive read in place, its entries listed. Borrows the buffer.
+typedef struct clangoffload_kpack clangoffload_kpack;
 
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
@@ -1415,6 +1424,40 @@ typedef struct clangoffload_inspection_error {
   // Its message (not NUL-terminated).
   struct clangoffload_bytes message;
 } clangoffload_inspection_error;
+
+// What a kpack archive says of itself; views borrow the parsed buffer.
+typedef struct clangoffload_kpack_info {
+  // `CLANGOFFLOAD_KPACK_STORED` or `CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL`.
+  uint32_t scheme;
+  // `format_version` (0 if the table does not state it).
+  uint64_t format_version;
+  // `group_name` (empty if absent).
+  struct clangoffload_bytes group_name;
+  // `gfx_arch_family` (empty if absent).
+  struct clangoffload_bytes arch_family;
+  // File offset of the table of contents.
+  uint64_t toc_offset;
+  // How many architectures `gfx_arches` lists.
+  size_t arch_count;
+  // How many (binary key, architecture) entries the table holds.
+  size_t entry_count;
+} clangoffload_kpack_info;
+
+// One entry of a kpack archive's table; views borrow the parsed buffer.
+typedef struct clangoffload_kpack_entry {
+  // The binary key, `<kernel_name>#<index>`.
+  struct clangoffload_bytes key;
+  // The architecture (`gfx90a:xnack+`), as the runtime matches it.
+  struct clangoffload_bytes arch;
+  // `metadata.target`, the bundle entry ID it came from (empty if absent).
+  struct clangoffload_bytes target;
+  // Its place among the stored code objects.
+  uint64_t ordinal;
+  // Its size decoded: the buffer `clangoffload_kpack_read` needs.
+  uint64_t original_size;
+  // File offset of its map in the table of contents.
+  uint64_t toc_offset;
+} clangoffload_kpack_entry;
 
 // An ELF or COFF section holding offload data; views borrow the file's
 // buffer.
@@ -3688,6 +3731,105 @@ size_t clangoffload_inspection_error_count(const struct clangoffload_inspection 
 clangoffload_status clangoffload_inspection_get_error(const struct clangoffload_inspection *inspection,
                                                       size_t index,
                                                       struct clangoffload_inspection_error *out);
+
+// Parses the kpack archive in `len` bytes at `data` (header and the whole
+// table of contents, every type checked; no code object touched) and
+// stores a handle in `*out`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_free` (exactly once). On failure `*out`
+// is untouched and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: they must stay
+// alive and unchanged until it is freed; views taken from it borrow them.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+// `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `out` is NULL or writable;
+// `err` is NULL or writable.
+clangoffload_status clangoffload_kpack_parse(const uint8_t *data,
+                                             size_t len,
+                                             struct clangoffload_kpack **out,
+                                             struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_kpack_parse`; views taken from it
+// stay views of the caller's buffer.
+//
+// Ownership: the handle is released; the buffer stays the caller's.
+//
+// NULL: a NULL `kpack` does nothing.
+//
+// # Safety
+// `kpack` is NULL or a live handle not yet freed.
+void clangoffload_kpack_free(struct clangoffload_kpack *kpack);
+
+// Stores what the archive says of itself in `*out`.
+//
+// Ownership: nothing to free; `*out` is a plain record of views.
+//
+// Lifetime: the views borrow the parsed buffer.
+//
+// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `kpack` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_get_info(const struct clangoffload_kpack *kpack,
+                                                struct clangoffload_kpack_info *out);
+
+// Stores architecture `index` of `gfx_arches` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `*out` borrows the parsed buffer.
+//
+// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `kpack` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_get_arch(const struct clangoffload_kpack *kpack,
+                                                size_t index,
+                                                struct clangoffload_bytes *out);
+
+// Stores entry `index` (table order) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the parsed buffer.
+//
+// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+// index out of range is reported first).
+//
+// # Safety
+// `kpack` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_get_entry(const struct clangoffload_kpack *kpack,
+                                                 size_t index,
+                                                 struct clangoffload_kpack_entry *out);
+
+// Copies (stored) or decodes (zstd) entry `index`'s code object into the
+// `len` bytes at `buf`, which must hold its `original_size`; `*written`
+// gets how many bytes it wrote. A zstd frame must decode to exactly
+// `original_size` bytes, at most `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`:
+// 1 GiB). A damaged entry is an error for itself only.
+//
+// Ownership: nothing to free; the bytes are the caller's.
+//
+// NULL: `kpack` and `written` must not be NULL; `buf` may be NULL only
+// when `len` is 0; `err` may be NULL.
+//
+// # Safety
+// `kpack` is NULL or a live handle; `buf` writable for `len` bytes;
+// `written` and `err` NULL or writable.
+clangoffload_status clangoffload_kpack_read(const struct clangoffload_kpack *kpack,
+                                            size_t index,
+                                            uint64_t max_size,
+                                            uint8_t *buf,
+                                            size_t len,
+                                            size_t *written,
+                                            struct clangoffload_error *err);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) or COFF file (object, PE DLL or

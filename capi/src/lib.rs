@@ -33,6 +33,8 @@ mod handle;
 pub mod id;
 #[cfg(feature = "alloc")]
 pub mod inspect;
+#[cfg(feature = "alloc")]
+pub mod kpack;
 pub mod locate;
 #[cfg(feature = "alloc")]
 pub mod object_bundle;

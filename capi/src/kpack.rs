@@ -1,0 +1,284 @@
+//! kpack archives (`.kpack`, ROCm 7's split device code): the archive's
+//! facts, its architectures and entries, and each entry's code object
+//! copied or decoded into the caller's buffer.
+
+use alloc::vec::Vec;
+
+use clangoffload::kpack::{Archive, Entry, Scheme};
+use clangoffload::DecompressOptions;
+
+use crate::compressed::limits;
+use crate::ffi::{clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg, slice_arg};
+use crate::status::{clangoffload_error, clangoffload_status, report};
+
+/// Code objects stored as they are (`compression_scheme` `none`).
+pub const CLANGOFFLOAD_KPACK_STORED: u32 = 0;
+/// One zstd frame per code object (`zstd-per-kernel`).
+pub const CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL: u32 = 1;
+
+/// A kpack archive read in place, its entries listed. Borrows the buffer.
+pub struct clangoffload_kpack {
+    archive: Archive<'static>,
+    arches: Vec<&'static [u8]>,
+    entries: Vec<Entry<'static>>,
+}
+
+/// What a kpack archive says of itself; views borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_info {
+    /// `CLANGOFFLOAD_KPACK_STORED` or `CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL`.
+    pub scheme: u32,
+    /// `format_version` (0 if the table does not state it).
+    pub format_version: u64,
+    /// `group_name` (empty if absent).
+    pub group_name: clangoffload_bytes,
+    /// `gfx_arch_family` (empty if absent).
+    pub arch_family: clangoffload_bytes,
+    /// File offset of the table of contents.
+    pub toc_offset: u64,
+    /// How many architectures `gfx_arches` lists.
+    pub arch_count: usize,
+    /// How many (binary key, architecture) entries the table holds.
+    pub entry_count: usize,
+}
+
+/// One entry of a kpack archive's table; views borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_entry {
+    /// The binary key, `<kernel_name>#<index>`.
+    pub key: clangoffload_bytes,
+    /// The architecture (`gfx90a:xnack+`), as the runtime matches it.
+    pub arch: clangoffload_bytes,
+    /// `metadata.target`, the bundle entry ID it came from (empty if absent).
+    pub target: clangoffload_bytes,
+    /// Its place among the stored code objects.
+    pub ordinal: u64,
+    /// Its size decoded: the buffer `clangoffload_kpack_read` needs.
+    pub original_size: u64,
+    /// File offset of its map in the table of contents.
+    pub toc_offset: u64,
+}
+
+/// Parses the kpack archive in `len` bytes at `data` (header and the whole
+/// table of contents, every type checked; no code object touched) and
+/// stores a handle in `*out`.
+///
+/// Ownership: on success `*out` is a new handle owned by the caller,
+/// released with `clangoffload_kpack_free` (exactly once). On failure `*out`
+/// is untouched and `*err` (if not NULL) says what and where.
+///
+/// Lifetime: the handle borrows the `len` bytes at `data`: they must stay
+/// alive and unchanged until it is freed; views taken from it borrow them.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+/// `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `out` is NULL or writable;
+/// `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_parse(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut clangoffload_kpack,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes that outlive the
+        // handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY (both): `err` is NULL or writable, as the caller promises.
+        let archive = Archive::parse(data).map_err(|e| unsafe { report(&e, err) })?;
+        let mut entries = Vec::new();
+        for entry in archive.entries() {
+            let entry = entry.map_err(|e| unsafe { report(&e, err) })?;
+            entries
+                .try_reserve(1)
+                .map_err(|_| clangoffload_status::OutOfMemory)?;
+            entries.push(entry);
+        }
+        let mut arches = Vec::new();
+        for arch in archive.arches() {
+            arches
+                .try_reserve(1)
+                .map_err(|_| clangoffload_status::OutOfMemory)?;
+            arches.push(arch);
+        }
+        *out = into_handle(clangoffload_kpack {
+            archive,
+            arches,
+            entries,
+        });
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_kpack_parse`; views taken from it
+/// stay views of the caller's buffer.
+///
+/// Ownership: the handle is released; the buffer stays the caller's.
+///
+/// NULL: a NULL `kpack` does nothing.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_free(kpack: *mut clangoffload_kpack) {
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(kpack) }
+}
+
+/// Stores what the archive says of itself in `*out`.
+///
+/// Ownership: nothing to free; `*out` is a plain record of views.
+///
+/// Lifetime: the views borrow the parsed buffer.
+///
+/// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_get_info(
+    kpack: *const clangoffload_kpack,
+    out: *mut clangoffload_kpack_info,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let kpack = unsafe { handle_arg(kpack) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let archive = &kpack.archive;
+        *out = clangoffload_kpack_info {
+            scheme: match archive.scheme() {
+                Scheme::Stored => CLANGOFFLOAD_KPACK_STORED,
+                Scheme::ZstdPerKernel => CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL,
+            },
+            format_version: archive.format_version().unwrap_or(0),
+            group_name: clangoffload_bytes::of(archive.group_name().unwrap_or_default()),
+            arch_family: clangoffload_bytes::of(archive.arch_family().unwrap_or_default()),
+            toc_offset: archive.toc_offset(),
+            arch_count: kpack.arches.len(),
+            entry_count: kpack.entries.len(),
+        };
+        Ok(())
+    })
+}
+
+/// Stores architecture `index` of `gfx_arches` in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: `*out` borrows the parsed buffer.
+///
+/// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_get_arch(
+    kpack: *const clangoffload_kpack,
+    index: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            kpack,
+            |k| &k.arches,
+            index,
+            out,
+            |_, a| clangoffload_bytes::of(a),
+        )
+    }
+}
+
+/// Stores entry `index` (table order) in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the views borrow the parsed buffer.
+///
+/// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT` (an
+/// index out of range is reported first).
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_get_entry(
+    kpack: *const clangoffload_kpack,
+    index: usize,
+    out: *mut clangoffload_kpack_entry,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            kpack,
+            |k| &k.entries,
+            index,
+            out,
+            |_, e| clangoffload_kpack_entry {
+                key: clangoffload_bytes::of(e.key),
+                arch: clangoffload_bytes::of(e.arch),
+                target: clangoffload_bytes::of(e.target.unwrap_or_default()),
+                ordinal: e.ordinal,
+                original_size: e.original_size,
+                toc_offset: e.at,
+            },
+        )
+    }
+}
+
+/// Copies (stored) or decodes (zstd) entry `index`'s code object into the
+/// `len` bytes at `buf`, which must hold its `original_size`; `*written`
+/// gets how many bytes it wrote. A zstd frame must decode to exactly
+/// `original_size` bytes, at most `max_size` (`CLANGOFFLOAD_DEFAULT_LIMIT`:
+/// 1 GiB). A damaged entry is an error for itself only.
+///
+/// Ownership: nothing to free; the bytes are the caller's.
+///
+/// NULL: `kpack` and `written` must not be NULL; `buf` may be NULL only
+/// when `len` is 0; `err` may be NULL.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `buf` writable for `len` bytes;
+/// `written` and `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_read(
+    kpack: *const clangoffload_kpack,
+    index: usize,
+    max_size: u64,
+    buf: *mut u8,
+    len: usize,
+    written: *mut usize,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let kpack = unsafe { handle_arg(kpack) }?;
+        let entry = kpack
+            .entries
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: NULL or writable, as the caller promises.
+        let written = unsafe { out_arg(written) }?;
+        // SAFETY: writable for `len` bytes, as the caller promises.
+        let buf = unsafe { crate::ffi::mut_slice_arg(buf, len) }?;
+        let options = DecompressOptions {
+            limits: limits(max_size),
+            ..DecompressOptions::default()
+        };
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        *written = kpack
+            .archive
+            .read_into(entry, buf, &options)
+            .map_err(|e| unsafe { report(&e, err) })?;
+        Ok(())
+    })
+}
