@@ -3778,6 +3778,26 @@ void clangoffload_kpack_free(struct clangoffload_kpack *kpack);
 clangoffload_status clangoffload_kpack_get_info(const struct clangoffload_kpack *kpack,
                                                 struct clangoffload_kpack_info *out);
 
+// How many architectures `gfx_arches` lists.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `kpack` gives 0.
+//
+// # Safety
+// `kpack` is NULL or a live handle.
+size_t clangoffload_kpack_arch_count(const struct clangoffload_kpack *kpack);
+
+// How many entries the table of contents holds.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `kpack` gives 0.
+//
+// # Safety
+// `kpack` is NULL or a live handle.
+size_t clangoffload_kpack_entry_count(const struct clangoffload_kpack *kpack);
+
 // Stores architecture `index` of `gfx_arches` in `*out`.
 // `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
 //
@@ -3808,6 +3828,28 @@ clangoffload_status clangoffload_kpack_get_arch(const struct clangoffload_kpack 
 clangoffload_status clangoffload_kpack_get_entry(const struct clangoffload_kpack *kpack,
                                                  size_t index,
                                                  struct clangoffload_kpack_entry *out);
+
+// Writes the file name `clangoffload extract` gives entry `index`'s code
+// object, for an input named `stem` (`<stem>.<index>.<key>.<ID>`, each part
+// made safe as a file name), into the `cap` bytes at `buf` (no NUL);
+// `*len` gets its length, and when it does not fit (or `buf` is NULL, a
+// question for the length) the call fails with
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+//
+// Ownership: nothing to free; the bytes are the caller's.
+//
+// NULL: `kpack` and `len` must not be NULL; `stem.ptr` may be NULL only
+// when `stem.len` is 0; `buf` may be NULL (a question for the length).
+//
+// # Safety
+// `kpack` is NULL or a live handle; `stem` views readable bytes; `buf`
+// writable for `cap` bytes; `len` NULL or writable.
+clangoffload_status clangoffload_kpack_output_name(const struct clangoffload_kpack *kpack,
+                                                   size_t index,
+                                                   struct clangoffload_bytes stem,
+                                                   uint8_t *buf,
+                                                   size_t cap,
+                                                   size_t *len);
 
 // Copies (stored) or decodes (zstd) entry `index`'s code object into the
 // `len` bytes at `buf`, which must hold its `original_size`; `*written`

@@ -169,6 +169,34 @@ pub unsafe extern "C" fn clangoffload_kpack_get_info(
     })
 }
 
+/// How many architectures `gfx_arches` lists.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `kpack` gives 0.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_arch_count(kpack: *const clangoffload_kpack) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { crate::handle::count(kpack, |k| &k.arches) }
+}
+
+/// How many entries the table of contents holds.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `kpack` gives 0.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_entry_count(kpack: *const clangoffload_kpack) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { crate::handle::count(kpack, |k| &k.entries) }
+}
+
 /// Stores architecture `index` of `gfx_arches` in `*out`.
 /// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
 ///
@@ -233,6 +261,47 @@ pub unsafe extern "C" fn clangoffload_kpack_get_entry(
             },
         )
     }
+}
+
+/// Writes the file name `clangoffload extract` gives entry `index`'s code
+/// object, for an input named `stem` (`<stem>.<index>.<key>.<ID>`, each part
+/// made safe as a file name), into the `cap` bytes at `buf` (no NUL);
+/// `*len` gets its length, and when it does not fit (or `buf` is NULL, a
+/// question for the length) the call fails with
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+///
+/// Ownership: nothing to free; the bytes are the caller's.
+///
+/// NULL: `kpack` and `len` must not be NULL; `stem.ptr` may be NULL only
+/// when `stem.len` is 0; `buf` may be NULL (a question for the length).
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `stem` views readable bytes; `buf`
+/// writable for `cap` bytes; `len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_output_name(
+    kpack: *const clangoffload_kpack,
+    index: usize,
+    stem: clangoffload_bytes,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let kpack = unsafe { handle_arg(kpack) }?;
+        let entry = kpack
+            .entries
+            .get(index)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: readable, as the caller promises.
+        let stem = unsafe { stem.as_slice() }?;
+        let stem = core::str::from_utf8(stem).map_err(|_| clangoffload_status::InvalidArgument)?;
+        let name = clangoffload::kpack::output_name(stem, index, entry);
+        // SAFETY: `buf` writable for `cap` bytes, `len` NULL or writable, as
+        // the caller promises.
+        unsafe { crate::ffi::write_bytes(name.as_bytes(), buf, cap, len) }
+    })
 }
 
 /// Copies (stored) or decodes (zstd) entry `index`'s code object into the

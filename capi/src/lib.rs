@@ -61,6 +61,8 @@ pub use ffi::clangoffload_bytes;
 pub use id::*;
 #[cfg(feature = "alloc")]
 pub use inspect::*;
+#[cfg(feature = "alloc")]
+pub use kpack::*;
 pub use locate::*;
 #[cfg(feature = "alloc")]
 pub use object_bundle::*;

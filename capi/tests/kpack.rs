@@ -10,8 +10,8 @@
 
 mod common;
 
-use clangoffload_capi::kpack::*;
 use clangoffload_capi::status::{clangoffload_error, clangoffload_status as S};
+use clangoffload_capi::*;
 use common::root;
 
 fn bytes(view: clangoffload_capi::clangoffload_bytes) -> Vec<u8> {

@@ -161,6 +161,16 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     let args = parse(args)?;
     let input = super::open(args.file)?;
     let options = super::bundler::any_file(args.file)?;
+    if crate::ffi::kpack::is_kpack(input.data()) {
+        let errors = super::kpack::extract(
+            args.file,
+            input.data(),
+            &args.dir,
+            args.force,
+            options.max_size,
+        )?;
+        return outcome(program, &errors);
+    }
     let cuda = super::cuda::read(args.file, input.data())?;
     let budget = crate::contents::memory_budget(args.memory_budget)?;
     let extraction = match Extraction::new(program, &input, &options) {

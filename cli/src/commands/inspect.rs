@@ -130,6 +130,17 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let file = file.ok_or_else(usage)?;
     let input = super::open(file)?;
     let max_size = Decoding::from_env(false)?.max_size;
+    if crate::ffi::kpack::is_kpack(input.data()) && mode != Mode::Objdump {
+        let damage =
+            super::kpack::inspect(file, input.data(), mode == Mode::Json, verify, max_size)?;
+        if !damage.is_empty() {
+            return Err(Failure(format!(
+                "'{file}': damaged entries:\n  {}",
+                damage.join("\n  ")
+            )));
+        }
+        return Ok(());
+    }
     let inspection = if verify {
         // Every core, under the budget, each bundle's pages let go once
         // it is checked.

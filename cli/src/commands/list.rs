@@ -4,7 +4,8 @@
 //! every bundle member of an archive (`<member>: <id>`). Which files hold what
 //! is the library's rule (`clangoffload_bundler_list` with no type). Then
 //! the entries of CUDA fat binaries, as cuobjdump names them when it
-//! extracts them (`cuda.rs`). A file with neither says so, and what it is
+//! extracts them (`cuda.rs`). A kpack archive: `<binary key>: <ID>` per
+//! entry (`kpack.rs`). A file with none of these says so, and what it is
 //! (the library's words, as `extract` and `inspect` say them), and fails.
 
 use std::io::Write;
@@ -17,6 +18,9 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         return Err(Failure(crate::help::usage(crate::help::LIST)));
     };
     let input = super::open(file)?;
+    if crate::ffi::kpack::is_kpack(input.data()) {
+        return super::kpack::list(file, input.data());
+    }
     let cuda = super::cuda::read(file, input.data())?;
     let options = super::bundler::any_file(file)?;
     let listed = match Job::list(program, &input, &options) {

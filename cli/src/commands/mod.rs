@@ -5,6 +5,7 @@ pub mod cuda;
 pub mod extract;
 pub mod fatbinary;
 pub mod inspect;
+pub mod kpack;
 pub mod list;
 pub mod nvprune;
 pub mod packager;

@@ -6,6 +6,7 @@
 pub mod cuda;
 pub mod inspection;
 pub mod job;
+pub mod kpack;
 pub mod packaging;
 pub mod wrapping;
 

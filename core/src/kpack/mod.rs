@@ -409,6 +409,18 @@ impl<'data> Archive<'data> {
     }
 }
 
+/// The file `extract` writes entry `index` (table order) of an archive to:
+/// `<stem>.<index>.<key>.<ID>`, the ID the bundle entry ID it came from
+/// (`metadata.target`) or else its architecture, each part made safe as a
+/// file name as bundle entries' names are
+/// ([`crate::bundler::safe_name`]).
+#[cfg(feature = "alloc")]
+pub fn output_name(stem: &str, index: usize, entry: &Entry<'_>) -> alloc::string::String {
+    use crate::bundler::safe_name;
+    let id = entry.target.unwrap_or(entry.arch);
+    alloc::format!("{stem}.{index}.{}.{}", safe_name(entry.key), safe_name(id))
+}
+
 /// `entry`'s frame as a stream of the one bounded decoder: its errors at
 /// file offsets, its declared size the entry's `original_size`.
 fn zstd_stream<'d>(frame: &'d [u8], offset: u64, entry: &Entry<'_>) -> Stream<'d> {

@@ -102,6 +102,23 @@ fn every_entry_reads_as_rocm_kpacks_own_reader_reads_it() {
     }
 }
 
+#[test]
+fn output_names_stay_in_their_directory_and_name_the_code_object() {
+    let data = read("zstd/.kpack/test_lib_gfx90a_xnack+.kpack");
+    let archive = Archive::parse(&data).unwrap();
+    let entry = archive.entries().next().unwrap().unwrap();
+    assert_eq!(
+        output_name("a.kpack", 3, &entry),
+        "a.kpack.3.pkg_stage_lib_libxnack.so_0.hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+    );
+    let bare = Entry {
+        key: b"../x#1",
+        target: None,
+        ..entry
+    };
+    assert_eq!(output_name("a", 0, &bare), "a.0._.._x_1.gfx90a:xnack+");
+}
+
 /// A small MessagePack writer for archives made by hand.
 #[derive(Default)]
 struct Pack(Vec<u8>);

@@ -1,0 +1,141 @@
+//! kpack archives through the library (`clangoffload_kpack_*`): their
+//! facts, entries and code objects as safe Rust values.
+
+use super::{blank_error, bytes_out, c, check, record, view, Handle};
+
+/// A kpack archive read by the library; borrows its bytes.
+pub struct Kpack<'data> {
+    handle: Handle<'data, c::clangoffload_kpack>,
+}
+
+/// What an archive says of itself.
+pub struct Info<'a> {
+    pub scheme: &'static str,
+    pub format_version: u64,
+    pub group_name: &'a [u8],
+    pub arch_family: &'a [u8],
+    pub toc_offset: u64,
+}
+
+/// One entry of the table of contents.
+pub struct Entry<'a> {
+    pub key: &'a [u8],
+    pub arch: &'a [u8],
+    /// The bundle entry ID it came from (empty if the table does not say).
+    pub target: &'a [u8],
+    pub ordinal: u64,
+    pub original_size: u64,
+    pub toc_offset: u64,
+}
+
+impl<'data> Kpack<'data> {
+    /// The archive in `data`, or the library's located error.
+    pub fn parse(data: &'data [u8]) -> Result<Self, String> {
+        let handle = Handle::make(c::clangoffload_kpack_free, |out| {
+            let mut err = blank_error();
+            // SAFETY: data outlives the handle (`'data`); out and err are
+            // writable.
+            let status =
+                unsafe { c::clangoffload_kpack_parse(data.as_ptr(), data.len(), out, &mut err) };
+            check(status, &err)
+        })?;
+        Ok(Kpack { handle })
+    }
+
+    pub fn info(&self) -> Option<Info<'_>> {
+        // SAFETY: the handle is live; the record is the library's to fill.
+        let info = record(|out| unsafe { c::clangoffload_kpack_get_info(self.handle.ptr(), out) })?;
+        Some(Info {
+            scheme: match info.scheme {
+                c::CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL => "zstd-per-kernel",
+                _ => "none",
+            },
+            format_version: info.format_version,
+            group_name: self.handle.bytes(info.group_name),
+            arch_family: self.handle.bytes(info.arch_family),
+            toc_offset: info.toc_offset,
+        })
+    }
+
+    /// `gfx_arches`.
+    pub fn arches(&self) -> Vec<&[u8]> {
+        self.handle
+            .list(
+                c::clangoffload_kpack_arch_count,
+                c::clangoffload_kpack_get_arch,
+            )
+            .into_iter()
+            .map(|a| self.handle.bytes(a))
+            .collect()
+    }
+
+    /// Every entry, in table order.
+    pub fn entries(&self) -> Vec<Entry<'_>> {
+        self.handle
+            .list(
+                c::clangoffload_kpack_entry_count,
+                c::clangoffload_kpack_get_entry,
+            )
+            .into_iter()
+            .map(|e| Entry {
+                key: self.handle.bytes(e.key),
+                arch: self.handle.bytes(e.arch),
+                target: self.handle.bytes(e.target),
+                ordinal: e.ordinal,
+                original_size: e.original_size,
+                toc_offset: e.toc_offset,
+            })
+            .collect()
+    }
+
+    /// Entry `index`'s code object (at most `max_size` decoded; 0 for the
+    /// library's default), or why it cannot be had.
+    pub fn read(&self, index: usize, size: u64, max_size: u64) -> Result<Vec<u8>, String> {
+        let len =
+            usize::try_from(size).map_err(|_| format!("{size} bytes do not fit in memory"))?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(len)
+            .map_err(|_| format!("{size} bytes do not fit in memory"))?;
+        out.resize(len, 0);
+        let (mut written, mut err) = (0usize, blank_error());
+        // SAFETY: the handle is live; `out` is writable for its length.
+        let status = unsafe {
+            c::clangoffload_kpack_read(
+                self.handle.ptr(),
+                index,
+                max_size,
+                out.as_mut_ptr(),
+                out.len(),
+                &mut written,
+                &mut err,
+            )
+        };
+        check(status, &err)?;
+        out.truncate(written);
+        Ok(out)
+    }
+
+    /// The file name `extract` gives entry `index` of an input named `stem`.
+    pub fn output_name(&self, index: usize, stem: &str) -> Result<String, String> {
+        let name = bytes_out(|buf, cap, len, _| {
+            // SAFETY: the handle is live; `stem` is live for the call; buf
+            // is NULL or writable for `cap` bytes.
+            unsafe {
+                c::clangoffload_kpack_output_name(
+                    self.handle.ptr(),
+                    index,
+                    view(stem.as_bytes()),
+                    buf,
+                    cap,
+                    len,
+                )
+            }
+        })?;
+        String::from_utf8(name).map_err(|e| e.to_string())
+    }
+}
+
+/// Whether the library reads `data` as a kpack archive (its magic).
+pub fn is_kpack(data: &[u8]) -> bool {
+    data.starts_with(b"KPAK")
+}

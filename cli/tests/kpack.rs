@@ -1,0 +1,181 @@
+//! `list`, `extract` and `inspect` of kpack archives alone, on rocm-kpack's
+//! own splitter's output (tests/fixtures/kpack, both schemes): the entries
+//! its own reader lists (listing.txt), and every code object the bytes of
+//! the bundle entry it was split from in the library before the split.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::as_conversions
+)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{clangoffload, fixtures};
+
+fn kpack_dir() -> PathBuf {
+    fixtures().join("kpack")
+}
+
+/// listing.txt: archive → its lines (key, arch, ordinal, size, md5).
+fn listing() -> BTreeMap<String, Vec<Vec<String>>> {
+    let text = std::fs::read_to_string(kpack_dir().join("listing.txt")).unwrap();
+    let mut archives: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for line in text.lines() {
+        let f: Vec<String> = line.split(' ').map(str::to_owned).collect();
+        archives
+            .entry(f[0].clone())
+            .or_default()
+            .push(f[1..].to_vec());
+    }
+    archives
+}
+
+fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The code objects of `library` before the split, as `extract` writes
+/// them: for each architecture (the entry ID after its last `--`), in file
+/// order, the bytes of each.
+fn before_the_split(library: &str, out: &Path) -> BTreeMap<String, Vec<Vec<u8>>> {
+    let input = kpack_dir().join("inputs").join(library);
+    let dir = out.join(library);
+    let done = clangoffload(&[
+        "extract".as_ref(),
+        input.as_os_str(),
+        "-o".as_ref(),
+        dir.as_os_str(),
+    ]);
+    assert!(done.status.success(), "{done:?}");
+    let mut by_arch: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+    for path in lines(&done.stdout) {
+        let name = Path::new(&path)
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let Some((_, arch)) = name.rsplit_once("--") else {
+            continue;
+        };
+        if name.contains(".host-") {
+            continue;
+        }
+        by_arch
+            .entry(arch.to_owned())
+            .or_default()
+            .push(std::fs::read(&path).unwrap());
+    }
+    by_arch
+}
+
+#[test]
+fn every_entry_is_listed_and_extracted_as_before_the_split() {
+    let out = tempfile::tempdir().unwrap();
+    let mut originals: BTreeMap<String, BTreeMap<String, Vec<Vec<u8>>>> = BTreeMap::new();
+    let mut checked = 0;
+    for (archive, want) in listing() {
+        let path = kpack_dir().join(&archive);
+        let listed = clangoffload(&["list".as_ref(), path.as_os_str()]);
+        assert!(listed.status.success(), "{listed:?}");
+        let expected: Vec<String> = want
+            .iter()
+            .map(|w| format!("{}: hipv4-amdgcn-amd-amdhsa--{}", w[0], w[1]))
+            .collect();
+        assert_eq!(lines(&listed.stdout), expected, "{archive}");
+
+        let dir = out.path().join(archive.replace('/', "_"));
+        let done = clangoffload(&[
+            "extract".as_ref(),
+            path.as_os_str(),
+            "-o".as_ref(),
+            dir.as_os_str(),
+        ]);
+        assert!(done.status.success(), "{done:?}");
+        let written = lines(&done.stdout);
+        assert_eq!(written.len(), want.len(), "{archive}");
+        for (file, w) in written.iter().zip(&want) {
+            let bytes = std::fs::read(file).unwrap();
+            assert_eq!(bytes.len().to_string(), w[3], "{file}");
+            let md5 = clangoffload::compressed::truncated_md5(&bytes);
+            assert_eq!(format!("{md5:016x}"), w[4], "{file}");
+            // The same bytes as the library held before the split: key
+            // `<prefix>/<dir>/<library>#<k>` is the k-th code object of
+            // that architecture in the library's file order.
+            let (binary, k) = w[0].rsplit_once('#').unwrap();
+            let library = binary.rsplit('/').next().unwrap();
+            let mine = originals
+                .entry(library.to_owned())
+                .or_insert_with(|| before_the_split(library, out.path()));
+            let k: usize = k.parse().unwrap();
+            assert_eq!(
+                Some(&bytes),
+                mine.get(&w[1]).and_then(|v| v.get(k)),
+                "{file}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 40);
+}
+
+#[test]
+fn a_damaged_entry_costs_only_itself() {
+    let out = tempfile::tempdir().unwrap();
+    let path = kpack_dir().join("zstd/.kpack/test_lib_gfx906.kpack");
+    let mut data = std::fs::read(&path).unwrap();
+    // The third frame's first bytes (after the count and two frames).
+    let mut at = 64 + 4;
+    for _ in 0..2 {
+        let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        at += 4 + size;
+    }
+    for b in &mut data[at + 4..at + 12] {
+        *b ^= 0xa5;
+    }
+    let damaged = out.path().join("damaged.kpack");
+    std::fs::write(&damaged, &data).unwrap();
+    let dir = out.path().join("x");
+    let done = clangoffload(&[
+        "extract".as_ref(),
+        damaged.as_os_str(),
+        "-o".as_ref(),
+        dir.as_os_str(),
+    ]);
+    assert_eq!(done.status.code(), Some(1), "{done:?}");
+    let written = lines(&done.stdout);
+    assert_eq!(written.len(), 8, "{written:?}");
+    assert!(written.iter().all(|p| !p.contains(".2.pkg_stage")));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        stderr.contains("entry 2 (pkg/stage/lib/libtwoz.so#0, gfx906; table at offset"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not written"), "{stderr}");
+    let inspected = clangoffload(&["inspect".as_ref(), "--verify".as_ref(), damaged.as_os_str()]);
+    assert_eq!(inspected.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&inspected.stdout).contains("damaged:"));
+}
+
+#[test]
+fn inspect_json_describes_the_archive() {
+    let path = kpack_dir().join("zstd/.kpack/test_lib_gfx90a_xnack+.kpack");
+    let done = clangoffload(&["inspect".as_ref(), "--json".as_ref(), path.as_os_str()]);
+    assert!(done.status.success(), "{done:?}");
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let k = &report["kpack"];
+    assert_eq!(k["scheme"], "zstd-per-kernel");
+    assert_eq!(k["arches"], serde_json::json!(["gfx90a:xnack+"]));
+    assert_eq!(k["group_name"], "test_lib");
+    let entries = k["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["key"], "pkg/stage/lib/libxnack.so#0");
+    assert_eq!(entries[0]["id"], "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
+    assert_eq!(entries[0]["original_size"], 4592);
+}
