@@ -557,6 +557,11 @@ enum clangoffload_status
   // A range a kpack archive declares (its table, a code object, its zstd
   // blob or one of its frames) lies outside the archive or the blob.
   CLANGOFFLOAD_STATUS_KPACK_OUT_OF_BOUNDS = 183,
+  // A `HIPK` record's pointer is 0 and no relocation fills it (kpack's
+  // split zeroes it in executables that are not position-independent).
+  CLANGOFFLOAD_STATUS_KPACK_NULL_POINTER = 184,
+  // A `HIPK` record's pointer leads to no bytes in the file.
+  CLANGOFFLOAD_STATUS_KPACK_UNRESOLVED_POINTER = 185,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -813,6 +818,10 @@ typedef struct clangoffload_job clangoffload_job;
 
 // A kpack archive read in place, its entries listed. Borrows the buffer.
 typedef struct clangoffload_kpack clangoffload_kpack;
+
+// A host after kpack's split: its `HIPK` records and their markers.
+// Borrows the buffer.
+typedef struct clangoffload_kpack_host clangoffload_kpack_host;
 
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
@@ -1458,6 +1467,39 @@ typedef struct clangoffload_kpack_entry {
   // File offset of its map in the table of contents.
   uint64_t toc_offset;
 } clangoffload_kpack_entry;
+
+// What a host says of its split.
+typedef struct clangoffload_kpack_host_info {
+  // 1 if `.hip_fatbin` has no bytes in the file (`SHT_NOBITS`): its code
+  // objects moved to kpack archives.
+  uint32_t fatbin_moved;
+  // That section's address and size, as kept.
+  uint64_t fatbin_address;
+  uint64_t fatbin_size;
+  // How many `HIPK` records the host has.
+  size_t record_count;
+} clangoffload_kpack_host_info;
+
+// One `HIPK` record; views borrow the parsed buffer.
+typedef struct clangoffload_kpack_record {
+  // Its place in its wrapper section.
+  size_t index;
+  // The code object index it carries.
+  uint32_t co_index;
+  // OK when its marker was read; else why not
+  // (`CLANGOFFLOAD_STATUS_KPACK_NULL_POINTER`: a zeroed pointer, as in an
+  // executable that is not position-independent;
+  // `_KPACK_UNRESOLVED_POINTER`; or the marker's own error status).
+  uint32_t marker_status;
+  // File offset of the record.
+  uint64_t offset;
+  // File offset of its marker (0 if none).
+  uint64_t marker_offset;
+  // The marker's `kernel_name` (empty if none).
+  struct clangoffload_bytes kernel_name;
+  // How many search paths the marker holds.
+  size_t search_path_count;
+} clangoffload_kpack_record;
 
 // An ELF or COFF section holding offload data; views borrow the file's
 // buffer.
@@ -3872,6 +3914,123 @@ clangoffload_status clangoffload_kpack_read(const struct clangoffload_kpack *kpa
                                             size_t len,
                                             size_t *written,
                                             struct clangoffload_error *err);
+
+// Reads the `HIPK` records of the ELF or COFF host in `len` bytes at
+// `data`, each with its marker (found through the pointer, or the
+// relocation that fills it), and stores a handle in `*out`. A host with no
+// such record gives a handle with none.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_host_free`. On failure `*out` is
+// untouched and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`; keep them alive
+// and unchanged until it is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+// `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `out` and `err` NULL or
+// writable.
+clangoffload_status clangoffload_kpack_host_parse(const uint8_t *data,
+                                                  size_t len,
+                                                  struct clangoffload_kpack_host **out,
+                                                  struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_kpack_host_parse`.
+//
+// Ownership: the handle is released; the buffer stays the caller's.
+//
+// NULL: a NULL `host` does nothing.
+//
+// # Safety
+// `host` is NULL or a live handle not yet freed.
+void clangoffload_kpack_host_free(struct clangoffload_kpack_host *host);
+
+// Stores what the host says of its split in `*out`.
+//
+// Ownership: nothing to free.
+//
+// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `host` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_host_get_info(const struct clangoffload_kpack_host *host,
+                                                     struct clangoffload_kpack_host_info *out);
+
+// How many `HIPK` records the host has.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `host` gives 0.
+//
+// # Safety
+// `host` is NULL or a live handle.
+size_t clangoffload_kpack_host_record_count(const struct clangoffload_kpack_host *host);
+
+// Stores `HIPK` record `index` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the parsed buffer.
+//
+// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `host` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_host_get_record(const struct clangoffload_kpack_host *host,
+                                                       size_t index,
+                                                       struct clangoffload_kpack_record *out);
+
+// Stores search path `path` of record `record`'s marker in `*out`, as the
+// marker holds it (`@GFXARCH@` unexpanded).
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `*out` borrows the parsed buffer.
+//
+// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `host` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_host_get_search_path(const struct clangoffload_kpack_host *host,
+                                                            size_t record,
+                                                            size_t path,
+                                                            struct clangoffload_bytes *out);
+
+// Whether `name` is the name of an archive the search path `path` names
+// (its file name, `@GFXARCH@` standing for any architecture).
+//
+// Ownership: nothing to free.
+//
+// NULL: views with a NULL pointer and a length give false.
+//
+// # Safety
+// `path` and `name` view readable bytes.
+bool clangoffload_kpack_search_path_names(struct clangoffload_bytes path,
+                                          struct clangoffload_bytes name);
+
+// Writes the key the runtime looks a record's code object up by,
+// `<kernel_name>#<co_index>`, into the `cap` bytes at `buf` (no NUL);
+// `*len` gets its length, and when it does not fit (or `buf` is NULL) the
+// call fails with `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+//
+// Ownership: nothing to free.
+//
+// NULL: `len` must not be NULL; `buf` may be NULL (a question for the
+// length).
+//
+// # Safety
+// `kernel_name` views readable bytes; `buf` writable for `cap` bytes;
+// `len` NULL or writable.
+clangoffload_status clangoffload_kpack_binary_key(struct clangoffload_bytes kernel_name,
+                                                  uint32_t co_index,
+                                                  uint8_t *buf,
+                                                  size_t cap,
+                                                  size_t *len);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) or COFF file (object, PE DLL or

@@ -351,3 +351,294 @@ pub unsafe extern "C" fn clangoffload_kpack_read(
         Ok(())
     })
 }
+
+/// A host after kpack's split: its `HIPK` records and their markers.
+/// Borrows the buffer.
+pub struct clangoffload_kpack_host {
+    records: Vec<clangoffload::kpack::KpackRecord<'static>>,
+    paths: Vec<Vec<&'static [u8]>>,
+    moved: Option<(u64, u64)>,
+}
+
+/// What a host says of its split.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_host_info {
+    /// 1 if `.hip_fatbin` has no bytes in the file (`SHT_NOBITS`): its code
+    /// objects moved to kpack archives.
+    pub fatbin_moved: u32,
+    /// That section's address and size, as kept.
+    pub fatbin_address: u64,
+    pub fatbin_size: u64,
+    /// How many `HIPK` records the host has.
+    pub record_count: usize,
+}
+
+/// One `HIPK` record; views borrow the parsed buffer.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_record {
+    /// Its place in its wrapper section.
+    pub index: usize,
+    /// The code object index it carries.
+    pub co_index: u32,
+    /// OK when its marker was read; else why not
+    /// (`CLANGOFFLOAD_STATUS_KPACK_NULL_POINTER`: a zeroed pointer, as in an
+    /// executable that is not position-independent;
+    /// `_KPACK_UNRESOLVED_POINTER`; or the marker's own error status).
+    pub marker_status: u32,
+    /// File offset of the record.
+    pub offset: u64,
+    /// File offset of its marker (0 if none).
+    pub marker_offset: u64,
+    /// The marker's `kernel_name` (empty if none).
+    pub kernel_name: clangoffload_bytes,
+    /// How many search paths the marker holds.
+    pub search_path_count: usize,
+}
+
+/// Reads the `HIPK` records of the ELF or COFF host in `len` bytes at
+/// `data`, each with its marker (found through the pointer, or the
+/// relocation that fills it), and stores a handle in `*out`. A host with no
+/// such record gives a handle with none.
+///
+/// Ownership: on success `*out` is a new handle owned by the caller,
+/// released with `clangoffload_kpack_host_free`. On failure `*out` is
+/// untouched and `*err` (if not NULL) says what and where.
+///
+/// Lifetime: the handle borrows the `len` bytes at `data`; keep them alive
+/// and unchanged until it is freed.
+///
+/// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL;
+/// `err` may be NULL.
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes; `out` and `err` NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_parse(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut clangoffload_kpack_host,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes that outlive the
+        // handle.
+        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+        // SAFETY: the caller promises a writable pointer.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let file = clangoffload::object::ObjectFile::parse(data)
+            .map_err(|e| unsafe { report(&e, err) })?;
+        let records = clangoffload::kpack::records(&file);
+        let paths = records
+            .iter()
+            .map(|r| match &r.marker {
+                Ok((_, marker)) => marker.search_paths().map(|p| p.path).collect(),
+                Err(_) => Vec::new(),
+            })
+            .collect();
+        *out = into_handle(clangoffload_kpack_host {
+            records,
+            paths,
+            moved: clangoffload::kpack::moved_fatbin(&file),
+        });
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_kpack_host_parse`.
+///
+/// Ownership: the handle is released; the buffer stays the caller's.
+///
+/// NULL: a NULL `host` does nothing.
+///
+/// # Safety
+/// `host` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_free(host: *mut clangoffload_kpack_host) {
+    // SAFETY: NULL or a handle from parse released once, as the caller promises.
+    unsafe { free_handle(host) }
+}
+
+/// Stores what the host says of its split in `*out`.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `host` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_get_info(
+    host: *const clangoffload_kpack_host,
+    out: *mut clangoffload_kpack_host_info,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let host = unsafe { handle_arg(host) }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let (address, size) = host.moved.unwrap_or_default();
+        *out = clangoffload_kpack_host_info {
+            fatbin_moved: host.moved.is_some().into(),
+            fatbin_address: address,
+            fatbin_size: size,
+            record_count: host.records.len(),
+        };
+        Ok(())
+    })
+}
+
+/// How many `HIPK` records the host has.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `host` gives 0.
+///
+/// # Safety
+/// `host` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_record_count(
+    host: *const clangoffload_kpack_host,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { crate::handle::count(host, |h| &h.records) }
+}
+
+/// Stores `HIPK` record `index` in `*out`.
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the views borrow the parsed buffer.
+///
+/// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `host` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_get_record(
+    host: *const clangoffload_kpack_host,
+    index: usize,
+    out: *mut clangoffload_kpack_record,
+) -> clangoffload_status {
+    use clangoffload::kpack::MarkerProblem;
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            host,
+            |h| &h.records,
+            index,
+            out,
+            |h, r| {
+                let (marker_status, marker_offset, kernel_name) = match &r.marker {
+                    Ok((offset, marker)) => (clangoffload_status::Ok, *offset, marker.kernel_name),
+                    Err(MarkerProblem::NullPointer) => {
+                        (clangoffload_status::KpackNullPointer, 0, &[][..])
+                    }
+                    Err(MarkerProblem::Unresolved { .. }) => {
+                        (clangoffload_status::KpackUnresolvedPointer, 0, &[][..])
+                    }
+                    Err(MarkerProblem::Damaged(e)) => {
+                        (clangoffload_status::from(e.kind()), 0, &[][..])
+                    }
+                };
+                clangoffload_kpack_record {
+                    index: r.index,
+                    co_index: r.co_index,
+                    marker_status: marker_status.code(),
+                    offset: r.offset,
+                    marker_offset,
+                    kernel_name: clangoffload_bytes::of(kernel_name),
+                    search_path_count: h.paths.get(index).map_or(0, Vec::len),
+                }
+            },
+        )
+    }
+}
+
+/// Stores search path `path` of record `record`'s marker in `*out`, as the
+/// marker holds it (`@GFXARCH@` unexpanded).
+/// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: `*out` borrows the parsed buffer.
+///
+/// NULL: `host` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `host` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_host_get_search_path(
+    host: *const clangoffload_kpack_host,
+    record: usize,
+    path: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let host = unsafe { handle_arg(host) }?;
+        let found = host
+            .paths
+            .get(record)
+            .and_then(|paths| paths.get(path))
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        // SAFETY: NULL or writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_bytes::of(found);
+        Ok(())
+    })
+}
+
+/// Whether `name` is the name of an archive the search path `path` names
+/// (its file name, `@GFXARCH@` standing for any architecture).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: views with a NULL pointer and a length give false.
+///
+/// # Safety
+/// `path` and `name` view readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_search_path_names(
+    path: clangoffload_bytes,
+    name: clangoffload_bytes,
+) -> bool {
+    // SAFETY: readable, as the caller promises.
+    let (Ok(path), Ok(name)) = (unsafe { path.as_slice() }, unsafe { name.as_slice() }) else {
+        return false;
+    };
+    clangoffload::kpack::SearchPath { path }.names(name)
+}
+
+/// Writes the key the runtime looks a record's code object up by,
+/// `<kernel_name>#<co_index>`, into the `cap` bytes at `buf` (no NUL);
+/// `*len` gets its length, and when it does not fit (or `buf` is NULL) the
+/// call fails with `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `len` must not be NULL; `buf` may be NULL (a question for the
+/// length).
+///
+/// # Safety
+/// `kernel_name` views readable bytes; `buf` writable for `cap` bytes;
+/// `len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_binary_key(
+    kernel_name: clangoffload_bytes,
+    co_index: u32,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable, as the caller promises.
+        let name = unsafe { kernel_name.as_slice() }?;
+        let key = clangoffload::kpack::binary_key(name, co_index);
+        // SAFETY: as the caller promises.
+        unsafe { crate::ffi::write_bytes(&key, buf, cap, len) }
+    })
+}

@@ -254,6 +254,11 @@ pub enum clangoffload_status {
     /// A range a kpack archive declares (its table, a code object, its zstd
     /// blob or one of its frames) lies outside the archive or the blob.
     KpackOutOfBounds = 183,
+    /// A `HIPK` record's pointer is 0 and no relocation fills it (kpack's
+    /// split zeroes it in executables that are not position-independent).
+    KpackNullPointer = 184,
+    /// A `HIPK` record's pointer leads to no bytes in the file.
+    KpackUnresolvedPointer = 185,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -413,6 +418,8 @@ status_table! {
     UnsupportedKpackVersion => "unsupported kpack archive version",
     MalformedKpack => "malformed kpack table of contents",
     KpackOutOfBounds => "kpack archive range out of bounds",
+    KpackNullPointer => "HIPK record's pointer is 0 and no relocation fills it",
+    KpackUnresolvedPointer => "HIPK record's pointer leads to no bytes in the file",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",

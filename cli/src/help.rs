@@ -37,29 +37,39 @@ CLANGOFFLOAD_COMPRESSION_METHOD=zlib makes -compress write zlib instead of zstd.
 
 /// `list`.
 pub const LIST: &str = "\
-usage: clangoffload list FILE
+usage: clangoffload list FILE [--kpack-path PATH]...
 
 Prints the ID of every entry of every bundle in FILE (binary, text, compressed,
 in ELF/COFF sections, in archive members as MEMBER: ID), in file order, then
 every image of its CUDA fat binaries under the name cuobjdump extracts it to.
-A file that holds neither says what it is and fails.
+A kpack archive (.kpack): KEY: ID for each of its code objects. A host that
+ROCm's kpack split: the IDs of each record's code objects, read through to the
+archives its marker names (relative to the host) or that --kpack-path gives
+(archive files, or directories of them). A file that holds none of these says
+what it is and fails.
 ";
 
 /// `extract`.
 pub const EXTRACT: &str = "\
 usage: clangoffload extract FILE [-o DIR] [--force] [-j N] [--memory-budget SIZE]
+                            [--kpack-path PATH]...
 
 Writes every entry of every container in FILE to its own file in DIR (default:
 the current directory, created if missing): bundle entries as
 <file>[.<member>].<index>.<entry ID>, OffloadBinary images as
 <file>[.<member>].<index>.<triple>[-<arch>][.<ext>], CUDA images as cuobjdump
-names them. Every path written is printed. A damaged entry or container costs
+names them, kpack code objects (of an archive, or of a split host read through
+to its archives as list does) as <file>.<index>.<key>.<entry ID>. Every path
+written is printed. A damaged entry or container costs
 only its own files: the others are written, each failure is an error line
 naming where it is, and the exit status is 1.
 
   -o DIR          where the files go
   --force, -f     overwrite existing files (otherwise an existing file is an
                   error before anything is written)
+  --kpack-path PATH
+                  a split host's archives (a .kpack file, or a directory of
+                  them), in place of those its marker names; repeatable
   -j N, -jN, --jobs N
                   threads (default: one per core); the files are the same for any N
   --memory-budget SIZE

@@ -179,3 +179,83 @@ fn inspect_json_describes_the_archive() {
     assert_eq!(entries[0]["id"], "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+");
     assert_eq!(entries[0]["original_size"], 4592);
 }
+
+/// A split host read through to its archives (found from its marker,
+/// relative to the host): `list` gives each record's IDs, `extract` each
+/// code object, the bytes of the bundle entry the splitter keyed it by
+/// (record k, architecture a: the k-th code object for a in the library
+/// before the split). The executable whose pointer the split zeroed is an
+/// error naming its record; `--kpack-path` names archives in place of the
+/// marker's.
+#[test]
+fn a_split_host_reads_through_to_its_archives() {
+    let out = tempfile::tempdir().unwrap();
+    for scheme in ["none", "zstd"] {
+        for host in [
+            "lib/libone.so",
+            "lib/libtwo.so",
+            "lib/libtwoz.so",
+            "lib/libxnack.so",
+            "lib/libskew.so",
+            "bin/hip-pie",
+        ] {
+            let library = host.rsplit('/').next().unwrap();
+            let before = before_the_split(library, &out.path().join(scheme));
+            let path = kpack_dir().join(scheme).join(host);
+            let listed = clangoffload(&["list".as_ref(), path.as_os_str()]);
+            assert!(listed.status.success(), "{listed:?}");
+            let mut ids = lines(&listed.stdout);
+            ids.sort();
+            let mut want: Vec<String> = before
+                .iter()
+                .flat_map(|(arch, objects)| {
+                    objects
+                        .iter()
+                        .map(move |_| format!("hipv4-amdgcn-amd-amdhsa--{arch}"))
+                })
+                .collect();
+            want.sort();
+            assert_eq!(ids, want, "{scheme}/{host}");
+
+            let dir = out.path().join(format!("{scheme}-{library}"));
+            let done = clangoffload(&[
+                "extract".as_ref(),
+                path.as_os_str(),
+                "-o".as_ref(),
+                dir.as_os_str(),
+            ]);
+            assert!(done.status.success(), "{done:?}");
+            let written = lines(&done.stdout);
+            assert_eq!(written.len(), want.len(), "{scheme}/{host}");
+            for file in written {
+                let name = Path::new(&file)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let (left, id) = name.split_once(".hipv4-").unwrap();
+                let arch = id.rsplit_once("--").unwrap().1;
+                let k: usize = left.rsplit_once('_').unwrap().1.parse().unwrap();
+                assert_eq!(
+                    Some(&std::fs::read(&file).unwrap()),
+                    before.get(arch).and_then(|v| v.get(k)),
+                    "{file}"
+                );
+            }
+        }
+        let nopie = kpack_dir().join(scheme).join("bin/hip-nopie");
+        let listed = clangoffload(&["list".as_ref(), nopie.as_os_str()]);
+        assert_eq!(listed.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&listed.stderr).contains("HIPK record 0 at offset"));
+    }
+    let only = kpack_dir().join("zstd/.kpack/test_lib_gfx906.kpack");
+    let host = kpack_dir().join("none/lib/libone.so");
+    let listed = clangoffload(&[
+        "list".as_ref(),
+        "--kpack-path".as_ref(),
+        only.as_os_str(),
+        host.as_os_str(),
+    ]);
+    assert!(listed.status.success(), "{listed:?}");
+    assert_eq!(lines(&listed.stdout), ["hipv4-amdgcn-amd-amdhsa--gfx906"]);
+}

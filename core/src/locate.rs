@@ -174,6 +174,10 @@ pub struct Wrapper {
     pub version: u32,
     /// The address of the fat binary (0 in relocatable objects).
     pub binary: u64,
+    /// The record's last field: NULL for HIPF and CUDA records; in a `HIPK`
+    /// record (kpack's split) the code object index, as a `u32` in its low
+    /// bytes (the runtime reads the field and keeps those 32 bits).
+    pub reserved: u64,
 }
 
 /// The wrapper records in a `.hipFatBinSegment` or `.nvFatBinSegment`
@@ -190,12 +194,27 @@ pub fn wrapper_at(data: &[u8], class: Class, index: usize) -> Option<Wrapper> {
     };
     let at = index.checked_mul(size)?;
     let raw = data.get(at..at.checked_add(size)?)?;
-    let (magic, version, binary) = match class {
+    let (magic, version, binary, reserved) = match class {
         Class::Elf64 => FatbinWrapper64::ref_from_bytes(raw)
-            .map(|w| (w.magic.get(), w.version.get(), w.binary.get()))
+            .map(|w| {
+                (
+                    w.magic.get(),
+                    w.version.get(),
+                    w.binary.get(),
+                    w.reserved.get(),
+                )
+            })
             .ok()?,
         Class::Elf32 => FatbinWrapper32::ref_from_bytes(raw)
-            .map(|w| (w.magic.get(), w.version.get(), u64::from(w.binary.get())))
+            .map(|w| {
+                let (binary, reserved) = (w.binary.get(), w.reserved.get());
+                (
+                    w.magic.get(),
+                    w.version.get(),
+                    u64::from(binary),
+                    u64::from(reserved),
+                )
+            })
             .ok()?,
     };
     Some(Wrapper {
@@ -203,6 +222,7 @@ pub fn wrapper_at(data: &[u8], class: Class, index: usize) -> Option<Wrapper> {
         kind: WrapperKind::from_magic(magic),
         version,
         binary,
+        reserved,
     })
 }
 

@@ -46,6 +46,9 @@ struct Args<'a> {
     force: bool,
     threads: Option<usize>,
     memory_budget: Option<&'a str>,
+    /// Archives (files, directories) of a split host, in place of those its
+    /// markers name.
+    kpack_paths: Vec<&'a str>,
 }
 
 /// A thread count: a positive number.
@@ -61,6 +64,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
         force: false,
         threads: None,
         memory_budget: None,
+        kpack_paths: Vec::new(),
     };
     let mut file = None;
     let mut rest = args.iter();
@@ -69,6 +73,10 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
             "-o" => parsed.dir = PathBuf::from(rest.next().ok_or_else(usage)?),
             "--force" | "-f" => parsed.force = true,
             "--memory-budget" => parsed.memory_budget = Some(rest.next().ok_or_else(usage)?),
+            "--kpack-path" => parsed.kpack_paths.push(rest.next().ok_or_else(usage)?),
+            _ if arg.starts_with("--kpack-path=") => {
+                parsed.kpack_paths.extend(arg.strip_prefix("--kpack-path="));
+            }
             _ if arg.starts_with("--memory-budget=") => {
                 parsed.memory_budget = arg.strip_prefix("--memory-budget=");
             }
@@ -134,7 +142,7 @@ fn extract_cuda(
 
 /// The run's result: every error one line, in file order (the last is
 /// the failure, which the caller prints).
-fn outcome(program: &str, errors: &[String]) -> Result<(), Failure> {
+pub fn outcome(program: &str, errors: &[String]) -> Result<(), Failure> {
     match errors.split_last() {
         None => Ok(()),
         Some((last, before)) => {
@@ -165,6 +173,18 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         let errors = super::kpack::extract(
             args.file,
             input.data(),
+            &args.dir,
+            args.force,
+            options.max_size,
+        )?;
+        return outcome(program, &errors);
+    }
+    let split = super::kpack::read_through(args.file, input.data(), &args.kpack_paths)?;
+    if let Some((through, archives)) = split {
+        let errors = super::kpack::extract_host(
+            args.file,
+            &through,
+            &archives,
             &args.dir,
             args.force,
             options.max_size,

@@ -225,3 +225,256 @@ fn text(report: &Report<'_>) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+/// A host after kpack's split, read through to its archives: each record's
+/// code objects, found as the runtime finds its archives (the marker's
+/// search paths, relative to the host's real directory, `@GFXARCH@` for
+/// any architecture), or in the `--kpack-path` files and directories given.
+pub struct ReadThrough {
+    /// Per record: its key, and (archive path, entry index, ID, size) of
+    /// each code object the archives hold for it, in archive order.
+    pub records: Vec<(Vec<u8>, Vec<Found>)>,
+    /// Why a record or an archive gave nothing: one located line each.
+    pub errors: Vec<String>,
+}
+
+/// One code object a record's key finds.
+pub struct Found {
+    pub archive: usize,
+    pub entry: usize,
+    pub id: Vec<u8>,
+    pub size: u64,
+}
+
+/// The archives read through, kept open (mapped) while their entries are
+/// read.
+pub struct Archives {
+    pub paths: Vec<std::path::PathBuf>,
+    inputs: Vec<crate::io::Input>,
+}
+
+impl Archives {
+    fn parsed(&self, index: usize) -> Option<Result<Kpack<'_>, String>> {
+        self.inputs
+            .get(index)
+            .map(|input| Kpack::parse(input.data()))
+    }
+
+    /// Archive `index`'s path, for messages.
+    fn shown(&self, index: usize) -> std::path::Display<'_> {
+        self.paths.get(index).map_or(Path::new(""), |p| p).display()
+    }
+}
+
+/// `Some` when `data` is a host kpack split (HIPK records or a
+/// `.hip_fatbin` without bytes), read through to its archives.
+pub fn read_through(
+    file: &str,
+    data: &[u8],
+    kpack_paths: &[&str],
+) -> Result<Option<(ReadThrough, Archives)>, Failure> {
+    let Ok(host) = crate::ffi::kpack::Host::parse(data) else {
+        return Ok(None);
+    };
+    let records = host.records();
+    if records.is_empty() && host.moved_fatbin().is_none() {
+        return Ok(None);
+    }
+    let mut errors = Vec::new();
+    let mut search = Vec::new();
+    for record in &records {
+        match &record.problem {
+            Some(problem) => errors.push(format!(
+                "'{file}': HIPK record {} at offset {:#x}: {problem}",
+                record.index, record.offset
+            )),
+            None => search.extend(record.search_paths.iter().copied()),
+        }
+    }
+    let paths = find_archives(file, &search, kpack_paths, &mut errors);
+    let mut inputs = Vec::new();
+    let mut kept = Vec::new();
+    for path in paths {
+        match crate::io::Input::open(&path, false) {
+            Ok(input) => {
+                inputs.push(input);
+                kept.push(path);
+            }
+            Err(e) => errors.push(format!("'{}': {}", path.display(), os_message(&e))),
+        }
+    }
+    let archives = Archives {
+        paths: kept,
+        inputs,
+    };
+    let parsed: Vec<Option<Kpack<'_>>> = (0..archives.paths.len())
+        .map(|i| match archives.parsed(i) {
+            Some(Ok(kpack)) => Some(kpack),
+            Some(Err(e)) => {
+                errors.push(format!("'{}': {e}", archives.shown(i)));
+                None
+            }
+            None => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for record in records.iter().filter(|r| r.problem.is_none()) {
+        let key = crate::ffi::kpack::binary_key(record.kernel_name, record.co_index);
+        let mut found = Vec::new();
+        for (archive, kpack) in parsed.iter().enumerate() {
+            let Some(kpack) = kpack else { continue };
+            for (entry, e) in kpack.entries().iter().enumerate() {
+                if e.key == key.as_slice() {
+                    found.push(Found {
+                        archive,
+                        entry,
+                        id: id(e).to_vec(),
+                        size: e.original_size,
+                    });
+                }
+            }
+        }
+        if found.is_empty() {
+            errors.push(format!(
+                "'{file}': HIPK record {} ({}): no archive found holds its code objects",
+                record.index,
+                String::from_utf8_lossy(&key)
+            ));
+        }
+        out.push((key, found));
+    }
+    drop(parsed);
+    Ok(Some((
+        ReadThrough {
+            records: out,
+            errors,
+        },
+        archives,
+    )))
+}
+
+/// The archive files the search paths name (relative ones from the host's
+/// real directory), or those `kpack_paths` give (files, and the `.kpack`
+/// files in directories); sorted, each once.
+fn find_archives(
+    file: &str,
+    search: &[&[u8]],
+    kpack_paths: &[&str],
+    errors: &mut Vec<String>,
+) -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let mut found: Vec<PathBuf> = Vec::new();
+    let listed = |dir: &Path,
+                  keep: &dyn Fn(&[u8]) -> bool,
+                  found: &mut Vec<PathBuf>,
+                  errors: &mut Vec<String>| match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if keep(name.as_encoded_bytes()) && entry.path().is_file() {
+                    found.push(entry.path());
+                }
+            }
+        }
+        Err(e) => errors.push(format!("'{}': {}", dir.display(), os_message(&e))),
+    };
+    if kpack_paths.is_empty() {
+        let real = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
+        let base = real.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut seen: Vec<&[u8]> = Vec::new();
+        for &path in search {
+            if seen.contains(&path) {
+                continue;
+            }
+            seen.push(path);
+            let text = String::from_utf8_lossy(path);
+            let full = base.join(text.as_ref());
+            let dir = full.parent().map(Path::to_path_buf).unwrap_or_default();
+            listed(
+                &dir,
+                &|name| crate::ffi::kpack::names(path, name),
+                &mut found,
+                errors,
+            );
+        }
+    } else {
+        for given in kpack_paths {
+            let path = Path::new(given);
+            if path.is_dir() {
+                listed(path, &|name| name.ends_with(b".kpack"), &mut found, errors);
+            } else {
+                found.push(path.to_path_buf());
+            }
+        }
+    }
+    let mut unique: Vec<(PathBuf, PathBuf)> = found
+        .into_iter()
+        .map(|p| (std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()), p))
+        .collect();
+    unique.sort();
+    unique.dedup_by(|a, b| a.0 == b.0);
+    unique.into_iter().map(|(_, p)| p).collect()
+}
+
+/// `list` of a split host: each record's code objects' IDs, in record
+/// order; the records and archives that gave nothing as errors.
+pub fn list_host(through: &ReadThrough) -> Result<Vec<String>, Failure> {
+    let mut out = std::io::BufWriter::new(crate::stdio::Stdout);
+    for (_, found) in &through.records {
+        for f in found {
+            out.write_all(&f.id)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(through.errors.clone())
+}
+
+/// `extract` of a split host: each record's code objects, read from their
+/// archives, under the archives' names for them with the host's name as
+/// the stem; every path printed; what could not be written as errors.
+pub fn extract_host(
+    file: &str,
+    through: &ReadThrough,
+    archives: &Archives,
+    dir: &Path,
+    force: bool,
+    max_size: u64,
+) -> Result<Vec<String>, Failure> {
+    let stem = Path::new(file)
+        .file_name()
+        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure(format!("'{}': {}", dir.display(), os_message(&e))))?;
+    let parsed: Vec<Option<Kpack<'_>>> = (0..archives.paths.len())
+        .map(|i| archives.parsed(i).and_then(Result::ok))
+        .collect();
+    let mut errors = through.errors.clone();
+    let mut names = std::collections::HashSet::new();
+    for (key, found) in &through.records {
+        for f in found {
+            let Some(Some(kpack)) = parsed.get(f.archive) else {
+                continue;
+            };
+            let archive = archives.shown(f.archive);
+            let written = kpack.output_name(f.entry, &stem).and_then(|name| {
+                let path = dir.join(&name);
+                if !names.insert(name) {
+                    return Err(format!("'{}' would be written twice", path.display()));
+                }
+                kpack
+                    .read(f.entry, f.size, max_size)
+                    .and_then(|bytes| write(&path, &bytes, force))
+                    .map(|()| path)
+            });
+            match written {
+                Ok(path) => outln!("{}", path.display())?,
+                Err(e) => errors.push(format!(
+                    "'{file}': {} from '{archive}': {e}",
+                    String::from_utf8_lossy(key)
+                )),
+            }
+        }
+    }
+    Ok(errors)
+}

@@ -14,12 +14,29 @@ use super::Failure;
 use crate::ffi::job::Job;
 
 pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
-    let [file] = args else {
-        return Err(Failure(crate::help::usage(crate::help::LIST)));
-    };
+    let usage = || Failure(crate::help::usage(crate::help::LIST));
+    let (mut file, mut kpack_paths) = (None, Vec::new());
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--kpack-path" => kpack_paths.push(rest.next().ok_or_else(usage)?.as_str()),
+            _ if arg.starts_with("--kpack-path=") => {
+                kpack_paths.extend(arg.strip_prefix("--kpack-path="));
+            }
+            _ if file.is_none() => file = Some(arg.as_str()),
+            _ => return Err(usage()),
+        }
+    }
+    let file = file.ok_or_else(usage)?;
     let input = super::open(file)?;
     if crate::ffi::kpack::is_kpack(input.data()) {
         return super::kpack::list(file, input.data());
+    }
+    if let Some((through, _archives)) =
+        super::kpack::read_through(file, input.data(), &kpack_paths)?
+    {
+        let errors = super::kpack::list_host(&through)?;
+        return super::extract::outcome(program, &errors);
     }
     let cuda = super::cuda::read(file, input.data())?;
     let options = super::bundler::any_file(file)?;

@@ -139,3 +139,88 @@ impl<'data> Kpack<'data> {
 pub fn is_kpack(data: &[u8]) -> bool {
     data.starts_with(b"KPAK")
 }
+
+/// A host's `HIPK` records, read by the library; borrows its bytes.
+pub struct Host<'data> {
+    handle: Handle<'data, c::clangoffload_kpack_host>,
+}
+
+/// One `HIPK` record and its marker.
+pub struct Record<'a> {
+    pub index: usize,
+    pub co_index: u32,
+    pub offset: u64,
+    /// Why it has no marker (`None`: it has one).
+    pub problem: Option<String>,
+    pub kernel_name: &'a [u8],
+    pub search_paths: Vec<&'a [u8]>,
+}
+
+impl<'data> Host<'data> {
+    /// The records of the host in `data` (none for a host kpack did not
+    /// split), or why it cannot be read.
+    pub fn parse(data: &'data [u8]) -> Result<Self, String> {
+        let handle = Handle::make(c::clangoffload_kpack_host_free, |out| {
+            let mut err = blank_error();
+            // SAFETY: data outlives the handle; out and err are writable.
+            let status = unsafe {
+                c::clangoffload_kpack_host_parse(data.as_ptr(), data.len(), out, &mut err)
+            };
+            check(status, &err)
+        })?;
+        Ok(Host { handle })
+    }
+
+    /// `.hip_fatbin`'s address and size where the split left it without
+    /// bytes.
+    pub fn moved_fatbin(&self) -> Option<(u64, u64)> {
+        // SAFETY: the handle is live; the record is the library's to fill.
+        let info =
+            record(|out| unsafe { c::clangoffload_kpack_host_get_info(self.handle.ptr(), out) })?;
+        (info.fatbin_moved != 0).then_some((info.fatbin_address, info.fatbin_size))
+    }
+
+    pub fn records(&self) -> Vec<Record<'_>> {
+        self.handle
+            .list(
+                c::clangoffload_kpack_host_record_count,
+                c::clangoffload_kpack_host_get_record,
+            )
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| Record {
+                index: r.index,
+                co_index: r.co_index,
+                offset: r.offset,
+                problem: (r.marker_status != 0).then(|| super::status_message(r.marker_status)),
+                kernel_name: self.handle.bytes(r.kernel_name),
+                search_paths: (0..r.search_path_count)
+                    .filter_map(|p| {
+                        // SAFETY: the handle is live; the record is the
+                        // library's to fill.
+                        record(|out| unsafe {
+                            c::clangoffload_kpack_host_get_search_path(self.handle.ptr(), i, p, out)
+                        })
+                    })
+                    .map(|b| self.handle.bytes(b))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// The key the runtime looks a record's code object up by.
+pub fn binary_key(kernel_name: &[u8], co_index: u32) -> Vec<u8> {
+    bytes_out(|buf, cap, len, _| {
+        // SAFETY: the name is live for the call; buf is NULL or writable for
+        // `cap` bytes.
+        unsafe { c::clangoffload_kpack_binary_key(view(kernel_name), co_index, buf, cap, len) }
+    })
+    .unwrap_or_default()
+}
+
+/// Whether search path `path` names an archive called `name`.
+pub fn names(path: &[u8], name: &[u8]) -> bool {
+    // SAFETY: both views are live for the call.
+    unsafe { c::clangoffload_kpack_search_path_names(view(path), view(name)) }
+}

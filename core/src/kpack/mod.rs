@@ -20,6 +20,7 @@
 //! touches no code object. An entry's bytes are placed (and their bounds
 //! checked) when asked for: a damaged entry costs only itself.
 
+mod host;
 mod toc;
 
 use core::fmt;
@@ -32,6 +33,9 @@ use crate::compressed::decompress::Stream;
 use crate::compressed::{CompressionMethod, DecompressOptions};
 use crate::{Error, ErrorKind, Field, Result};
 
+#[cfg(feature = "alloc")]
+pub use host::{binary_key, records, KpackRecord, MarkerProblem};
+pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};
 

@@ -456,3 +456,118 @@ fn no_cut_or_changed_byte_panics() {
         }
     }
 }
+
+/// The hosts rocm-kpack's splitter wrote: each `HIPK` record with its index
+/// and marker (through the relocation that fills its pointer), the
+/// executable that is not position-independent with its pointer zeroed,
+/// `.hip_fatbin` moved; the libraries before the split have none of it.
+#[test]
+fn split_hosts_give_their_records_and_markers() {
+    use crate::object::ObjectFile;
+    let hosts = [
+        ("lib/libone.so", 1),
+        ("lib/libtwo.so", 2),
+        ("lib/libtwoz.so", 2),
+        ("lib/libxnack.so", 1),
+        ("lib/libskew.so", 2),
+        ("bin/hip-pie", 1),
+        ("bin/hip-nopie", 1),
+    ];
+    for scheme in ["none", "zstd"] {
+        for (host, count) in hosts {
+            let data = read(&format!("{scheme}/{host}"));
+            let file = ObjectFile::parse(&data).unwrap();
+            let records = records(&file);
+            assert_eq!(records.len(), count, "{host}");
+            assert!(moved_fatbin(&file).is_some(), "{host}");
+            for (k, record) in records.iter().enumerate() {
+                assert_eq!((record.index, record.co_index), (k, k as u32), "{host}");
+                assert_eq!(&data[record.offset as usize..][..4], b"HIPK");
+                if host == "bin/hip-nopie" {
+                    assert_eq!(record.marker, Err(MarkerProblem::NullPointer));
+                    continue;
+                }
+                let (offset, marker) = record.marker.clone().unwrap();
+                assert_eq!(marker.kernel_name, format!("pkg/stage/{host}").as_bytes());
+                let paths: Vec<&[u8]> = marker.search_paths().map(|p| p.path).collect();
+                assert_eq!(paths, [&b"../.kpack/test_lib_@GFXARCH@.kpack"[..]]);
+                assert_eq!(
+                    &data[offset as usize..][..marker.len as usize][..1],
+                    b"\x82"
+                );
+                assert_eq!(
+                    binary_key(marker.kernel_name, record.co_index),
+                    format!("pkg/stage/{host}#{k}").as_bytes()
+                );
+            }
+        }
+    }
+    for input in ["libone.so", "libtwo.so", "hip-nopie"] {
+        let data = read(&format!("inputs/{input}"));
+        let file = ObjectFile::parse(&data).unwrap();
+        assert!(records(&file).is_empty() && moved_fatbin(&file).is_none());
+    }
+}
+
+#[test]
+fn a_search_path_names_its_archives_as_the_runtime_makes_them() {
+    let path = SearchPath {
+        path: b"../.kpack/test_lib_@GFXARCH@.kpack",
+    };
+    assert_eq!(path.directory(), b"../.kpack");
+    assert!(!path.is_absolute());
+    assert!(path.names(b"test_lib_gfx90a:xnack+.kpack"));
+    assert!(path.names(b"test_lib_gfx906.kpack"));
+    assert!(!path.names(b"test_lib_.kpack"));
+    assert!(!path.names(b"other_gfx906.kpack"));
+    assert_eq!(
+        path.with_arch(b"gfx90a:xnack-"),
+        b"../.kpack/test_lib_gfx90a:xnack-.kpack"
+    );
+    let plain = SearchPath {
+        path: b"/opt/x.kpack",
+    };
+    assert!(plain.is_absolute() && plain.names(b"x.kpack") && !plain.names(b"y.kpack"));
+    assert_eq!(plain.with_arch(b"gfx906"), b"/opt/x.kpack");
+}
+
+#[test]
+fn a_marker_that_is_not_one_says_why() {
+    let mut good = Pack::default();
+    good.map(2)
+        .str("kpack_search_paths")
+        .array(2)
+        .uint(1)
+        .str("a/@GFXARCH@.kpack");
+    good.str("kernel_name").str("lib/x.so");
+    let marker = Marker::parse(&good.0, 100).unwrap();
+    let paths: Vec<&[u8]> = marker.search_paths().map(|p| p.path).collect();
+    assert_eq!(paths, [&b"a/@GFXARCH@.kpack"[..]], "non-strings skipped");
+    assert_eq!(marker.len, good.0.len() as u64);
+    for cut in 0..good.0.len() {
+        assert!(Marker::parse(&good.0[..cut], 100).is_err(), "{cut}");
+    }
+    let mut none = Pack::default();
+    none.map(2).str("kpack_search_paths").array(1).uint(1);
+    none.str("kernel_name").str("lib/x.so");
+    assert_eq!(
+        kind(Marker::parse(&none.0, 0)),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::Missing {
+                what: "kpack_search_paths"
+            }
+        }
+    );
+    let mut no_name = Pack::default();
+    no_name.map(1).str("kpack_search_paths").array(1).str("a");
+    assert_eq!(
+        kind(Marker::parse(&no_name.0, 0)),
+        ErrorKind::MalformedKpack {
+            fault: KpackFault::Missing {
+                what: "kernel_name"
+            }
+        }
+    );
+    let error = Marker::parse(b"\x91\x01", 7).unwrap_err();
+    assert_eq!(error.offset(), 7);
+}

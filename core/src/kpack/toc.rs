@@ -479,7 +479,7 @@ fn frame_count(archive: &[u8], offset: u64, size: u64) -> Result<u64> {
     Ok(count)
 }
 
-fn msgpack_fault(fault: Fault) -> KpackFault {
+pub(super) fn msgpack_fault(fault: Fault) -> KpackFault {
     match fault {
         Fault::Truncated => KpackFault::Truncated,
         Fault::Reserved => KpackFault::ReservedByte,
