@@ -66,6 +66,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ("entry_id_parse", &text(checks::entry_id_parse::check)),
         ("extract_stream", &checks::extract_stream::check),
         ("inspect", &checks::inspect::check),
+        ("kpack", &checks::kpack::check),
         ("offload_binary", &checks::offload_binary::check),
         ("packager_extract", &checks::packager_extract::check),
         ("registration", &checks::registration::check),

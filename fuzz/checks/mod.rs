@@ -21,6 +21,7 @@ pub mod elf_object_bundle;
 pub mod entry_id_parse;
 pub mod extract_stream;
 pub mod inspect;
+pub mod kpack;
 pub mod offload_binary;
 pub mod packager_extract;
 pub mod registration;

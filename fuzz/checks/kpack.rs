@@ -1,0 +1,108 @@
+//! kpack archives, markers and split hosts from arbitrary bytes.
+//!
+//! Invariants checked:
+//! - `Archive::parse`, every iterator, `payload`, `contents` and
+//!   `read_into` never panic, and errors point inside the input;
+//! - every architecture, key and ID is a view of the input; a stored code
+//!   object is one too, of its entry's blob;
+//! - an entry is found by `entry(key, arch)` (the first with both);
+//! - `contents` (under a 1 MiB limit) gives exactly `original_size` bytes
+//!   for a zstd entry, the same bytes `read_into` writes into a buffer of
+//!   that size, and `read_into` refuses one byte less;
+//! - `Marker::parse` at the start of the input reads at most 64 KiB, its
+//!   name and search paths are views of the input, and each search path
+//!   names its own file name;
+//! - the `HIPK` records of a host never panic, and each marker lies in the
+//!   input.
+
+use clangoffload::kpack::{records, Archive, Marker, Payload, MAX_MARKER_LEN};
+use clangoffload::{DecompressOptions, Limits};
+
+use super::within::within;
+
+pub fn check(data: &[u8]) {
+    archive(data);
+    marker(data);
+    if let Ok(file) = clangoffload::object::ObjectFile::parse(data) {
+        for record in records(&file) {
+            if let Ok((offset, marker)) = record.marker {
+                assert!(offset + marker.len <= data.len() as u64);
+            }
+            assert!(record.offset < data.len() as u64);
+        }
+    }
+}
+
+fn archive(data: &[u8]) {
+    let archive = match Archive::parse(data) {
+        Ok(archive) => archive,
+        Err(e) => {
+            assert!(e.offset() <= data.len() as u64, "{e:?}");
+            return;
+        }
+    };
+    for arch in archive.arches() {
+        within(data, arch);
+    }
+    let options = DecompressOptions {
+        limits: Limits {
+            max_uncompressed_size: 1 << 20,
+        },
+        ..DecompressOptions::default()
+    };
+    let mut count = 0u64;
+    for entry in archive.entries() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                assert!(e.offset() <= data.len() as u64);
+                break;
+            }
+        };
+        count += 1;
+        within(data, entry.key);
+        within(data, entry.arch);
+        let found = archive.entry(entry.key, entry.arch).unwrap().unwrap();
+        assert_eq!((found.key, found.arch), (entry.key, entry.arch));
+        match archive.payload(&entry) {
+            Ok(Payload::Stored(bytes)) => {
+                within(data, bytes);
+            }
+            Ok(Payload::Zstd { frame, offset }) => {
+                assert_eq!(within(data, frame).start as u64, offset);
+            }
+            Err(e) => assert!(e.offset() <= data.len() as u64),
+        }
+        if let Ok(contents) = archive.contents(&entry, &options) {
+            if matches!(archive.payload(&entry), Ok(Payload::Zstd { .. })) {
+                assert_eq!(contents.len() as u64, entry.original_size);
+            }
+            let mut out = vec![0u8; contents.len()];
+            assert_eq!(
+                archive.read_into(&entry, &mut out, &options).unwrap(),
+                out.len()
+            );
+            assert_eq!(out, &contents[..]);
+            if let Some(short) = out.len().checked_sub(1) {
+                assert!(archive
+                    .read_into(&entry, &mut out[..short], &options)
+                    .is_err());
+            }
+        }
+    }
+    assert!(count <= archive.entry_count());
+}
+
+fn marker(data: &[u8]) {
+    match Marker::parse(data, 0) {
+        Ok(marker) => {
+            assert!(marker.len as usize <= data.len().min(MAX_MARKER_LEN));
+            within(data, marker.kernel_name);
+            for path in marker.search_paths() {
+                within(data, path.path);
+                assert!(path.names(path.file_name()));
+            }
+        }
+        Err(e) => assert!(e.offset() <= data.len() as u64),
+    }
+}
