@@ -21,6 +21,8 @@
 //! checked) when asked for: a damaged entry costs only itself.
 
 mod host;
+#[cfg(feature = "alloc")]
+mod resolve;
 mod toc;
 
 use core::fmt;
@@ -36,6 +38,10 @@ use crate::{Error, ErrorKind, Field, Result};
 #[cfg(feature = "alloc")]
 pub use host::{binary_key, records, KpackRecord, MarkerProblem};
 pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};
+#[cfg(feature = "alloc")]
+pub use resolve::{
+    arch_list, candidates, clr_generic, feature_subsets, resolve, KpackError, Loader, Resolved,
+};
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};
 

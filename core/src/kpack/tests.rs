@@ -571,3 +571,140 @@ fn a_marker_that_is_not_one_says_why() {
     let error = Marker::parse(b"\x91\x01", 7).unwrap_err();
     assert_eq!(error.offset(), 7);
 }
+
+#[test]
+fn feature_subsets_and_generic_targets_are_the_runtimes() {
+    let subsets = |isa: &[u8]| -> Vec<String> {
+        feature_subsets(isa)
+            .into_iter()
+            .map(|s| String::from_utf8(s).unwrap())
+            .collect()
+    };
+    assert_eq!(
+        subsets(b"amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+        [
+            "gfx90a:sramecc+:xnack-",
+            "gfx90a:sramecc+",
+            "gfx90a:xnack-",
+            "gfx90a"
+        ]
+    );
+    assert_eq!(subsets(b"gfx1100"), ["gfx1100"]);
+    assert_eq!(
+        clr_generic(b"amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-").unwrap(),
+        b"gfx9-generic:sramecc+:xnack-"
+    );
+    assert_eq!(clr_generic(b"gfx1031").unwrap(), b"gfx10-3-generic");
+    assert_eq!(
+        clr_generic(b"gfx950:xnack+").unwrap(),
+        b"gfx9-4-generic:xnack+"
+    );
+    for none in [&b"gfx908:xnack-"[..], b"gfx90a", b"gfx940", b"gfx1250"] {
+        assert_eq!(clr_generic(none), None);
+    }
+    let path = SearchPath {
+        path: b"../.kpack/t_@GFXARCH@.kpack",
+    };
+    let list = arch_list(b"amdgcn-amd-amdhsa--gfx906:xnack-");
+    let names: Vec<String> = candidates(&[path], &list)
+        .into_iter()
+        .map(|c| String::from_utf8(c).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "../.kpack/t_gfx906:xnack-.kpack",
+            "../.kpack/t_gfx906.kpack",
+            "../.kpack/t_gfx9-generic:xnack-.kpack",
+            "../.kpack/t_gfx9-generic.kpack"
+        ]
+    );
+}
+
+/// The installed tree of rocm-kpack's output (every archive beside the
+/// others) resolved for devices as the runtime would, in both loaders:
+/// what ../shared/kpack.md §5.3 records of the real loaders. The archives
+/// are opened in the runtime's candidate order (their names with ":").
+#[test]
+fn resolution_finds_what_the_runtime_finds() {
+    let root = "zstd/.kpack";
+    let open = |isa: &[u8]| -> Vec<Vec<u8>> {
+        let path = SearchPath {
+            path: b"test_lib_@GFXARCH@.kpack",
+        };
+        let mut opened = Vec::new();
+        for candidate in candidates(&[path], &arch_list(isa)) {
+            let file = String::from_utf8(candidate).unwrap().replace(':', "_");
+            if let Ok(data) = std::fs::read(format!("{ROOT}/{root}/{file}")) {
+                if !opened.contains(&data) {
+                    opened.push(data);
+                }
+            }
+        }
+        opened
+    };
+    let resolve_for = |isa: &[u8], key: &str, loader| {
+        let data = open(isa);
+        let archives: Vec<Archive<'_>> = data.iter().map(|d| Archive::parse(d).unwrap()).collect();
+        resolve(key.as_bytes(), &arch_list(isa), &archives, loader).map(|r| {
+            (
+                String::from_utf8(r.entry.arch.to_vec()).unwrap(),
+                r.entry.ordinal,
+            )
+        })
+    };
+    use Loader::{FallThrough as Fall, FirstCandidate as First};
+    let mi100 = b"amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-";
+    let mi200 = b"amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-";
+    let mi200_xnack = b"amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+";
+    let mi300 = b"amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-";
+    for loader in [First, Fall] {
+        assert_eq!(
+            resolve_for(mi100, "pkg/stage/lib/libtwo.so#1", loader)
+                .unwrap()
+                .0,
+            "gfx906"
+        );
+        // The xnack variant's archive matches first: it has libxnack only.
+        assert_eq!(
+            resolve_for(mi200, "pkg/stage/lib/libxnack.so#0", loader)
+                .unwrap()
+                .0,
+            "gfx90a:xnack-"
+        );
+        assert_eq!(
+            resolve_for(mi200_xnack, "pkg/stage/lib/libxnack.so#0", loader)
+                .unwrap()
+                .0,
+            "gfx90a:xnack+"
+        );
+        assert_eq!(
+            resolve_for(mi300, "pkg/stage/lib/libtwo.so#0", loader),
+            Err(KpackError::ArchiveNotFound)
+        );
+        // libskew's record 1 has no gfx906 code object (the splitter's
+        // per-architecture counter gave TU1's to record 0).
+        assert_eq!(
+            resolve_for(mi100, "pkg/stage/lib/libskew.so#1", loader),
+            Err(KpackError::KernelNotFound)
+        );
+    }
+    // The shadowing of TheRock#7081: the shipped loader stops at the
+    // variant archive, the fall-through one goes on to the base one.
+    for key in ["pkg/stage/lib/libtwo.so#0", "pkg/stage/lib/libone.so#0"] {
+        assert_eq!(
+            resolve_for(mi200, key, First),
+            Err(KpackError::KernelNotFound)
+        );
+        assert_eq!(resolve_for(mi200, key, Fall).unwrap().0, "gfx90a");
+        assert_eq!(
+            resolve_for(mi200_xnack, key, First),
+            Err(KpackError::KernelNotFound)
+        );
+        assert_eq!(resolve_for(mi200_xnack, key, Fall).unwrap().0, "gfx90a");
+    }
+    assert_eq!(
+        resolve(b"k#0", &arch_list(b"gfx906"), &[], Fall),
+        Err(KpackError::ArchiveNotFound)
+    );
+}

@@ -1,0 +1,214 @@
+//! Which code object the HIP runtime loads for a `HIPK` record on a device,
+//! by its own rule (CLR's `ExtractKpackBinary` and librocm_kpack's
+//! `kpack_load_code_object`, ../shared/kpack.md §5):
+//!
+//! 1. the architecture list: the device's ISA name, then CLR's generic
+//!    target for it ([`clr_generic`]) where its table has one;
+//! 2. for each of them in turn, each feature subset in the runtime's order
+//!    ([`feature_subsets`]); for each, every opened archive (in candidate
+//!    order) whose `gfx_arches` lists it exactly;
+//! 3. the loader rocm-kpack shipped tries only the first such candidate
+//!    and returns its result; the one after rocm-systems#9953 (the default
+//!    here) tries each in turn, then the next architecture.
+//!
+//! Finding and opening the archives (search paths, `@GFXARCH@`, the
+//! environment) is the caller's: it hands the archives over in candidate
+//! order.
+
+use alloc::vec::Vec;
+
+use super::{Archive, Entry};
+
+/// The prefix of an ISA name that the runtime drops.
+const ISA_PREFIX: &[u8] = b"amdgcn-amd-amdhsa--";
+
+/// Which loader's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loader {
+    /// rocm-kpack's shipped loader: the first archive that lists a
+    /// candidate architecture decides.
+    FirstCandidate,
+    /// rocm-systems#9953: every candidate in turn, then the generic
+    /// architecture.
+    FallThrough,
+}
+
+/// librocm_kpack's error codes (`kpack_error_t`) where resolution fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KpackError {
+    /// 5: an archive for the architecture has no entry for the key.
+    KernelNotFound,
+    /// 13: no archive could be opened.
+    ArchiveNotFound,
+    /// 14: no opened archive lists any candidate architecture.
+    ArchNotFound,
+}
+
+impl KpackError {
+    /// The runtime's number for it.
+    pub fn code(self) -> u32 {
+        match self {
+            KpackError::KernelNotFound => 5,
+            KpackError::ArchiveNotFound => 13,
+            KpackError::ArchNotFound => 14,
+        }
+    }
+
+    /// Why, in a sentence.
+    pub fn reason(self) -> &'static str {
+        match self {
+            KpackError::KernelNotFound => {
+                "KPACK_ERROR_KERNEL_NOT_FOUND (5): an archive for the device's architecture has no code object for this record"
+            }
+            KpackError::ArchiveNotFound => {
+                "KPACK_ERROR_ARCHIVE_NOT_FOUND (13): none of the archives the search paths name exists"
+            }
+            KpackError::ArchNotFound => {
+                "KPACK_ERROR_ARCH_NOT_FOUND (14): no archive lists an architecture the device can run"
+            }
+        }
+    }
+}
+
+/// The device's ISA name without the runtime's prefix.
+fn bare(isa: &[u8]) -> &[u8] {
+    isa.strip_prefix(ISA_PREFIX).unwrap_or(isa)
+}
+
+/// The architectures the runtime tries for `isa`, in its order: the
+/// processor with each subset of the features, for mask 2^n - 1 down to 0,
+/// feature i kept when bit n - 1 - i is set, in their written order
+/// (`gfx90a:sramecc+:xnack-` gives itself, `gfx90a:sramecc+`,
+/// `gfx90a:xnack-`, `gfx90a`). No normalisation: the strings are compared
+/// as written.
+pub fn feature_subsets(isa: &[u8]) -> Vec<Vec<u8>> {
+    let mut parts = bare(isa).split(|&b| b == b':');
+    let processor = parts.next().unwrap_or_default();
+    let features: Vec<&[u8]> = parts.collect();
+    // More than 16 features is no target ID; the runtime's loop would not
+    // end in a lifetime either.
+    let n = features.len().min(16);
+    let mut out = Vec::new();
+    for mask in (0..(1u32 << n)).rev() {
+        let mut arch = processor.to_vec();
+        for (i, feature) in features.iter().take(n).enumerate() {
+            let bit = n.saturating_sub(1).saturating_sub(i);
+            if mask & (1 << bit) != 0 {
+                arch.push(b':');
+                arch.extend_from_slice(feature);
+            }
+        }
+        out.push(arch);
+    }
+    out
+}
+
+/// CLR's `TargetToGeneric`: the generic target its table names for the
+/// processor of `isa` (features dropped, then `:sramecc±` and `:xnack±`
+/// put back as the ISA has them), or `None` where the table has no entry
+/// (gfx908, gfx90a, gfx940, gfx941, gfx1250 among others).
+pub fn clr_generic(isa: &[u8]) -> Option<Vec<u8>> {
+    let name = bare(isa);
+    let mut parts = name.split(|&b| b == b':');
+    let processor = parts.next().unwrap_or_default();
+    let generic: &[u8] = match processor {
+        b"gfx900" | b"gfx902" | b"gfx904" | b"gfx906" | b"gfx909" | b"gfx90c" => b"gfx9-generic",
+        b"gfx942" | b"gfx950" => b"gfx9-4-generic",
+        b"gfx1010" | b"gfx1011" | b"gfx1012" | b"gfx1013" => b"gfx10-1-generic",
+        b"gfx1030" | b"gfx1031" | b"gfx1032" | b"gfx1033" | b"gfx1034" | b"gfx1035"
+        | b"gfx1036" => b"gfx10-3-generic",
+        b"gfx1100" | b"gfx1101" | b"gfx1102" | b"gfx1103" | b"gfx1150" | b"gfx1151"
+        | b"gfx1152" | b"gfx1153" => b"gfx11-generic",
+        b"gfx1200" | b"gfx1201" => b"gfx12-generic",
+        _ => return None,
+    };
+    let features: Vec<&[u8]> = parts.collect();
+    let mut out = generic.to_vec();
+    for wanted in [&b"sramecc"[..], b"xnack"] {
+        if let Some(feature) = features
+            .iter()
+            .find(|f| f.strip_suffix(b"+").or(f.strip_suffix(b"-")) == Some(wanted))
+        {
+            out.push(b':');
+            out.extend_from_slice(feature);
+        }
+    }
+    Some(out)
+}
+
+/// The architecture list CLR passes for a device: its ISA name, then its
+/// generic target where CLR's table has one.
+pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
+    let mut list = alloc::vec![bare(isa).to_vec()];
+    list.extend(clr_generic(isa));
+    list
+}
+
+/// The archive paths the runtime tries, in its order: for each search path,
+/// with `@GFXARCH@` in it, the path for each architecture of `arches` and
+/// each of its feature subsets; without, the path itself. (Relative paths
+/// are the caller's to place, from the host's real directory.)
+pub fn candidates(paths: &[super::SearchPath<'_>], arches: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path
+            .path
+            .windows(super::GFXARCH.len())
+            .any(|w| w == super::GFXARCH)
+        {
+            for arch in arches {
+                for subset in feature_subsets(arch) {
+                    out.push(path.with_arch(&subset));
+                }
+            }
+        } else {
+            out.push(path.path.to_vec());
+        }
+    }
+    out
+}
+
+/// What resolution found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved<'data> {
+    /// The archive's place in the list given.
+    pub archive: usize,
+    /// The entry (its `arch`, the architecture it matched).
+    pub entry: Entry<'data>,
+}
+
+/// The code object the runtime loads for binary `key` on a device whose
+/// architecture list is `arches` ([`arch_list`]), from `archives` (the
+/// ones that opened, in candidate order), by `loader`'s rule; or its error.
+pub fn resolve<'data>(
+    key: &[u8],
+    arches: &[Vec<u8>],
+    archives: &[Archive<'data>],
+    loader: Loader,
+) -> Result<Resolved<'data>, KpackError> {
+    if archives.is_empty() {
+        return Err(KpackError::ArchiveNotFound);
+    }
+    let mut tried = None;
+    for arch in arches {
+        for candidate in feature_subsets(arch) {
+            for (index, archive) in archives.iter().enumerate() {
+                if !archive.has_arch(&candidate) {
+                    continue;
+                }
+                let found = archive.entry(key, &candidate).ok().flatten();
+                match (found, loader) {
+                    (Some(entry), _) => {
+                        return Ok(Resolved {
+                            archive: index,
+                            entry,
+                        })
+                    }
+                    (None, Loader::FirstCandidate) => return Err(KpackError::KernelNotFound),
+                    (None, Loader::FallThrough) => tried = Some(KpackError::KernelNotFound),
+                }
+            }
+        }
+    }
+    Err(tried.unwrap_or(KpackError::ArchNotFound))
+}
