@@ -40,7 +40,8 @@ pub use host::{binary_key, records, KpackRecord, MarkerProblem};
 pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};
 #[cfg(feature = "alloc")]
 pub use resolve::{
-    arch_list, candidates, clr_generic, feature_subsets, resolve, KpackError, Loader, Resolved,
+    arch_list, candidates, clr_generic, feature_subsets, resolve, Environment, KpackError, Loader,
+    Resolved,
 };
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};

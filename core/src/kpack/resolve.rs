@@ -38,6 +38,8 @@ pub enum Loader {
 pub enum KpackError {
     /// 5: an archive for the architecture has no entry for the key.
     KernelNotFound,
+    /// 8: `ROCM_KPACK_DISABLE` turned the loader off.
+    NotImplemented,
     /// 13: no archive could be opened.
     ArchiveNotFound,
     /// 14: no opened archive lists any candidate architecture.
@@ -49,6 +51,7 @@ impl KpackError {
     pub fn code(self) -> u32 {
         match self {
             KpackError::KernelNotFound => 5,
+            KpackError::NotImplemented => 8,
             KpackError::ArchiveNotFound => 13,
             KpackError::ArchNotFound => 14,
         }
@@ -59,6 +62,9 @@ impl KpackError {
         match self {
             KpackError::KernelNotFound => {
                 "KPACK_ERROR_KERNEL_NOT_FOUND (5): an archive for the device's architecture has no code object for this record"
+            }
+            KpackError::NotImplemented => {
+                "KPACK_ERROR_NOT_IMPLEMENTED (8): ROCM_KPACK_DISABLE turned the loader off"
             }
             KpackError::ArchiveNotFound => {
                 "KPACK_ERROR_ARCHIVE_NOT_FOUND (13): none of the archives the search paths name exists"
@@ -144,25 +150,75 @@ pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
     list
 }
 
-/// The archive paths the runtime tries, in its order: for each search path,
-/// with `@GFXARCH@` in it, the path for each architecture of `arches` and
-/// each of its feature subsets; without, the path itself. (Relative paths
-/// are the caller's to place, from the host's real directory.)
-pub fn candidates(paths: &[super::SearchPath<'_>], arches: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
+/// The environment of the runtime's loader, as librocm_kpack reads it once
+/// when its cache is made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Environment<'a> {
+    /// `ROCM_KPACK_DISABLE` set, not empty, and not starting with `0`:
+    /// every load fails with `KPACK_ERROR_NOT_IMPLEMENTED` (8).
+    pub disabled: bool,
+    /// `ROCM_KPACK_PATH` split on `:` (empty items dropped): when not empty,
+    /// these archive files replace every path the marker gives (no
+    /// `@GFXARCH@` expansion; relative ones from the working directory).
+    pub path: Vec<&'a [u8]>,
+    /// `ROCM_KPACK_PATH_PREFIX`, split the same way: archive files tried
+    /// before the marker's.
+    pub prefix: Vec<&'a [u8]>,
+}
+
+impl<'a> Environment<'a> {
+    /// The environment from the three variables' values (`None`: unset).
+    pub fn from_values(
+        disable: Option<&'a [u8]>,
+        path: Option<&'a [u8]>,
+        prefix: Option<&'a [u8]>,
+    ) -> Self {
+        let split = |value: Option<&'a [u8]>| -> Vec<&'a [u8]> {
+            value
+                .unwrap_or_default()
+                .split(|&b| b == b':')
+                .filter(|item| !item.is_empty())
+                .collect()
+        };
+        Environment {
+            disabled: disable.is_some_and(|v| v.first().is_some_and(|&c| c != b'0')),
+            path: split(path),
+            prefix: split(prefix),
+        }
+    }
+}
+
+/// The archive paths the runtime tries, in its order: `ROCM_KPACK_PATH`'s
+/// alone if it gives any; else `ROCM_KPACK_PATH_PREFIX`'s, then each
+/// search path of the marker placed by `place` (the caller's: from the
+/// host's real directory) and, where it holds `@GFXARCH@`, once for each
+/// architecture of `arches` and each of its feature subsets, the first
+/// `@GFXARCH@` replaced.
+pub fn candidates(
+    environment: &Environment<'_>,
+    paths: &[super::SearchPath<'_>],
+    arches: &[Vec<u8>],
+    place: &dyn Fn(&[u8]) -> Vec<u8>,
+) -> Vec<Vec<u8>> {
+    if !environment.path.is_empty() {
+        return environment.path.iter().map(|p| p.to_vec()).collect();
+    }
+    let mut out: Vec<Vec<u8>> = environment.prefix.iter().map(|p| p.to_vec()).collect();
     for path in paths {
-        if path
+        let placed = place(path.path);
+        let placed = super::SearchPath { path: &placed };
+        if placed
             .path
             .windows(super::GFXARCH.len())
             .any(|w| w == super::GFXARCH)
         {
             for arch in arches {
                 for subset in feature_subsets(arch) {
-                    out.push(path.with_arch(&subset));
+                    out.push(placed.with_arch(&subset));
                 }
             }
         } else {
-            out.push(path.path.to_vec());
+            out.push(placed.path.to_vec());
         }
     }
     out
@@ -179,13 +235,18 @@ pub struct Resolved<'data> {
 
 /// The code object the runtime loads for binary `key` on a device whose
 /// architecture list is `arches` ([`arch_list`]), from `archives` (the
-/// ones that opened, in candidate order), by `loader`'s rule; or its error.
+/// ones of [`candidates`] that opened, in their order), by `loader`'s
+/// rule, in `environment`; or its error.
 pub fn resolve<'data>(
+    environment: &Environment<'_>,
     key: &[u8],
     arches: &[Vec<u8>],
     archives: &[Archive<'data>],
     loader: Loader,
 ) -> Result<Resolved<'data>, KpackError> {
+    if environment.disabled {
+        return Err(KpackError::NotImplemented);
+    }
     if archives.is_empty() {
         return Err(KpackError::ArchiveNotFound);
     }

@@ -606,10 +606,28 @@ fn feature_subsets_and_generic_targets_are_the_runtimes() {
         path: b"../.kpack/t_@GFXARCH@.kpack",
     };
     let list = arch_list(b"amdgcn-amd-amdhsa--gfx906:xnack-");
-    let names: Vec<String> = candidates(&[path], &list)
+    let names: Vec<String> = candidates(&Environment::default(), &[path], &list, &|p| p.to_vec())
         .into_iter()
         .map(|c| String::from_utf8(c).unwrap())
         .collect();
+    let env = Environment::from_values(Some(b"0"), None, Some(b"a.kpack::b.kpack"));
+    assert!(!env.disabled && env.path.is_empty());
+    let prefixed = candidates(&env, &[path], &list, &|p| [b"/h/".as_slice(), p].concat());
+    assert_eq!(
+        prefixed[..3],
+        [
+            b"a.kpack".to_vec(),
+            b"b.kpack".to_vec(),
+            b"/h/../.kpack/t_gfx906:xnack-.kpack".to_vec()
+        ]
+    );
+    let env = Environment::from_values(Some(b"yes"), Some(b":x.kpack"), Some(b"a.kpack"));
+    assert!(env.disabled);
+    assert_eq!(
+        candidates(&env, &[path], &list, &|p| p.to_vec()),
+        [b"x.kpack".to_vec()]
+    );
+    assert!(!Environment::from_values(Some(b""), None, None).disabled);
     assert_eq!(
         names,
         [
@@ -633,7 +651,9 @@ fn resolution_finds_what_the_runtime_finds() {
             path: b"test_lib_@GFXARCH@.kpack",
         };
         let mut opened = Vec::new();
-        for candidate in candidates(&[path], &arch_list(isa)) {
+        for candidate in candidates(&Environment::default(), &[path], &arch_list(isa), &|p| {
+            p.to_vec()
+        }) {
             let file = String::from_utf8(candidate).unwrap().replace(':', "_");
             if let Ok(data) = std::fs::read(format!("{ROOT}/{root}/{file}")) {
                 if !opened.contains(&data) {
@@ -646,7 +666,14 @@ fn resolution_finds_what_the_runtime_finds() {
     let resolve_for = |isa: &[u8], key: &str, loader| {
         let data = open(isa);
         let archives: Vec<Archive<'_>> = data.iter().map(|d| Archive::parse(d).unwrap()).collect();
-        resolve(key.as_bytes(), &arch_list(isa), &archives, loader).map(|r| {
+        resolve(
+            &Environment::default(),
+            key.as_bytes(),
+            &arch_list(isa),
+            &archives,
+            loader,
+        )
+        .map(|r| {
             (
                 String::from_utf8(r.entry.arch.to_vec()).unwrap(),
                 r.entry.ordinal,
@@ -703,8 +730,14 @@ fn resolution_finds_what_the_runtime_finds() {
         );
         assert_eq!(resolve_for(mi200_xnack, key, Fall).unwrap().0, "gfx90a");
     }
+    let none = Environment::default();
     assert_eq!(
-        resolve(b"k#0", &arch_list(b"gfx906"), &[], Fall),
+        resolve(&none, b"k#0", &arch_list(b"gfx906"), &[], Fall),
         Err(KpackError::ArchiveNotFound)
+    );
+    let off = Environment::from_values(Some(b"1"), None, None);
+    assert_eq!(
+        resolve(&off, b"k#0", &arch_list(b"gfx906"), &[], Fall),
+        Err(KpackError::NotImplemented)
     );
 }
