@@ -204,6 +204,14 @@
 // One zstd frame per code object (`zstd-per-kernel`).
 #define CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL 1
 
+// `clangoffload_kpack_resolve` flag: the loader rocm-kpack shipped, whose
+// first archive listing a candidate architecture decides (without it: the
+// fall-through loader of rocm-systems#9953, every candidate in turn).
+#define CLANGOFFLOAD_KPACK_FIRST_CANDIDATE 1
+
+// `clangoffload_kpack_resolve` flag: `ROCM_KPACK_DISABLE` is in force.
+#define CLANGOFFLOAD_KPACK_DISABLED 2
+
 // Report magics that start no valid container too
 // (`clangoffload_scan_next`).
 #define CLANGOFFLOAD_SCAN_REJECTED 1
@@ -1500,6 +1508,17 @@ typedef struct clangoffload_kpack_record {
   // How many search paths the marker holds.
   size_t search_path_count;
 } clangoffload_kpack_record;
+
+// What `clangoffload_kpack_resolve` found.
+typedef struct clangoffload_kpack_resolution {
+  // 0 when a code object was found; else the runtime's `kpack_error_t`
+  // (5 kernel not found, 8 disabled, 13 no archive, 14 no architecture).
+  uint32_t kpack_error;
+  // Which of the archives given holds it.
+  size_t archive;
+  // Its entry in that archive (for `clangoffload_kpack_read`).
+  size_t entry;
+} clangoffload_kpack_resolution;
 
 // An ELF or COFF section holding offload data; views borrow the file's
 // buffer.
@@ -4031,6 +4050,50 @@ clangoffload_status clangoffload_kpack_binary_key(struct clangoffload_bytes kern
                                                   uint8_t *buf,
                                                   size_t cap,
                                                   size_t *len);
+
+// Resolves binary `key` (`<kernel_name>#<co_index>`) for a device whose
+// architecture list is `arches` (the ISA name, then its generic target, as
+// CLR passes them) among `archives` (the candidates that opened, in the
+// runtime's order), by the HIP runtime's rule (feature subsets in
+// librocm_kpack's order, arch-first search, the loader `flags` names):
+// in place of `kpack_load_code_object` for an embedded loader. `*out`
+// gets the archive and entry, or the runtime's error code.
+//
+// Ownership: nothing to free.
+//
+// NULL: `out` must not be NULL; `archives` and `arches` may be NULL only
+// when their counts are 0, and no archive in the array may be NULL.
+//
+// # Safety
+// `archives` readable for `archive_count` live handles; `arches` readable
+// for `arch_count` views of readable bytes; `key` views readable bytes;
+// `out` NULL or writable.
+clangoffload_status clangoffload_kpack_resolve(const struct clangoffload_kpack *const *archives,
+                                               size_t archive_count,
+                                               struct clangoffload_bytes key,
+                                               const struct clangoffload_bytes *arches,
+                                               size_t arch_count,
+                                               uint32_t flags,
+                                               struct clangoffload_kpack_resolution *out);
+
+// Writes CLR's generic target for the device ISA name `isa` (features
+// kept: `gfx906:xnack-` gives `gfx9-generic:xnack-`) into the `cap` bytes
+// at `buf` (no NUL); `*len` gets its length.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` where CLR's table has none (gfx908,
+// gfx90a, gfx940 ...), `_BUFFER_TOO_SMALL` when it does not fit (or `buf`
+// is NULL, a question for the length).
+//
+// Ownership: nothing to free.
+//
+// NULL: `len` must not be NULL; `buf` may be NULL.
+//
+// # Safety
+// `isa` views readable bytes; `buf` writable for `cap` bytes; `len` NULL
+// or writable.
+clangoffload_status clangoffload_kpack_generic_target(struct clangoffload_bytes isa,
+                                                      uint8_t *buf,
+                                                      size_t cap,
+                                                      size_t *len);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) or COFF file (object, PE DLL or

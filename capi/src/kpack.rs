@@ -642,3 +642,132 @@ pub unsafe extern "C" fn clangoffload_kpack_binary_key(
         unsafe { crate::ffi::write_bytes(&key, buf, cap, len) }
     })
 }
+
+/// `clangoffload_kpack_resolve` flag: the loader rocm-kpack shipped, whose
+/// first archive listing a candidate architecture decides (without it: the
+/// fall-through loader of rocm-systems#9953, every candidate in turn).
+pub const CLANGOFFLOAD_KPACK_FIRST_CANDIDATE: u32 = 1;
+/// `clangoffload_kpack_resolve` flag: `ROCM_KPACK_DISABLE` is in force.
+pub const CLANGOFFLOAD_KPACK_DISABLED: u32 = 2;
+
+/// What `clangoffload_kpack_resolve` found.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_resolution {
+    /// 0 when a code object was found; else the runtime's `kpack_error_t`
+    /// (5 kernel not found, 8 disabled, 13 no archive, 14 no architecture).
+    pub kpack_error: u32,
+    /// Which of the archives given holds it.
+    pub archive: usize,
+    /// Its entry in that archive (for `clangoffload_kpack_read`).
+    pub entry: usize,
+}
+
+/// Resolves binary `key` (`<kernel_name>#<co_index>`) for a device whose
+/// architecture list is `arches` (the ISA name, then its generic target, as
+/// CLR passes them) among `archives` (the candidates that opened, in the
+/// runtime's order), by the HIP runtime's rule (feature subsets in
+/// librocm_kpack's order, arch-first search, the loader `flags` names):
+/// in place of `kpack_load_code_object` for an embedded loader. `*out`
+/// gets the archive and entry, or the runtime's error code.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `out` must not be NULL; `archives` and `arches` may be NULL only
+/// when their counts are 0, and no archive in the array may be NULL.
+///
+/// # Safety
+/// `archives` readable for `archive_count` live handles; `arches` readable
+/// for `arch_count` views of readable bytes; `key` views readable bytes;
+/// `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_resolve(
+    archives: *const *const clangoffload_kpack,
+    archive_count: usize,
+    key: clangoffload_bytes,
+    arches: *const clangoffload_bytes,
+    arch_count: usize,
+    flags: u32,
+    out: *mut clangoffload_kpack_resolution,
+) -> clangoffload_status {
+    use clangoffload::kpack::{resolve, Environment, Loader};
+    ffi_guard!({
+        if flags & !(CLANGOFFLOAD_KPACK_FIRST_CANDIDATE | CLANGOFFLOAD_KPACK_DISABLED) != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: readable for the counts, as the caller promises.
+        let handles = unsafe { crate::ffi::array_arg(archives, archive_count) }?;
+        // SAFETY: as above.
+        let views = unsafe { crate::ffi::array_arg(arches, arch_count) }?;
+        // SAFETY: readable, as the caller promises.
+        let key = unsafe { key.as_slice() }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        let mut kpacks = Vec::new();
+        for &handle in handles {
+            // SAFETY: each a live handle, as the caller promises.
+            kpacks.push(unsafe { handle_arg(handle) }?);
+        }
+        let mut list = Vec::new();
+        for view in views {
+            // SAFETY: readable, as the caller promises.
+            list.push(unsafe { view.as_slice() }?.to_vec());
+        }
+        let parsed: Vec<_> = kpacks.iter().map(|k| k.archive.clone()).collect();
+        let environment = Environment {
+            disabled: flags & CLANGOFFLOAD_KPACK_DISABLED != 0,
+            ..Environment::default()
+        };
+        let loader = if flags & CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
+            Loader::FirstCandidate
+        } else {
+            Loader::FallThrough
+        };
+        *out = match resolve(&environment, key, &list, &parsed, loader) {
+            Ok(found) => clangoffload_kpack_resolution {
+                kpack_error: 0,
+                archive: found.archive,
+                entry: kpacks
+                    .get(found.archive)
+                    .and_then(|k| k.entries.iter().position(|e| *e == found.entry))
+                    .unwrap_or(0),
+            },
+            Err(e) => clangoffload_kpack_resolution {
+                kpack_error: e.code(),
+                archive: 0,
+                entry: 0,
+            },
+        };
+        Ok(())
+    })
+}
+
+/// Writes CLR's generic target for the device ISA name `isa` (features
+/// kept: `gfx906:xnack-` gives `gfx9-generic:xnack-`) into the `cap` bytes
+/// at `buf` (no NUL); `*len` gets its length.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` where CLR's table has none (gfx908,
+/// gfx90a, gfx940 ...), `_BUFFER_TOO_SMALL` when it does not fit (or `buf`
+/// is NULL, a question for the length).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `len` must not be NULL; `buf` may be NULL.
+///
+/// # Safety
+/// `isa` views readable bytes; `buf` writable for `cap` bytes; `len` NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_generic_target(
+    isa: clangoffload_bytes,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable, as the caller promises.
+        let isa = unsafe { isa.as_slice() }?;
+        let generic = clangoffload::kpack::clr_generic(isa).ok_or(clangoffload_status::NotFound)?;
+        // SAFETY: as the caller promises.
+        unsafe { crate::ffi::write_bytes(&generic, buf, cap, len) }
+    })
+}

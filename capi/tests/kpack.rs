@@ -166,3 +166,95 @@ fn what_is_no_archive_is_refused_where_it_fails() {
         clangoffload_kpack_free(std::ptr::null_mut());
     }
 }
+
+fn parse(path: &str, data: &[u8]) -> *mut clangoffload_kpack {
+    let mut kpack = std::ptr::null_mut();
+    let mut err = error();
+    // SAFETY: the caller keeps `data` alive until the handle is freed.
+    let status =
+        unsafe { clangoffload_kpack_parse(data.as_ptr(), data.len(), &mut kpack, &mut err) };
+    assert_eq!(status, S::Ok, "{path}");
+    kpack
+}
+
+fn view(bytes: &[u8]) -> clangoffload_capi::clangoffload_bytes {
+    clangoffload_capi::clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    }
+}
+
+/// Resolution through the C ABI: the xnack variant's archive shadows the
+/// base one under the shipped loader (error 5), the fall-through loader
+/// finds the base one's entry; disabled gives 8, no archive 13; CLR's
+/// generic targets.
+#[test]
+fn resolution_through_the_c_abi_is_the_runtimes() {
+    let dir = root().join("tests/fixtures/kpack/zstd/.kpack");
+    let names = ["test_lib_gfx90a_xnack-.kpack", "test_lib_gfx90a.kpack"];
+    let data: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| std::fs::read(dir.join(n)).unwrap())
+        .collect();
+    let handles: Vec<*const clangoffload_kpack> = names
+        .iter()
+        .zip(&data)
+        .map(|(n, d)| parse(n, d).cast_const())
+        .collect();
+    let arches = [view(b"amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-")];
+    let key = b"pkg/stage/lib/libtwo.so#0";
+    let resolve = |handles: &[*const clangoffload_kpack], flags| {
+        let mut out: clangoffload_kpack_resolution = unsafe { std::mem::zeroed() };
+        // SAFETY: live handles, views and record.
+        let status = unsafe {
+            clangoffload_kpack_resolve(
+                handles.as_ptr(),
+                handles.len(),
+                view(key),
+                arches.as_ptr(),
+                arches.len(),
+                flags,
+                &mut out,
+            )
+        };
+        (status, out)
+    };
+    let (status, first) = resolve(&handles, CLANGOFFLOAD_KPACK_FIRST_CANDIDATE);
+    assert_eq!((status, first.kpack_error), (S::Ok, 5));
+    let (status, fall) = resolve(&handles, 0);
+    assert_eq!((status, fall.kpack_error, fall.archive), (S::Ok, 0, 1));
+    let mut entry: clangoffload_kpack_entry = unsafe { std::mem::zeroed() };
+    // SAFETY: live handle, writable record.
+    assert_eq!(
+        unsafe { clangoffload_kpack_get_entry(handles[1], fall.entry, &mut entry) },
+        S::Ok
+    );
+    assert_eq!(
+        (bytes(entry.key), bytes(entry.arch)),
+        (key.to_vec(), b"gfx90a".to_vec())
+    );
+    assert_eq!(
+        resolve(&handles, CLANGOFFLOAD_KPACK_DISABLED).1.kpack_error,
+        8
+    );
+    assert_eq!(resolve(&[], 0).1.kpack_error, 13);
+    assert_eq!(resolve(&handles, 4).0, S::InvalidArgument);
+    let generic = |isa: &[u8]| {
+        let mut buf = [0u8; 64];
+        let mut len = 0usize;
+        // SAFETY: the view is live; buf writable for its length.
+        let status = unsafe {
+            clangoffload_kpack_generic_target(view(isa), buf.as_mut_ptr(), buf.len(), &mut len)
+        };
+        (status, buf[..len.min(64)].to_vec())
+    };
+    assert_eq!(
+        generic(b"gfx906:xnack-"),
+        (S::Ok, b"gfx9-generic:xnack-".to_vec())
+    );
+    assert_eq!(generic(b"gfx90a").0, S::NotFound);
+    for handle in handles {
+        // SAFETY: each made above, freed once.
+        unsafe { clangoffload_kpack_free(handle.cast_mut()) };
+    }
+}
