@@ -259,3 +259,45 @@ fn a_split_host_reads_through_to_its_archives() {
     assert!(listed.status.success(), "{listed:?}");
     assert_eq!(lines(&listed.stdout), ["hipv4-amdgcn-amd-amdhsa--gfx906"]);
 }
+
+/// `inspect` of a split host: `.hip_fatbin` moved, each record's key and
+/// the code objects its archives hold, the zeroed pointer named.
+#[test]
+fn inspect_shows_a_split_host_read_through() {
+    let host = kpack_dir().join("zstd/lib/libtwo.so");
+    let done = clangoffload(&["inspect".as_ref(), "--json".as_ref(), host.as_os_str()]);
+    assert!(done.status.success(), "{done:?}");
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let k = &report["kpack"];
+    assert_eq!(k["fatbin_moved"]["address"], 0x1000);
+    let records = k["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["co_index"], i);
+        assert_eq!(r["key"], format!("pkg/stage/lib/libtwo.so#{i}"));
+        let ids: Vec<&str> = r["code_objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a"
+            ]
+        );
+    }
+    let nopie = kpack_dir().join("zstd/bin/hip-nopie");
+    let done = clangoffload(&["inspect".as_ref(), nopie.as_os_str()]);
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert!(
+        text.contains(".hip_fatbin: moved to kpack archives"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kpack record 0 (code object 0) at offset 0x11f0: no marker"),
+        "{text}"
+    );
+}

@@ -30,6 +30,8 @@ struct Report<'a> {
     cuda_fatbins: Vec<super::cuda::FatbinReport>,
     /// What the file is when it holds no container or fat binary at all.
     no_container: Option<String>,
+    /// A host ROCm's kpack split: its records, markers and code objects.
+    kpack: Option<super::kpack::HostReport>,
 }
 
 #[derive(Serialize)]
@@ -196,6 +198,9 @@ fn render_found(
 ) -> Result<Rendered, Failure> {
     let files = inspection.files();
     let mut report = report(file, data.len(), inspection, &files);
+    if mode != Mode::Objdump {
+        report.kpack = super::kpack::host_report(file, data)?;
+    }
     let cuda = super::cuda::read(file, data)?;
     // llvm-objdump's view of such a file is an empty one.
     if mode != Mode::Objdump && holds_nothing(data, inspection, cuda.as_ref()) {
@@ -382,6 +387,7 @@ fn report<'a>(
         errors,
         cuda_fatbins: Vec::new(),
         no_container: None,
+        kpack: None,
     }
 }
 
@@ -528,6 +534,12 @@ fn to_text(report: &Report) -> String {
     super::cuda::text(&report.cuda_fatbins, &mut out);
     for note in &report.notes {
         let _ = writeln!(out, "{note}");
+    }
+    if let Some(kpack) = &report.kpack {
+        out.push_str(&super::kpack::host_text(kpack));
+        for finding in &kpack.errors {
+            let _ = writeln!(out, "kpack: {finding}");
+        }
     }
     for error in &report.errors {
         let _ = writeln!(out, "error {error}");

@@ -234,8 +234,21 @@ pub struct ReadThrough {
     /// Per record: its key, and (archive path, entry index, ID, size) of
     /// each code object the archives hold for it, in archive order.
     pub records: Vec<(Vec<u8>, Vec<Found>)>,
-    /// Why a record or an archive gave nothing: one located line each.
+    /// Why a record has no marker: one located line each.
+    pub record_problems: Vec<String>,
+    /// Why an archive or a record's key gave nothing: one located line each.
     pub errors: Vec<String>,
+}
+
+impl ReadThrough {
+    /// Every failure, records' first.
+    fn failures(&self) -> Vec<String> {
+        self.record_problems
+            .iter()
+            .chain(&self.errors)
+            .cloned()
+            .collect()
+    }
 }
 
 /// One code object a record's key finds.
@@ -280,11 +293,11 @@ pub fn read_through(
     if records.is_empty() && host.moved_fatbin().is_none() {
         return Ok(None);
     }
-    let mut errors = Vec::new();
+    let (mut errors, mut record_problems) = (Vec::new(), Vec::new());
     let mut search = Vec::new();
     for record in &records {
         match &record.problem {
-            Some(problem) => errors.push(format!(
+            Some(problem) => record_problems.push(format!(
                 "'{file}': HIPK record {} at offset {:#x}: {problem}",
                 record.index, record.offset
             )),
@@ -347,6 +360,7 @@ pub fn read_through(
     Ok(Some((
         ReadThrough {
             records: out,
+            record_problems,
             errors,
         },
         archives,
@@ -427,7 +441,7 @@ pub fn list_host(through: &ReadThrough) -> Result<Vec<String>, Failure> {
         }
     }
     out.flush()?;
-    Ok(through.errors.clone())
+    Ok(through.failures())
 }
 
 /// `extract` of a split host: each record's code objects, read from their
@@ -449,7 +463,7 @@ pub fn extract_host(
     let parsed: Vec<Option<Kpack<'_>>> = (0..archives.paths.len())
         .map(|i| archives.parsed(i).and_then(Result::ok))
         .collect();
-    let mut errors = through.errors.clone();
+    let mut errors = through.failures();
     let mut names = std::collections::HashSet::new();
     for (key, found) in &through.records {
         for f in found {
@@ -477,4 +491,133 @@ pub fn extract_host(
         }
     }
     Ok(errors)
+}
+
+/// What `inspect` shows of a host kpack split: where `.hip_fatbin` went,
+/// each `HIPK` record with its marker, and the code objects its key finds
+/// in the archives the marker names.
+#[derive(Serialize)]
+pub struct HostReport {
+    /// `.hip_fatbin` left without bytes.
+    pub fatbin_moved: Option<Moved>,
+    pub records: Vec<RecordReport>,
+    /// The archives read, in the order the code objects name them.
+    pub archives: Vec<String>,
+    /// Records and archives that gave nothing, one located line each.
+    pub errors: Vec<String>,
+}
+
+/// Where `.hip_fatbin` was: its address and size, kept.
+#[derive(Serialize)]
+pub struct Moved {
+    pub address: u64,
+    pub size: u64,
+}
+
+#[derive(Serialize)]
+pub struct RecordReport {
+    pub index: usize,
+    pub co_index: u32,
+    pub offset: u64,
+    pub kernel_name: String,
+    pub search_paths: Vec<String>,
+    pub key: String,
+    /// Why it has no marker.
+    pub problem: Option<String>,
+    pub code_objects: Vec<CodeObjectReport>,
+}
+
+#[derive(Serialize)]
+pub struct CodeObjectReport {
+    /// Index into `archives`.
+    pub archive: usize,
+    pub id: String,
+    pub size: u64,
+}
+
+/// The report of a host kpack split (`None` for any other file).
+pub fn host_report(file: &str, data: &[u8]) -> Result<Option<HostReport>, Failure> {
+    let Some((through, archives)) = read_through(file, data, &[])? else {
+        return Ok(None);
+    };
+    let host = crate::ffi::kpack::Host::parse(data).map_err(Failure)?;
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut found = through.records.iter();
+    let records = host
+        .records()
+        .iter()
+        .map(|r| {
+            let code_objects = match r.problem {
+                Some(_) => Vec::new(),
+                None => found
+                    .next()
+                    .map(|(_, f)| {
+                        f.iter()
+                            .map(|f| CodeObjectReport {
+                                archive: f.archive,
+                                id: lossy(&f.id),
+                                size: f.size,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            };
+            RecordReport {
+                index: r.index,
+                co_index: r.co_index,
+                offset: r.offset,
+                kernel_name: lossy(r.kernel_name),
+                search_paths: r.search_paths.iter().map(|p| lossy(p)).collect(),
+                key: lossy(&crate::ffi::kpack::binary_key(r.kernel_name, r.co_index)),
+                problem: r.problem.clone(),
+                code_objects,
+            }
+        })
+        .collect();
+    Ok(Some(HostReport {
+        fatbin_moved: host
+            .moved_fatbin()
+            .map(|(address, size)| Moved { address, size }),
+        records,
+        archives: archives
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        errors: through.errors,
+    }))
+}
+
+/// `inspect`'s text of a host report.
+pub fn host_text(report: &HostReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if let Some(Moved { address, size }) = report.fatbin_moved {
+        let _ = writeln!(
+            out,
+            ".hip_fatbin: moved to kpack archives (no bytes in the file; {size} bytes at address {address:#x})"
+        );
+    }
+    for r in &report.records {
+        let _ = write!(
+            out,
+            "kpack record {} (code object {}) at offset {:#x}: ",
+            r.index, r.co_index, r.offset
+        );
+        if let Some(problem) = &r.problem {
+            let _ = writeln!(out, "no marker: {problem}");
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "key {}, search paths {}",
+            r.key,
+            r.search_paths.join(", ")
+        );
+        for c in &r.code_objects {
+            let archive = report.archives.get(c.archive).map_or("", String::as_str);
+            let _ = writeln!(out, "  {} ({} bytes) in {archive}", c.id, c.size);
+        }
+    }
+    out
 }
