@@ -19,6 +19,9 @@ __all__ = [
     "File",
     "HashMismatchError",
     "InvalidIdError",
+    "KpackArchive",
+    "KpackEntry",
+    "KpackResolution",
     "LimitExceededError",
     "TargetId",
     "TruncatedError",
@@ -27,6 +30,8 @@ __all__ = [
     "_open_mapped",
     "bundle",
     "decompress",
+    "kpack_arch_list",
+    "kpack_resolve",
     "list_ids",
     "normalize_entry_id",
     "parse",
@@ -262,6 +267,57 @@ class TargetId:
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
+class KpackArchive:
+    """A kpack archive (``.kpack``, ROCm 7's split device code), read in place."""
+
+    def __new__(cls, buffer: Buffer) -> Self: ...
+    @property
+    def scheme(self) -> Literal["none", "zstd-per-kernel"]: ...
+    @property
+    def group_name(self) -> str | None: ...
+    @property
+    def arches(self) -> list[str]: ...
+    def entries(self) -> list[KpackEntry]: ...
+    def read(self, key: str, arch: str) -> bytes: ...
+
+@final
+class KpackEntry:
+    """An entry of a kpack archive's table of contents."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def arch(self) -> str: ...
+    @property
+    def target(self) -> str | None: ...
+    @property
+    def ordinal(self) -> int: ...
+    @property
+    def original_size(self) -> int: ...
+
+@final
+class KpackResolution:
+    """What the HIP runtime loads for a record, or its error code."""
+
+    @property
+    def kpack_error(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def archive(self) -> int | None: ...
+    @property
+    def entry(self) -> KpackEntry | None: ...
+
+def kpack_arch_list(isa: str) -> list[str]: ...
+def kpack_resolve(
+    archives: list[KpackArchive],
+    key: str,
+    arches: list[str],
+    *,
+    first_candidate: bool = False,
+    disabled: bool = False,
+) -> KpackResolution: ...
 def parse(data: Buffer, *, verify_hash: bool = True) -> File: ...
 def _open_mapped(mapping: Buffer, name: str, *, verify_hash: bool = True) -> File: ...
 def bundle(

@@ -10,6 +10,7 @@ mod error;
 mod file;
 mod ids;
 mod jobs;
+mod kpack;
 
 use pyo3::prelude::*;
 
@@ -27,6 +28,8 @@ mod _native {
     use crate::jobs::{
         _open_mapped, bundle, decompress, list_ids, normalize_entry_id, parse, unbundle,
     };
+    #[pymodule_export]
+    use crate::kpack::{kpack_arch_list, kpack_resolve, KpackArchive, KpackEntry, KpackResolution};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
