@@ -212,6 +212,30 @@
 // `clangoffload_kpack_resolve` flag: `ROCM_KPACK_DISABLE` is in force.
 #define CLANGOFFLOAD_KPACK_DISABLED 2
 
+// `clangoffload_kpack_finding.kind`: a record whose pointer the split
+// zeroed (`record`, `offset`).
+#define CLANGOFFLOAD_KPACK_NULL_POINTER 1
+
+// A record (`record`: its code object index) with no code object for
+// `text`, an architecture other records have.
+#define CLANGOFFLOAD_KPACK_RECORD_WITHOUT_ARCH 2
+
+// On device `text`, the shipped loader stops at archive `archive` and fails
+// where the fall-through loader finds record `record` in `base`.
+#define CLANGOFFLOAD_KPACK_SHADOWED_BY_VARIANT 3
+
+// Archive `archive`'s name holds `:`: `ROCM_KPACK_PATH` cannot name it.
+#define CLANGOFFLOAD_KPACK_NAME_NOT_NAMEABLE 4
+
+// Archive `archive` stores its code objects uncompressed.
+#define CLANGOFFLOAD_KPACK_UNCOMPRESSED 5
+
+// Entry `entry` of archive `archive` cannot be read (`status`, `offset`).
+#define CLANGOFFLOAD_KPACK_DAMAGED_ENTRY 6
+
+// A container left in the host's bytes at `offset`, not live.
+#define CLANGOFFLOAD_KPACK_STALE_CONTAINER 7
+
 // Report magics that start no valid container too
 // (`clangoffload_scan_next`).
 #define CLANGOFFLOAD_SCAN_REJECTED 1
@@ -826,6 +850,9 @@ typedef struct clangoffload_job clangoffload_job;
 
 // A kpack archive read in place, its entries listed. Borrows the buffer.
 typedef struct clangoffload_kpack clangoffload_kpack;
+
+// What `clangoffload_kpack_check` found.
+typedef struct clangoffload_kpack_findings clangoffload_kpack_findings;
 
 // A host after kpack's split: its `HIPK` records and their markers.
 // Borrows the buffer.
@@ -1519,6 +1546,28 @@ typedef struct clangoffload_kpack_resolution {
   // Its entry in that archive (for `clangoffload_kpack_read`).
   size_t entry;
 } clangoffload_kpack_resolution;
+
+// One finding of `clangoffload_kpack_check`; fields a kind does not use
+// are 0 (or empty).
+typedef struct clangoffload_kpack_finding {
+  // `CLANGOFFLOAD_KPACK_NULL_POINTER` ... `_STALE_CONTAINER`.
+  uint32_t kind;
+  // A record's index (null pointer) or code object index.
+  size_t record;
+  // The archive at fault (an index into those given).
+  size_t archive;
+  // The archive that holds the code (shadowing).
+  size_t base;
+  // An entry's index in its archive's table.
+  size_t entry;
+  // A file offset (record, damage, stale container).
+  uint64_t offset;
+  // The error's status (damaged entry).
+  uint32_t status;
+  // The device (shadowing) or architecture (record without it); borrows
+  // the findings handle.
+  struct clangoffload_bytes text;
+} clangoffload_kpack_finding;
 
 // An ELF or COFF section holding offload data; views borrow the file's
 // buffer.
@@ -4094,6 +4143,69 @@ clangoffload_status clangoffload_kpack_generic_target(struct clangoffload_bytes 
                                                       uint8_t *buf,
                                                       size_t cap,
                                                       size_t *len);
+
+// Checks a host kpack split (the ELF or COFF file in `len` bytes at
+// `data`) and the archives its markers name (`archives`, `count` of them
+// in the runtime's candidate order, each with its file name in `names`)
+// for what the runtime hides: zeroed pointers, records without code for an
+// architecture others have, variant archives shadowing the base one under
+// the shipped loader, names `ROCM_KPACK_PATH` cannot give, uncompressed
+// archives, damaged entries, stale containers left in the host. Stores the
+// findings in a handle in `*out` (none for a clean input).
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_findings_free`. On failure `*out` is
+// untouched and `*err` (if not NULL) says what and where.
+//
+// NULL: `data` may be NULL only when `len` is 0, `archives` and `names`
+// only when `count` is 0; `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `data` readable for `len` bytes; `archives` readable for `count` live
+// handles and `names` for `count` views of readable bytes; `out` and
+// `err` NULL or writable.
+clangoffload_status clangoffload_kpack_check(const uint8_t *data,
+                                             size_t len,
+                                             const struct clangoffload_kpack *const *archives,
+                                             const struct clangoffload_bytes *names,
+                                             size_t count,
+                                             struct clangoffload_kpack_findings **out,
+                                             struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_kpack_check`.
+//
+// Ownership: the handle is released with the texts its findings name.
+//
+// NULL: a NULL `findings` does nothing.
+//
+// # Safety
+// `findings` is NULL or a live handle not yet freed.
+void clangoffload_kpack_findings_free(struct clangoffload_kpack_findings *findings);
+
+// How many findings.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `findings` gives 0.
+//
+// # Safety
+// `findings` is NULL or a live handle.
+size_t clangoffload_kpack_findings_count(const struct clangoffload_kpack_findings *findings);
+
+// Stores finding `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `out->text` borrows the handle.
+//
+// NULL: `findings` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `findings` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_findings_get(const struct clangoffload_kpack_findings *findings,
+                                                    size_t index,
+                                                    struct clangoffload_kpack_finding *out);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) or COFF file (object, PE DLL or

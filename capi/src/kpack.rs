@@ -771,3 +771,262 @@ pub unsafe extern "C" fn clangoffload_kpack_generic_target(
         unsafe { crate::ffi::write_bytes(&generic, buf, cap, len) }
     })
 }
+
+/// `clangoffload_kpack_finding.kind`: a record whose pointer the split
+/// zeroed (`record`, `offset`).
+pub const CLANGOFFLOAD_KPACK_NULL_POINTER: u32 = 1;
+/// A record (`record`: its code object index) with no code object for
+/// `text`, an architecture other records have.
+pub const CLANGOFFLOAD_KPACK_RECORD_WITHOUT_ARCH: u32 = 2;
+/// On device `text`, the shipped loader stops at archive `archive` and fails
+/// where the fall-through loader finds record `record` in `base`.
+pub const CLANGOFFLOAD_KPACK_SHADOWED_BY_VARIANT: u32 = 3;
+/// Archive `archive`'s name holds `:`: `ROCM_KPACK_PATH` cannot name it.
+pub const CLANGOFFLOAD_KPACK_NAME_NOT_NAMEABLE: u32 = 4;
+/// Archive `archive` stores its code objects uncompressed.
+pub const CLANGOFFLOAD_KPACK_UNCOMPRESSED: u32 = 5;
+/// Entry `entry` of archive `archive` cannot be read (`status`, `offset`).
+pub const CLANGOFFLOAD_KPACK_DAMAGED_ENTRY: u32 = 6;
+/// A container left in the host's bytes at `offset`, not live.
+pub const CLANGOFFLOAD_KPACK_STALE_CONTAINER: u32 = 7;
+
+/// One finding of `clangoffload_kpack_check`; fields a kind does not use
+/// are 0 (or empty).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_finding {
+    /// `CLANGOFFLOAD_KPACK_NULL_POINTER` ... `_STALE_CONTAINER`.
+    pub kind: u32,
+    /// A record's index (null pointer) or code object index.
+    pub record: usize,
+    /// The archive at fault (an index into those given).
+    pub archive: usize,
+    /// The archive that holds the code (shadowing).
+    pub base: usize,
+    /// An entry's index in its archive's table.
+    pub entry: usize,
+    /// A file offset (record, damage, stale container).
+    pub offset: u64,
+    /// The error's status (damaged entry).
+    pub status: u32,
+    /// The device (shadowing) or architecture (record without it); borrows
+    /// the findings handle.
+    pub text: clangoffload_bytes,
+}
+
+/// What `clangoffload_kpack_check` found.
+pub struct clangoffload_kpack_findings {
+    findings: Vec<(clangoffload_kpack_finding, Vec<u8>)>,
+}
+
+/// Checks a host kpack split (the ELF or COFF file in `len` bytes at
+/// `data`) and the archives its markers name (`archives`, `count` of them
+/// in the runtime's candidate order, each with its file name in `names`)
+/// for what the runtime hides: zeroed pointers, records without code for an
+/// architecture others have, variant archives shadowing the base one under
+/// the shipped loader, names `ROCM_KPACK_PATH` cannot give, uncompressed
+/// archives, damaged entries, stale containers left in the host. Stores the
+/// findings in a handle in `*out` (none for a clean input).
+///
+/// Ownership: on success `*out` is a new handle owned by the caller,
+/// released with `clangoffload_kpack_findings_free`. On failure `*out` is
+/// untouched and `*err` (if not NULL) says what and where.
+///
+/// NULL: `data` may be NULL only when `len` is 0, `archives` and `names`
+/// only when `count` is 0; `out` must not be NULL; `err` may be NULL.
+///
+/// # Safety
+/// `data` readable for `len` bytes; `archives` readable for `count` live
+/// handles and `names` for `count` views of readable bytes; `out` and
+/// `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_check(
+    data: *const u8,
+    len: usize,
+    archives: *const *const clangoffload_kpack,
+    names: *const clangoffload_bytes,
+    count: usize,
+    out: *mut *mut clangoffload_kpack_findings,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    use clangoffload::kpack::{check, Finding, Named};
+    ffi_guard!({
+        // SAFETY: as the caller promises.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: as the caller promises.
+        let handles = unsafe { crate::ffi::array_arg(archives, count) }?;
+        // SAFETY: as the caller promises.
+        let views = unsafe { crate::ffi::array_arg(names, count) }?;
+        // SAFETY: as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `err` is NULL or writable, as the caller promises.
+        let file = clangoffload::object::ObjectFile::parse(data)
+            .map_err(|e| unsafe { report(&e, err) })?;
+        let mut named = Vec::new();
+        for (&handle, view) in handles.iter().zip(views) {
+            // SAFETY: live handles and readable views, as the caller promises.
+            let (kpack, name) = unsafe { (handle_arg(handle)?, view.as_slice()?) };
+            named.push(Named {
+                name,
+                archive: &kpack.archive,
+            });
+        }
+        let records = clangoffload::kpack::records(&file);
+        let blank = clangoffload_kpack_finding {
+            kind: 0,
+            record: 0,
+            archive: 0,
+            base: 0,
+            entry: 0,
+            offset: 0,
+            status: 0,
+            text: clangoffload_bytes::of(&[]),
+        };
+        let mut findings = Vec::new();
+        for finding in check(data, &records, &named) {
+            match finding {
+                Finding::NullPointer { record, offset } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_NULL_POINTER,
+                        record,
+                        offset,
+                        ..blank
+                    },
+                    Vec::new(),
+                )),
+                Finding::RecordWithoutArch { arch, records } => {
+                    for record in records {
+                        findings.push((
+                            clangoffload_kpack_finding {
+                                kind: CLANGOFFLOAD_KPACK_RECORD_WITHOUT_ARCH,
+                                record: usize::try_from(record).unwrap_or(usize::MAX),
+                                ..blank
+                            },
+                            arch.clone(),
+                        ));
+                    }
+                }
+                Finding::ShadowedByVariant {
+                    record,
+                    device,
+                    variant,
+                    base,
+                } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_SHADOWED_BY_VARIANT,
+                        record: usize::try_from(record).unwrap_or(usize::MAX),
+                        archive: variant,
+                        base,
+                        ..blank
+                    },
+                    device,
+                )),
+                Finding::NameNotNameable { archive } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_NAME_NOT_NAMEABLE,
+                        archive,
+                        ..blank
+                    },
+                    Vec::new(),
+                )),
+                Finding::Uncompressed { archive } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_UNCOMPRESSED,
+                        archive,
+                        ..blank
+                    },
+                    Vec::new(),
+                )),
+                Finding::DamagedEntry {
+                    archive,
+                    entry,
+                    error,
+                } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_DAMAGED_ENTRY,
+                        archive,
+                        entry,
+                        offset: error.offset(),
+                        status: clangoffload_status::from(error.kind()).code(),
+                        ..blank
+                    },
+                    Vec::new(),
+                )),
+                Finding::StaleContainer { offset } => findings.push((
+                    clangoffload_kpack_finding {
+                        kind: CLANGOFFLOAD_KPACK_STALE_CONTAINER,
+                        offset,
+                        ..blank
+                    },
+                    Vec::new(),
+                )),
+            }
+        }
+        *out = into_handle(clangoffload_kpack_findings { findings });
+        Ok(())
+    })
+}
+
+/// Releases a handle from `clangoffload_kpack_check`.
+///
+/// Ownership: the handle is released with the texts its findings name.
+///
+/// NULL: a NULL `findings` does nothing.
+///
+/// # Safety
+/// `findings` is NULL or a live handle not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_findings_free(
+    findings: *mut clangoffload_kpack_findings,
+) {
+    // SAFETY: NULL or a handle released once, as the caller promises.
+    unsafe { free_handle(findings) }
+}
+
+/// How many findings.
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `findings` gives 0.
+///
+/// # Safety
+/// `findings` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_findings_count(
+    findings: *const clangoffload_kpack_findings,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { crate::handle::count(findings, |f| &f.findings) }
+}
+
+/// Stores finding `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+/// past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: `out->text` borrows the handle.
+///
+/// NULL: `findings` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `findings` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_findings_get(
+    findings: *const clangoffload_kpack_findings,
+    index: usize,
+    out: *mut clangoffload_kpack_finding,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            findings,
+            |f| &f.findings,
+            index,
+            out,
+            |_, (finding, text)| clangoffload_kpack_finding {
+                text: clangoffload_bytes::of(text),
+                ..*finding
+            },
+        )
+    }
+}

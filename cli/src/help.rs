@@ -16,6 +16,9 @@ USAGE:
                                           every container in a file, ELF/COFF host file or archive:
                                           header fields, ratio, hash, entries, images, wrappers
   clangoffload scan FILE [--rejected]     every container anywhere in any file (memory images)
+  clangoffload check PATH... [--kpack-path PATH]...
+                                          what the HIP runtime hides about hosts ROCm's kpack split
+                                          and their archives (files, or directories walked)
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
   clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
   clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
@@ -107,6 +110,24 @@ a core dump, any bytes), in one pass.
   --rejected      also show the magic numbers that start no valid container
 ";
 
+/// `check`.
+pub const CHECK: &str = "\
+usage: clangoffload check PATH... [--kpack-path PATH]...
+
+Checks hosts ROCm's kpack split (files, or every file under a directory) and
+the archives their markers name for what the HIP runtime hides, one finding
+per line: a record whose pointer the split zeroed (non-PIE executables), a
+record with no code object for an architecture other records have (the
+splitter's per-architecture numbering), a variant archive (gfx90a:xnack-)
+shadowing the base one under rocm-kpack's shipped loader, archive names that
+ROCM_KPACK_PATH cannot give (':'), uncompressed archives, damaged entries,
+containers the split left in the file. Exit status 1 when anything is found.
+
+  --kpack-path PATH
+                  the archives (a .kpack file, or a directory of them), in place
+                  of those the markers name; repeatable
+";
+
 /// The help of `command`, if it has one here (the drop-ins and `wrap`
 /// print their own).
 pub fn of(command: &str) -> Option<&'static str> {
@@ -115,6 +136,7 @@ pub fn of(command: &str) -> Option<&'static str> {
         "extract" => Some(EXTRACT),
         "inspect" => Some(INSPECT),
         "scan" => Some(SCAN),
+        "check" => Some(CHECK),
         _ => None,
     }
 }

@@ -78,6 +78,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "extract" => commands::extract::run(argv0, rest),
         "inspect" => commands::inspect::run(argv0, rest),
         "scan" => commands::scan::run(argv0, rest),
+        "check" => commands::check::run(argv0, rest),
         "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {
             let _ = stdio::out!("{}", help::TOOL);

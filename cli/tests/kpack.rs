@@ -301,3 +301,40 @@ fn inspect_shows_a_split_host_read_through() {
         "{text}"
     );
 }
+
+/// `check` on rocm-kpack's output: each defect kpack.md reproduced is found
+/// where it is (the zeroed pointer, libskew's record without gfx906, the
+/// xnack archives shadowing the base one, libtwoz's stale bundle), and a
+/// clean host with clean archives gives nothing and exit 0.
+#[test]
+fn check_finds_the_defects_the_runtime_hides() {
+    let tree = kpack_dir().join("zstd");
+    let done = clangoffload(&["check".as_ref(), tree.as_os_str()]);
+    assert_eq!(done.status.code(), Some(1), "{done:?}");
+    let out = String::from_utf8_lossy(&done.stdout);
+    for wanted in [
+        "bin/hip-nopie': HIPK record 0 at offset 0x11f0: its pointer is 0",
+        "lib/libskew.so': record 1 has no code object for gfx906",
+        "lib/libtwo.so': record 1 on gfx90a:xnack-: rocm-kpack's shipped loader stops at",
+        "lib/libtwoz.so': a container at offset 0x1000 left by the split",
+    ] {
+        assert!(out.contains(wanted), "{wanted}: {out}");
+    }
+    assert!(
+        !out.contains("libxnack.so': record"),
+        "libxnack's own archives hold it: {out}"
+    );
+    let host = tree.join("lib/libtwo.so");
+    let base = tree.join(".kpack/test_lib_gfx90a.kpack");
+    let other = tree.join(".kpack/test_lib_gfx906.kpack");
+    let clean = clangoffload(&[
+        "check".as_ref(),
+        host.as_os_str(),
+        "--kpack-path".as_ref(),
+        base.as_os_str(),
+        "--kpack-path".as_ref(),
+        other.as_os_str(),
+    ]);
+    assert!(clean.status.success(), "{clean:?}");
+    assert!(clean.stdout.is_empty());
+}

@@ -267,7 +267,7 @@ pub struct Archives {
 }
 
 impl Archives {
-    fn parsed(&self, index: usize) -> Option<Result<Kpack<'_>, String>> {
+    pub fn parsed(&self, index: usize) -> Option<Result<Kpack<'_>, String>> {
         self.inputs
             .get(index)
             .map(|input| Kpack::parse(input.data()))
@@ -427,7 +427,8 @@ fn find_archives(
         .collect();
     unique.sort();
     unique.dedup_by(|a, b| a.0 == b.0);
-    unique.into_iter().map(|(_, p)| p).collect()
+    // Named by their canonical paths (`lib/../.kpack/x` is `.kpack/x`).
+    unique.into_iter().map(|(canonical, _)| canonical).collect()
 }
 
 /// `list` of a split host: each record's code objects' IDs, in record

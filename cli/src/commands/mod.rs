@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod bundler;
+pub mod check;
 pub mod cuda;
 pub mod extract;
 pub mod fatbinary;

@@ -1,7 +1,7 @@
 //! kpack archives through the library (`clangoffload_kpack_*`): their
 //! facts, entries and code objects as safe Rust values.
 
-use super::{blank_error, bytes_out, c, check, record, view, Handle};
+use super::{blank_error, bytes_out, c, check as check_status, record, view, Handle};
 
 /// A kpack archive read by the library; borrows its bytes.
 pub struct Kpack<'data> {
@@ -37,7 +37,7 @@ impl<'data> Kpack<'data> {
             // writable.
             let status =
                 unsafe { c::clangoffload_kpack_parse(data.as_ptr(), data.len(), out, &mut err) };
-            check(status, &err)
+            check_status(status, &err)
         })?;
         Ok(Kpack { handle })
     }
@@ -110,7 +110,7 @@ impl<'data> Kpack<'data> {
                 &mut err,
             )
         };
-        check(status, &err)?;
+        check_status(status, &err)?;
         out.truncate(written);
         Ok(out)
     }
@@ -166,7 +166,7 @@ impl<'data> Host<'data> {
             let status = unsafe {
                 c::clangoffload_kpack_host_parse(data.as_ptr(), data.len(), out, &mut err)
             };
-            check(status, &err)
+            check_status(status, &err)
         })?;
         Ok(Host { handle })
     }
@@ -223,4 +223,58 @@ pub fn binary_key(kernel_name: &[u8], co_index: u32) -> Vec<u8> {
 pub fn names(path: &[u8], name: &[u8]) -> bool {
     // SAFETY: both views are live for the call.
     unsafe { c::clangoffload_kpack_search_path_names(view(path), view(name)) }
+}
+
+/// One finding of `check`, with what it names.
+pub struct Finding {
+    pub kind: u32,
+    pub record: usize,
+    pub archive: usize,
+    pub base: usize,
+    pub entry: usize,
+    pub offset: u64,
+    pub status: u32,
+    pub text: Vec<u8>,
+}
+
+/// The library's findings for a host (`data`) and its archives (each with
+/// its file name), in the runtime's candidate order.
+pub fn check(data: &[u8], archives: &[(&[u8], &Kpack<'_>)]) -> Result<Vec<Finding>, String> {
+    let handles: Vec<*const c::clangoffload_kpack> =
+        archives.iter().map(|(_, k)| k.handle.ptr()).collect();
+    let names: Vec<c::clangoffload_bytes> = archives.iter().map(|(n, _)| view(n)).collect();
+    let findings = Handle::make(c::clangoffload_kpack_findings_free, |out| {
+        let mut err = blank_error();
+        // SAFETY: data, the handles and the names are live for the call;
+        // out and err are writable.
+        let status = unsafe {
+            c::clangoffload_kpack_check(
+                data.as_ptr(),
+                data.len(),
+                handles.as_ptr(),
+                names.as_ptr(),
+                handles.len(),
+                out,
+                &mut err,
+            )
+        };
+        check_status(status, &err)
+    })?;
+    Ok(findings
+        .list(
+            c::clangoffload_kpack_findings_count,
+            c::clangoffload_kpack_findings_get,
+        )
+        .into_iter()
+        .map(|f| Finding {
+            kind: f.kind,
+            record: f.record,
+            archive: f.archive,
+            base: f.base,
+            entry: f.entry,
+            offset: f.offset,
+            status: f.status,
+            text: findings.bytes(f.text).to_vec(),
+        })
+        .collect())
 }

@@ -20,6 +20,8 @@
 //! touches no code object. An entry's bytes are placed (and their bounds
 //! checked) when asked for: a damaged entry costs only itself.
 
+#[cfg(feature = "alloc")]
+mod check;
 mod host;
 #[cfg(feature = "alloc")]
 mod resolve;
@@ -35,6 +37,8 @@ use crate::compressed::decompress::Stream;
 use crate::compressed::{CompressionMethod, DecompressOptions};
 use crate::{Error, ErrorKind, Field, Result};
 
+#[cfg(feature = "alloc")]
+pub use check::{check, Finding, Named};
 #[cfg(feature = "alloc")]
 pub use host::{binary_key, records, KpackRecord, MarkerProblem};
 pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};

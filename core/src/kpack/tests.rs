@@ -741,3 +741,113 @@ fn resolution_finds_what_the_runtime_finds() {
         Err(KpackError::NotImplemented)
     );
 }
+
+/// `check` on rocm-kpack's output: each defect where kpack.md reproduced
+/// it, nothing on a clean host with clean archives.
+#[test]
+fn check_finds_each_defect_where_it_is_and_nothing_elsewhere() {
+    use crate::object::ObjectFile;
+    let names = [
+        "test_lib_gfx906.kpack",
+        "test_lib_gfx90a.kpack",
+        "test_lib_gfx90a_xnack+.kpack",
+        "test_lib_gfx90a_xnack-.kpack",
+    ];
+    let findings = |scheme: &str, host: &str, which: &[usize]| {
+        let data = read(&format!("{scheme}/{host}"));
+        let bytes: Vec<Vec<u8>> = which
+            .iter()
+            .map(|&i| read(&format!("{scheme}/.kpack/{}", names[i])))
+            .collect();
+        let archives: Vec<Archive<'_>> = bytes.iter().map(|b| Archive::parse(b).unwrap()).collect();
+        // Their real names (":" where the fixtures have "_").
+        let real: Vec<String> = which
+            .iter()
+            .map(|&i| names[i].replace("gfx90a_xnack", "gfx90a:xnack"))
+            .collect();
+        let named: Vec<Named<'_, '_>> = real
+            .iter()
+            .zip(&archives)
+            .map(|(name, archive)| Named {
+                name: name.as_bytes(),
+                archive,
+            })
+            .collect();
+        let file = ObjectFile::parse(&data).unwrap();
+        check(&data, &records(&file), &named)
+    };
+    // Clean: both records, base archives only, compressed.
+    assert_eq!(findings("zstd", "lib/libtwo.so", &[0, 1]), []);
+    // The xnack archives shadow the base one for libtwo (both records, on
+    // both xnack devices), and cannot be named in ROCM_KPACK_PATH.
+    let all = findings("zstd", "lib/libtwo.so", &[2, 3, 0, 1]);
+    let shadowed: Vec<(u32, &[u8])> = all
+        .iter()
+        .filter_map(|f| match f {
+            Finding::ShadowedByVariant {
+                record,
+                device,
+                base,
+                ..
+            } => {
+                assert_eq!(*base, 3, "the base gfx90a archive");
+                Some((*record, device.as_slice()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        shadowed,
+        [
+            (0, &b"gfx90a:xnack+"[..]),
+            (1, b"gfx90a:xnack+"),
+            (0, b"gfx90a:xnack-"),
+            (1, b"gfx90a:xnack-")
+        ]
+    );
+    assert!(all.contains(&Finding::NameNotNameable { archive: 0 }));
+    assert!(all.contains(&Finding::NameNotNameable { archive: 1 }));
+    assert_eq!(all.len(), 6, "{all:?}");
+    // libxnack's own variant archives hold it: nothing shadowed.
+    let xnack = findings("zstd", "lib/libxnack.so", &[2, 3, 0, 1]);
+    assert!(
+        xnack
+            .iter()
+            .all(|f| matches!(f, Finding::NameNotNameable { .. })),
+        "{xnack:?}"
+    );
+    // libskew: its record 1 has no gfx906 code object.
+    assert_eq!(
+        findings("zstd", "lib/libskew.so", &[0, 1]),
+        [Finding::RecordWithoutArch {
+            arch: b"gfx906".to_vec(),
+            records: vec![1]
+        }]
+    );
+    // The executable whose pointer the split zeroed.
+    let nopie = findings("zstd", "bin/hip-nopie", &[0, 1]);
+    assert!(
+        matches!(
+            nopie[..],
+            [Finding::NullPointer {
+                record: 0,
+                offset: 0x11f0
+            }]
+        ),
+        "{nopie:?}"
+    );
+    // Uncompressed archives.
+    assert_eq!(
+        findings("none", "lib/libtwo.so", &[0, 1]),
+        [
+            Finding::Uncompressed { archive: 0 },
+            Finding::Uncompressed { archive: 1 }
+        ]
+    );
+    // libtwoz's second compressed bundle left in the file.
+    let stale = findings("zstd", "lib/libtwoz.so", &[0, 1]);
+    assert!(
+        matches!(stale[..], [Finding::StaleContainer { offset: 0x1000 }]),
+        "{stale:?}"
+    );
+}
