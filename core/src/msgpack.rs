@@ -221,6 +221,71 @@ fn head<'a>(data: &'a [u8], at: usize) -> Result<(usize, Value<'a>), Fault> {
     }
 }
 
+/// MessagePack written as Python's `msgpack` (1.x, `use_bin_type=True`)
+/// writes it: every number and length in its smallest form, strings as
+/// `str` (str8 included). What rocm-kpack's archives are written with.
+#[cfg(feature = "alloc")]
+pub(crate) mod write {
+    use alloc::vec::Vec;
+
+    /// A non-negative integer.
+    pub(crate) fn uint(out: &mut Vec<u8>, n: u64) {
+        match n {
+            0..=0x7f => out.push(u8::try_from(n).unwrap_or(0)),
+            0x80..=0xff => {
+                out.push(0xcc);
+                out.push(u8::try_from(n).unwrap_or(0));
+            }
+            0x100..=0xffff => {
+                out.push(0xcd);
+                out.extend_from_slice(&u16::try_from(n).unwrap_or(0).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(0xce);
+                out.extend_from_slice(&u32::try_from(n).unwrap_or(0).to_be_bytes());
+            }
+            _ => {
+                out.push(0xcf);
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+        }
+    }
+
+    /// A length-prefixed head: `fix` (the fixed form's tag, for lengths up
+    /// to `fix_max`), else the 8-bit (if `tag8`), 16-bit and 32-bit forms.
+    fn head(out: &mut Vec<u8>, len: usize, fix: u8, fix_max: usize, tag8: Option<u8>, tag16: u8) {
+        let tag32 = tag16.saturating_add(1);
+        if len <= fix_max {
+            out.push(fix | u8::try_from(len).unwrap_or(0));
+        } else if let (Some(tag), Ok(n)) = (tag8, u8::try_from(len)) {
+            out.push(tag);
+            out.push(n);
+        } else if let Ok(n) = u16::try_from(len) {
+            out.push(tag16);
+            out.extend_from_slice(&n.to_be_bytes());
+        } else {
+            out.push(tag32);
+            out.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
+        }
+    }
+
+    /// A string.
+    pub(crate) fn str(out: &mut Vec<u8>, s: &[u8]) {
+        head(out, s.len(), 0xa0, 31, Some(0xd9), 0xda);
+        out.extend_from_slice(s);
+    }
+
+    /// A map's head: `pairs` key-value pairs follow.
+    pub(crate) fn map(out: &mut Vec<u8>, pairs: usize) {
+        head(out, pairs, 0x80, 15, None, 0xde);
+    }
+
+    /// An array's head: `items` values follow.
+    pub(crate) fn array(out: &mut Vec<u8>, items: usize) {
+        head(out, items, 0x90, 15, None, 0xdc);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,6 +354,51 @@ mod tests {
                 );
                 assert_eq!(reader.position(), 0);
             }
+        }
+    }
+
+    /// What is written reads back as written, in the smallest form.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn what_is_written_reads_back() {
+        use alloc::vec::Vec;
+        let numbers = [
+            0u64,
+            127,
+            128,
+            255,
+            256,
+            65535,
+            65536,
+            u32::MAX as u64,
+            1 << 32,
+        ];
+        let lengths = [0usize, 31, 32, 255, 256, 65535, 65536];
+        for n in numbers {
+            let mut out = Vec::new();
+            write::uint(&mut out, n);
+            let mut reader = Reader::new(&out);
+            assert_eq!(reader.next(), Ok(Value::Uint(n)));
+            let want = match n {
+                0..=127 => 1,
+                128..=255 => 2,
+                256..=65535 => 3,
+                65536..=0xffff_ffff => 5,
+                _ => 9,
+            };
+            assert_eq!(out.len(), want, "{n}");
+        }
+        for len in lengths {
+            let text = alloc::vec![b'x'; len];
+            let mut out = Vec::new();
+            write::str(&mut out, &text);
+            write::map(&mut out, len);
+            write::array(&mut out, len);
+            let mut reader = Reader::new(&out);
+            assert_eq!(reader.next(), Ok(Value::Str(&text)));
+            assert_eq!(reader.next(), Ok(Value::Map(len as u64)));
+            assert_eq!(reader.next(), Ok(Value::Array(len as u64)));
+            assert!(reader.rest().is_empty());
         }
     }
 

@@ -26,6 +26,8 @@ mod host;
 #[cfg(feature = "alloc")]
 mod resolve;
 mod toc;
+#[cfg(feature = "alloc")]
+mod writer;
 
 use core::fmt;
 
@@ -49,6 +51,8 @@ pub use resolve::{
 };
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};
+#[cfg(feature = "alloc")]
+pub use writer::{write_archive, ArchiveOptions, NewEntry};
 
 /// The magic that starts every kpack archive.
 pub const KPACK_MAGIC: &[u8; 4] = b"KPAK";
@@ -129,6 +133,8 @@ pub enum KpackFault {
         /// The count it states.
         count: u64,
     },
+    /// A binary key given twice for one architecture (to the writer).
+    DuplicateEntry,
 }
 
 impl fmt::Display for KpackFault {
@@ -146,6 +152,9 @@ impl fmt::Display for KpackFault {
                 f,
                 "ordinal {ordinal} names no code object (the archive stores {count})"
             ),
+            KpackFault::DuplicateEntry => {
+                f.write_str("a binary key is given twice for one architecture")
+            }
             KpackFault::TooManyFrames { count } => write!(
                 f,
                 "the zstd blob counts {count} frames (at most {MAX_FRAMES}, and 4 bytes each)"

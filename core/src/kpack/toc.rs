@@ -54,6 +54,8 @@ pub struct Entry<'data> {
     pub kind: Option<&'data [u8]>,
     /// `metadata.target`, the bundle entry ID it came from, if stated.
     pub target: Option<&'data [u8]>,
+    /// `metadata` as stored (one MessagePack map), if there.
+    pub metadata: Option<&'data [u8]>,
     /// File offset of its map in the table (where its errors point).
     pub at: u64,
 }
@@ -335,12 +337,18 @@ impl<'data> Walk<'data> {
         let at = self.here();
         let pairs = self.map("an entry")?;
         let (mut ordinal, mut original_size, mut kind, mut target) = (None, None, None, None);
+        let mut metadata = None;
         for _ in 0..pairs {
             match self.next()? {
                 Value::Str(b"ordinal") => ordinal = Some(self.uint("ordinal")?),
                 Value::Str(b"original_size") => original_size = Some(self.uint("original_size")?),
                 Value::Str(b"type") => kind = Some(self.str("type")?),
-                Value::Str(b"metadata") => target = self.metadata()?,
+                Value::Str(b"metadata") => {
+                    let (start, rest) = (self.reader.position(), self.reader.rest());
+                    target = self.metadata()?;
+                    let len = self.reader.position().saturating_sub(start);
+                    metadata = rest.get(..len);
+                }
                 _ => self.skip()?,
             }
         }
@@ -359,6 +367,7 @@ impl<'data> Walk<'data> {
             original_size: original_size.ok_or_else(|| missing("original_size"))?,
             kind,
             target,
+            metadata,
             at,
         })
     }
