@@ -4157,6 +4157,10 @@ clangoffload_status clangoffload_kpack_generic_target(struct clangoffload_bytes 
 // released with `clangoffload_kpack_findings_free`. On failure `*out` is
 // untouched and `*err` (if not NULL) says what and where.
 //
+// Lifetime: the findings own what they name (their texts live until the
+// handle is freed); `data`, the archives and the names are only read
+// during the call.
+//
 // NULL: `data` may be NULL only when `len` is 0, `archives` and `names`
 // only when `count` is 0; `out` must not be NULL; `err` may be NULL.
 //
