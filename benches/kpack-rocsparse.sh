@@ -80,21 +80,23 @@ for k in range(count):
             n += 1
 PY
 kernel_name=rocsparse/stage/lib/librocsparse.so.0.1
-py() { PYTHONPATH=$P/rocm-kpack/python "$P/venv/bin/python" "$work/reader.py" "$@"; }
+py=(env "PYTHONPATH=$P/rocm-kpack/python" "$P/venv/bin/python" "$work/reader.py")
 best() { # command... : best wall seconds of RUNS, and the largest peak RSS (KiB)
-    local t m best_t=999999 max_m=0
+    local start end m best_t=999999 max_m=0
     for _ in $(seq "$RUNS"); do
-        read -r t m < <( { /usr/bin/time -f "%e %M" "$@" > /dev/null; } 2>&1 | tail -1)
-        best_t=$(python3 -c "print(min($best_t, $t))")
+        start=$(date +%s%N)
+        m=$( { /usr/bin/time -f "%M" "$@" > /dev/null; } 2>&1 | tail -1)
+        end=$(date +%s%N)
+        best_t=$(python3 -c "print(round(min($best_t, ($end - $start) / 1e9), 4))")
         ((m > max_m)) && max_m=$m
     done
     echo "$best_t $max_m"
 }
 mkdir -p "$work/py-out" "$work/ours-out"
 read -r ours_list ours_list_rss < <(best "$OURS" list "$host")
-read -r py_list py_list_rss < <(best py list "$tree/rocsparse/stage/.kpack" "$kernel_name" 111 "$work/py-out")
+read -r py_list py_list_rss < <(best "${py[@]}" list "$tree/rocsparse/stage/.kpack" "$kernel_name" 111 "$work/py-out")
 read -r ours_x ours_x_rss < <(best "$OURS" extract "$host" -o "$work/ours-out" --force)
-read -r py_x py_x_rss < <(best py extract "$tree/rocsparse/stage/.kpack" "$kernel_name" 111 "$work/py-out")
+read -r py_x py_x_rss < <(best "${py[@]}" extract "$tree/rocsparse/stage/.kpack" "$kernel_name" 111 "$work/py-out")
 ratio() { python3 -c "print(f'{$1 / $2:.1f}x')"; }
 printf '| %-34s | %9s | %9s | %7s | %12s | %12s |\n' operation ours rocm-kpack ratio "ours RSS" "theirs RSS"
 printf '| %-34s | %8ss | %8ss | %7s | %9s MiB | %9s MiB |\n' "list the split host (777 objects)" "$ours_list" "$py_list" "$(ratio "$py_list" "$ours_list")" $((ours_list_rss / 1024)) $((py_list_rss / 1024))

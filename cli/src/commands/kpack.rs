@@ -252,6 +252,7 @@ impl ReadThrough {
 }
 
 /// One code object a record's key finds.
+#[derive(Clone)]
 pub struct Found {
     pub archive: usize,
     pub entry: usize,
@@ -330,23 +331,24 @@ pub fn read_through(
             None => None,
         })
         .collect();
+    // Each archive's entries by key, listed once.
+    let mut by_key: std::collections::HashMap<Vec<u8>, Vec<Found>> =
+        std::collections::HashMap::new();
+    for (archive, kpack) in parsed.iter().enumerate() {
+        let Some(kpack) = kpack else { continue };
+        for (entry, e) in kpack.entries().iter().enumerate() {
+            by_key.entry(e.key.to_vec()).or_default().push(Found {
+                archive,
+                entry,
+                id: id(e).to_vec(),
+                size: e.original_size,
+            });
+        }
+    }
     let mut out = Vec::new();
     for record in records.iter().filter(|r| r.problem.is_none()) {
         let key = crate::ffi::kpack::binary_key(record.kernel_name, record.co_index);
-        let mut found = Vec::new();
-        for (archive, kpack) in parsed.iter().enumerate() {
-            let Some(kpack) = kpack else { continue };
-            for (entry, e) in kpack.entries().iter().enumerate() {
-                if e.key == key.as_slice() {
-                    found.push(Found {
-                        archive,
-                        entry,
-                        id: id(e).to_vec(),
-                        size: e.original_size,
-                    });
-                }
-            }
-        }
+        let found = by_key.get(&key).cloned().unwrap_or_default();
         if found.is_empty() {
             errors.push(format!(
                 "'{file}': HIPK record {} ({}): no archive found holds its code objects",
