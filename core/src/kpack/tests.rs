@@ -925,3 +925,65 @@ fn the_writer_writes_what_rocm_kpack_writes() {
         assert_eq!(ours.arches().collect::<Vec<_>>(), arches);
     }
 }
+
+/// Counts far past what the table holds (a map32 or array32 of 2^32 - 1
+/// items in a few bytes): a located truncation at the table's end, found
+/// at once, never walked item by item past the input.
+#[test]
+fn lying_counts_in_the_table_are_refused_where_the_bytes_end() {
+    let huge_map = archive(b"", |p| {
+        p.0.extend_from_slice(b"\xdf\xff\xff\xff\xff");
+        p.str("toc").0.extend_from_slice(b"\xdf\xff\xff\xff\xff");
+    });
+    let huge_arches = archive(b"", |p| {
+        p.map(1)
+            .str("gfx_arches")
+            .0
+            .extend_from_slice(b"\xdd\xff\xff\xff\xff");
+        p.str("gfx906");
+    });
+    let huge_blobs = archive(b"", |p| {
+        p.map(1)
+            .str("blobs")
+            .0
+            .extend_from_slice(b"\xdd\xff\xff\xff\xff");
+    });
+    for data in [huge_map, huge_arches, huge_blobs] {
+        let error = Archive::parse(&data).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            ErrorKind::MalformedKpack {
+                fault: KpackFault::Truncated
+            }
+        );
+        assert!(error.offset() <= data.len() as u64);
+    }
+}
+
+/// A table naming one key and architecture twice (rocm-kpack's writer
+/// refuses to): both entries are listed, nothing hidden, and a lookup
+/// takes the first (docs/differences.md).
+#[test]
+fn a_key_given_twice_is_listed_twice_and_looked_up_first() {
+    let data = archive(b"AAAABB", |p| {
+        p.map(2).str("toc").map(2);
+        for (ordinal, size) in [(0, 4), (1, 2)] {
+            p.str("k#0").map(1).str("gfx906").map(2);
+            p.str("ordinal")
+                .uint(ordinal)
+                .str("original_size")
+                .uint(size);
+        }
+        p.str("blobs").array(2);
+        for (offset, size) in [(64, 4), (68, 2)] {
+            p.map(2).str("offset").uint(offset).str("size").uint(size);
+        }
+    });
+    let archive = Archive::parse(&data).unwrap();
+    let listed: Vec<u64> = archive.entries().map(|e| e.unwrap().ordinal).collect();
+    assert_eq!(listed, [0, 1]);
+    assert_eq!(
+        archive.entry(b"k#0", b"gfx906").unwrap().unwrap().ordinal,
+        0
+    );
+}
