@@ -3961,6 +3961,23 @@ clangoffload_status clangoffload_kpack_output_name(const struct clangoffload_kpa
                                                    size_t cap,
                                                    size_t *len);
 
+// Stores in `*out` the ID entry `index` is listed and named under: the
+// bundle entry ID it came from (`metadata.target`), or its architecture
+// where the table does not say. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `*out` borrows the parsed buffer.
+//
+// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `kpack` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_entry_id(const struct clangoffload_kpack *kpack,
+                                                size_t index,
+                                                struct clangoffload_bytes *out);
+
 // Copies (stored) or decodes (zstd) entry `index`'s code object into the
 // `len` bytes at `buf`, which must hold its `original_size`; `*written`
 // gets how many bytes it wrote. A zstd frame must decode to exactly

@@ -304,6 +304,37 @@ pub unsafe extern "C" fn clangoffload_kpack_output_name(
     })
 }
 
+/// Stores in `*out` the ID entry `index` is listed and named under: the
+/// bundle entry ID it came from (`metadata.target`), or its architecture
+/// where the table does not say. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+/// past the last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: `*out` borrows the parsed buffer.
+///
+/// NULL: `kpack` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `kpack` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_entry_id(
+    kpack: *const clangoffload_kpack,
+    index: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            kpack,
+            |k| &k.entries,
+            index,
+            out,
+            |_, e| clangoffload_bytes::of(e.id()),
+        )
+    }
+}
+
 /// Copies (stored) or decodes (zstd) entry `index`'s code object into the
 /// `len` bytes at `buf`, which must hold its `original_size`; `*written`
 /// gets how many bytes it wrote. A zstd frame must decode to exactly

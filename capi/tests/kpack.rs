@@ -87,6 +87,20 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
             assert_eq!(bytes(entry.arch), line[2].as_bytes());
             assert_eq!(entry.ordinal, line[3].parse::<u64>().unwrap());
             assert_eq!(entry.original_size, line[4].parse::<u64>().unwrap());
+            let mut id = clangoffload_capi::clangoffload_bytes {
+                ptr: std::ptr::null(),
+                len: 0,
+            };
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { clangoffload_kpack_entry_id(kpack, i, &mut id) },
+                S::Ok
+            );
+            assert_eq!(
+                bytes(id),
+                bytes(entry.target),
+                "the ID is the target where stated"
+            );
             let mut buf = vec![0u8; entry.original_size as usize];
             let mut written = 0usize;
             // SAFETY: as above; `buf` writable for its length.

@@ -9,19 +9,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::kpack::{Entry, Kpack};
+use crate::ffi::kpack::Kpack;
 use crate::io::os_message;
 use crate::stdio::outln;
-
-/// The ID an entry is listed under: the bundle entry ID it came from, or
-/// its architecture where the table does not say.
-fn id<'a>(entry: &Entry<'a>) -> &'a [u8] {
-    if entry.target.is_empty() {
-        entry.arch
-    } else {
-        entry.target
-    }
-}
 
 /// `list`: one `<binary key>: <ID>` line per entry, in table order.
 pub fn list(file: &str, data: &[u8]) -> Result<(), Failure> {
@@ -30,7 +20,7 @@ pub fn list(file: &str, data: &[u8]) -> Result<(), Failure> {
     for entry in kpack.entries() {
         out.write_all(entry.key)?;
         out.write_all(b": ")?;
-        out.write_all(id(&entry))?;
+        out.write_all(entry.id)?;
         out.write_all(b"\n")?;
     }
     out.flush()?;
@@ -164,7 +154,7 @@ pub fn inspect(
             EntryReport {
                 key: lossy(entry.key),
                 arch: lossy(entry.arch),
-                id: lossy(id(entry)),
+                id: lossy(entry.id),
                 ordinal: entry.ordinal,
                 original_size: entry.original_size,
                 toc_offset: entry.toc_offset,
@@ -340,7 +330,7 @@ pub fn read_through(
             by_key.entry(e.key.to_vec()).or_default().push(Found {
                 archive,
                 entry,
-                id: id(e).to_vec(),
+                id: e.id.to_vec(),
                 size: e.original_size,
             });
         }

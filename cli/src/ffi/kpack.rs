@@ -21,8 +21,9 @@ pub struct Info<'a> {
 pub struct Entry<'a> {
     pub key: &'a [u8],
     pub arch: &'a [u8],
-    /// The bundle entry ID it came from (empty if the table does not say).
-    pub target: &'a [u8],
+    /// The ID it is listed and named under (the library's rule: the bundle
+    /// entry ID it came from, else its architecture).
+    pub id: &'a [u8],
     pub ordinal: u64,
     pub original_size: u64,
     pub toc_offset: u64,
@@ -71,16 +72,21 @@ impl<'data> Kpack<'data> {
 
     /// Every entry, in table order.
     pub fn entries(&self) -> Vec<Entry<'_>> {
+        let ids = self.handle.list(
+            c::clangoffload_kpack_entry_count,
+            c::clangoffload_kpack_entry_id,
+        );
         self.handle
             .list(
                 c::clangoffload_kpack_entry_count,
                 c::clangoffload_kpack_get_entry,
             )
             .into_iter()
-            .map(|e| Entry {
+            .zip(ids)
+            .map(|(e, id)| Entry {
                 key: self.handle.bytes(e.key),
                 arch: self.handle.bytes(e.arch),
-                target: self.handle.bytes(e.target),
+                id: self.handle.bytes(id),
                 ordinal: e.ordinal,
                 original_size: e.original_size,
                 toc_offset: e.toc_offset,

@@ -441,8 +441,11 @@ impl<'data> Archive<'data> {
 #[cfg(feature = "alloc")]
 pub fn output_name(stem: &str, index: usize, entry: &Entry<'_>) -> alloc::string::String {
     use crate::bundler::safe_name;
-    let id = entry.target.unwrap_or(entry.arch);
-    alloc::format!("{stem}.{index}.{}.{}", safe_name(entry.key), safe_name(id))
+    alloc::format!(
+        "{stem}.{index}.{}.{}",
+        safe_name(entry.key),
+        safe_name(entry.id())
+    )
 }
 
 /// `entry`'s frame as a stream of the one bounded decoder: its errors at

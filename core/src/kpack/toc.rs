@@ -60,6 +60,15 @@ pub struct Entry<'data> {
     pub at: u64,
 }
 
+impl<'data> Entry<'data> {
+    /// The ID it is listed and named under: the bundle entry ID it came
+    /// from (`metadata.target`), or its architecture where the table does
+    /// not say.
+    pub fn id(&self) -> &'data [u8] {
+        self.target.unwrap_or(self.arch)
+    }
+}
+
 /// The top-level keys read, as found.
 #[derive(Default)]
 struct Found<'data> {
