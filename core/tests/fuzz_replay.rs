@@ -67,6 +67,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ("extract_stream", &checks::extract_stream::check),
         ("inspect", &checks::inspect::check),
         ("kpack", &checks::kpack::check),
+        ("kpack_resolve", &checks::kpack_resolve::check),
         ("offload_binary", &checks::offload_binary::check),
         ("packager_extract", &checks::packager_extract::check),
         ("registration", &checks::registration::check),

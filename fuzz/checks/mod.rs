@@ -22,6 +22,7 @@ pub mod entry_id_parse;
 pub mod extract_stream;
 pub mod inspect;
 pub mod kpack;
+pub mod kpack_resolve;
 pub mod offload_binary;
 pub mod packager_extract;
 pub mod registration;

@@ -47,7 +47,7 @@ pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKE
 #[cfg(feature = "alloc")]
 pub use resolve::{
     arch_list, candidates, clr_generic, feature_subsets, resolve, Environment, KpackError, Loader,
-    Resolved,
+    Resolved, MAX_FEATURES,
 };
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};

@@ -19,6 +19,10 @@ use alloc::vec::Vec;
 
 use super::{Archive, Entry};
 
+/// The most features of a device's ISA name whose subsets are tried
+/// ([`feature_subsets`]): 16 candidates.
+pub const MAX_FEATURES: usize = 4;
+
 /// The prefix of an ISA name that the runtime drops.
 const ISA_PREFIX: &[u8] = b"amdgcn-amd-amdhsa--";
 
@@ -91,9 +95,11 @@ pub fn feature_subsets(isa: &[u8]) -> Vec<Vec<u8>> {
     let mut parts = bare(isa).split(|&b| b == b':');
     let processor = parts.next().unwrap_or_default();
     let features: Vec<&[u8]> = parts.collect();
-    // More than 16 features is no target ID; the runtime's loop would not
-    // end in a lifetime either.
-    let n = features.len().min(16);
+    // A target ID has at most two features (`sramecc`, `xnack`); past
+    // `MAX_FEATURES` the runtime's 2^n candidates would only cost memory
+    // (times every search path of a marker) and time, so the rest are
+    // dropped.
+    let n = features.len().min(MAX_FEATURES);
     let mut out = Vec::new();
     for mask in (0..(1u32 << n)).rev() {
         let mut arch = processor.to_vec();
