@@ -11,7 +11,7 @@
     clippy::as_conversions
 )]
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use clangoffload::compressed::truncated_md5;
 use clangoffload::kpack::{candidates, records, resolve, Archive, Environment, Loader, SearchPath};
@@ -44,21 +44,8 @@ fn install(root: &Path) -> PathBuf {
 /// `weakly_canonical(dirname(host) / rel)`: the host's directory with its
 /// symlinks resolved, then `..` applied to the words of `rel`.
 fn place(host: &Path, rel: &[u8]) -> Vec<u8> {
-    let rel = Path::new(std::str::from_utf8(rel).unwrap());
-    if rel.is_absolute() {
-        return rel.to_string_lossy().into_owned().into_bytes();
-    }
-    let mut out = std::fs::canonicalize(host.parent().unwrap()).unwrap();
-    for part in rel.components() {
-        match part {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out.to_string_lossy().into_owned().into_bytes()
+    let dir = std::fs::canonicalize(host.parent().unwrap()).unwrap();
+    clangoffload::kpack::place(dir.to_str().unwrap().as_bytes(), rel)
 }
 
 #[test]

@@ -46,8 +46,8 @@ pub use host::{binary_key, records, KpackRecord, MarkerProblem};
 pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};
 #[cfg(feature = "alloc")]
 pub use resolve::{
-    arch_list, candidates, clr_generic, feature_subsets, resolve, Environment, KpackError, Loader,
-    Resolved, MAX_FEATURES,
+    arch_list, candidates, clr_generic, feature_subsets, place, resolve, Environment, KpackError,
+    Loader, Resolved, MAX_FEATURES,
 };
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};

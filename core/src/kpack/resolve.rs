@@ -230,6 +230,35 @@ pub fn candidates(
     out
 }
 
+/// Where the runtime looks for a search path `rel` of a host whose real
+/// directory is `dir` (symlinks resolved; the caller's to find):
+/// an absolute path as it is, else `dir` joined with `rel` and its `..`
+/// and `.` applied to the text (`weakly_canonical`: what lies below need
+/// not exist).
+pub fn place(dir: &[u8], rel: &[u8]) -> Vec<u8> {
+    if rel.first() == Some(&b'/') {
+        return rel.to_vec();
+    }
+    let mut out = dir.to_vec();
+    for part in rel.split(|&b| b == b'/') {
+        match part {
+            b"" | b"." => {}
+            b".." => {
+                let cut = out.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                // The root stays.
+                out.truncate(cut.max(usize::from(out.first() == Some(&b'/'))));
+            }
+            name => {
+                if out.last() != Some(&b'/') {
+                    out.push(b'/');
+                }
+                out.extend_from_slice(name);
+            }
+        }
+    }
+    out
+}
+
 /// What resolution found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resolved<'data> {

@@ -987,3 +987,23 @@ fn a_key_given_twice_is_listed_twice_and_looked_up_first() {
         0
     );
 }
+
+#[test]
+fn search_paths_are_placed_as_weakly_canonical_places_them() {
+    let placed =
+        |dir: &str, rel: &str| String::from_utf8(place(dir.as_bytes(), rel.as_bytes())).unwrap();
+    assert_eq!(
+        placed("/opt/rocm/lib", "../.kpack/x_@GFXARCH@.kpack"),
+        "/opt/rocm/.kpack/x_@GFXARCH@.kpack"
+    );
+    assert_eq!(
+        placed("/opt/rocm/lib", "./a/./b.kpack"),
+        "/opt/rocm/lib/a/b.kpack"
+    );
+    assert_eq!(placed("/lib", "../../../x.kpack"), "/x.kpack");
+    assert_eq!(placed("/opt/lib", "/abs/y.kpack"), "/abs/y.kpack");
+    assert_eq!(placed("/opt/lib", "a//b.kpack"), "/opt/lib/a/b.kpack");
+    // More than 16 features are cut to MAX_FEATURES: 16 candidates at most.
+    let many = b"gfx90a:a+:b+:c+:d+:e+:f+:g+:h+:i+:j+:k+:l+:m+:n+:o+:p+:q+";
+    assert_eq!(feature_subsets(many).len(), 1 << MAX_FEATURES);
+}
