@@ -258,6 +258,21 @@
 // text of the whole image.
 #define CLANGOFFLOAD_WRAP_HEX_BYTES_PER_LINE 16
 
+// `clangoffload_selected::how`: AMD code for the device's own processor.
+#define CLANGOFFLOAD_SELECT_NATIVE 1
+
+// `clangoffload_selected::how`: AMD code for its generic family.
+#define CLANGOFFLOAD_SELECT_GENERIC 2
+
+// `clangoffload_selected::how`: SPIR-V, compiled when loaded.
+#define CLANGOFFLOAD_SELECT_SPIRV 3
+
+// `clangoffload_selected::how`: an NVIDIA cubin.
+#define CLANGOFFLOAD_SELECT_CUBIN 4
+
+// `clangoffload_selected::how`: NVIDIA PTX, JIT-compiled.
+#define CLANGOFFLOAD_SELECT_PTX 5
+
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
@@ -868,6 +883,10 @@ typedef struct clangoffload_offload_binaries clangoffload_offload_binaries;
 
 // The images of an input (`clangoffload_packager_list`).
 typedef struct clangoffload_packager_images clangoffload_packager_images;
+
+// What `clangoffload_select` found, read by index; owns its texts and
+// borrows the input.
+typedef struct clangoffload_selection clangoffload_selection;
 
 // A parsed text bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_text_bundle clangoffload_text_bundle;
@@ -1547,6 +1566,23 @@ typedef struct clangoffload_kpack_resolution {
   size_t entry;
 } clangoffload_kpack_resolution;
 
+// The runtime's environment for `clangoffload_kpack_candidates`: each
+// variable's value, if set.
+typedef struct clangoffload_kpack_environment {
+  // Whether `ROCM_KPACK_DISABLE` is set.
+  bool has_disable;
+  // Its value.
+  struct clangoffload_bytes disable;
+  // Whether `ROCM_KPACK_PATH` is set.
+  bool has_path;
+  // Its value (archive files split on `:`).
+  struct clangoffload_bytes path;
+  // Whether `ROCM_KPACK_PATH_PREFIX` is set.
+  bool has_prefix;
+  // Its value (the same form).
+  struct clangoffload_bytes prefix;
+} clangoffload_kpack_environment;
+
 // One finding of `clangoffload_kpack_check`; fields a kind does not use
 // are 0 (or empty).
 typedef struct clangoffload_kpack_finding {
@@ -1758,6 +1794,32 @@ typedef struct clangoffload_wrap_options {
   // comment.
   struct clangoffload_bytes input_name;
 } clangoffload_wrap_options;
+
+// One container and what it gives the device. Views borrow the handle,
+// or (`id`) the input.
+typedef struct clangoffload_selected {
+  // What the container is.
+  clangoffload_container_kind kind;
+  // Its kind's name (`bundle`, `compressed bundle`, `OffloadBinary`,
+  // `CUDA fat binary`; static storage).
+  struct clangoffload_bytes kind_name;
+  // Its offset in the file.
+  uint64_t offset;
+  // Whether the device loads code from it.
+  bool loads;
+  // How (`CLANGOFFLOAD_SELECT_*`); 0 when nothing loads.
+  uint32_t how;
+  // The code's ID: the bundle entry ID, an OffloadBinary image's target
+  // ID, or a fat binary entry's `sm_XX` / `compute_XX` (empty if none).
+  struct clangoffload_bytes id;
+  // The name `clangoffload extract` gives that code's file (empty if
+  // none).
+  struct clangoffload_bytes output_name;
+  // Why this code, why none, or (`error_status` not OK) the error.
+  struct clangoffload_bytes reason;
+  // `CLANGOFFLOAD_STATUS_OK` unless the container could not be read.
+  uint32_t error_status;
+} clangoffload_selected;
 
 // One entry of a text bundle; the views borrow the parsed buffer.
 typedef struct clangoffload_text_bundle_entry {
@@ -4142,6 +4204,52 @@ clangoffload_status clangoffload_kpack_resolve(const struct clangoffload_kpack *
                                                uint32_t flags,
                                                struct clangoffload_kpack_resolution *out);
 
+// The archive paths the runtime tries for record `record` of `host` on a
+// device of ISA name `isa` (`gfx90a:sramecc+:xnack-`, with or without
+// `amdgcn-amd-amdhsa--`), in its order: `ROCM_KPACK_PATH`'s alone when it
+// names any; else `ROCM_KPACK_PATH_PREFIX`'s, then each search path of the
+// record's marker placed from `host_dir` (the host's real directory,
+// symlinks resolved: an absolute path as it is, a relative one joined and
+// its `..` applied) with `@GFXARCH@` replaced by each architecture of
+// CLR's list (the ISA, then its generic target) and each feature subset.
+// The caller opens those that exist, once each (by canonical path), in
+// this order, for `clangoffload_kpack_resolve`. Stores the paths in
+// `*out`, each followed by a NUL byte. `*out_disabled` says whether
+// `ROCM_KPACK_DISABLE` turns the loader off (pass
+// `CLANGOFFLOAD_KPACK_DISABLED` to the resolution then).
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` for a record with no marker.
+//
+// Ownership: on success `*out` is a buffer owned by the caller, released
+// with `clangoffload_buffer_free`.
+//
+// Lifetime: the buffer is the caller's until freed, independent of the
+// handle; the views given are read during the call only.
+//
+// NULL: `host`, `out` or `out_disabled` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `environment` NULL: no variable
+// set.
+//
+// # Safety
+// `host` NULL or a live handle; `isa`, `host_dir` and the environment's
+// views view readable bytes; `environment` NULL or readable; `out` and
+// `out_disabled` NULL or writable.
+clangoffload_status clangoffload_kpack_candidates(const struct clangoffload_kpack_host *host,
+                                                  size_t record,
+                                                  struct clangoffload_bytes isa,
+                                                  const struct clangoffload_kpack_environment *environment,
+                                                  struct clangoffload_bytes host_dir,
+                                                  struct clangoffload_buffer *out,
+                                                  bool *out_disabled);
+
+// Why resolution failed with the runtime's `kpack_error_t` `code` (5, 8,
+// 13, 14), in a sentence naming the runtime's constant; empty for any
+// other code.
+//
+// Ownership: returns a view of static storage; never free it.
+//
+// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+struct clangoffload_bytes clangoffload_kpack_error_reason(uint32_t code);
+
 // Writes CLR's generic target for the device ISA name `isa` (features
 // kept: `gfx906:xnack-` gives `gfx9-generic:xnack-`) into the `cap` bytes
 // at `buf` (no NUL); `*len` gets its length.
@@ -5148,6 +5256,128 @@ clangoffload_status clangoffload_wrap_device_binary(uint16_t kind,
                                                     size_t len,
                                                     struct clangoffload_buffer *out,
                                                     struct clangoffload_error *err);
+
+// Finds every container of the file in `len` bytes at `data` (named
+// `name`, whose last component, made safe, starts the output names) and
+// what each gives the device `device`: an AMD target ID or HSA ISA name
+// (`gfx90a:xnack+`), by the HIP runtime's rule, or an NVIDIA SM (`sm_89`),
+// by the CUDA driver's. A container for the other vendor gives nothing.
+// Compressed bundles are decoded only as far as their entry tables, each
+// to at most `max_size` bytes (0: 1 GiB). `CLANGOFFLOAD_STATUS_NOT_FOUND`
+// for a device no rule knows; the file's error when it holds no
+// container at all.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_selection_free`; on failure `*out` is
+// untouched and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`; keep them alive
+// and unchanged until it is freed. `name` and `device` are read during the
+// call only.
+//
+// NULL: `data`, `name` and `device` may be NULL only when their lengths
+// are 0; `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `data`, `name` and `device` are NULL or readable for their lengths;
+// `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_select(const uint8_t *data,
+                                        size_t len,
+                                        const char *name,
+                                        size_t name_len,
+                                        const char *device,
+                                        size_t device_len,
+                                        uint64_t max_size,
+                                        struct clangoffload_selection **out,
+                                        struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_select`.
+//
+// Ownership: the handle is released; the input stays the caller's.
+//
+// NULL: a NULL `selection` does nothing.
+//
+// # Safety
+// `selection` is NULL or a live handle not yet freed.
+void clangoffload_selection_free(struct clangoffload_selection *selection);
+
+// How many containers the selection holds.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `selection` gives 0.
+//
+// # Safety
+// `selection` is NULL or a live handle.
+size_t clangoffload_selection_count(const struct clangoffload_selection *selection);
+
+// Stores container `index` and what it gives the device in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the handle.
+//
+// NULL: `selection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `selection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_selection_get(const struct clangoffload_selection *selection,
+                                               size_t index,
+                                               struct clangoffload_selected *out);
+
+// Reads the code container `index` gives the device into a new buffer:
+// stored code copied, a compressed bundle's entry decoded only as far as
+// it reaches (its hash then unchecked, as the runtimes leave it) unless
+// `flags` is 0, which decodes and checks the whole bundle
+// (`CLANGOFFLOAD_SKIP_HASH_CHECK` skips it); each decoding limited to
+// `max_size` bytes (0: 1 GiB). `CLANGOFFLOAD_STATUS_NOT_FOUND` if the
+// container gives the device nothing.
+//
+// Ownership: on success `*out` is a buffer owned by the caller, released
+// with `clangoffload_buffer_free`; on failure it is untouched.
+//
+// Lifetime: the buffer is the caller's until freed, independent of the
+// handle and the input.
+//
+// NULL: `selection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `err` may be NULL.
+//
+// # Safety
+// `selection` is NULL or a live handle; `out` and `err` are NULL or
+// writable.
+clangoffload_status clangoffload_selection_read(const struct clangoffload_selection *selection,
+                                                size_t index,
+                                                uint32_t flags,
+                                                uint64_t max_size,
+                                                struct clangoffload_buffer *out,
+                                                struct clangoffload_error *err);
+
+// How many pieces of damage the selection found between containers (none
+// of them a container it could name).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `selection` gives 0.
+//
+// # Safety
+// `selection` is NULL or a live handle.
+size_t clangoffload_selection_failure_count(const struct clangoffload_selection *selection);
+
+// Stores failure `index`'s message in `*out` (a view borrowing the
+// handle). `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the handle.
+//
+// NULL: `selection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `selection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_selection_get_failure(const struct clangoffload_selection *selection,
+                                                       size_t index,
+                                                       struct clangoffload_bytes *out);
 
 // An English message for any status value (unknown values get "unknown
 // status").

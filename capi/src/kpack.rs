@@ -773,6 +773,122 @@ pub unsafe extern "C" fn clangoffload_kpack_resolve(
     })
 }
 
+/// The runtime's environment for `clangoffload_kpack_candidates`: each
+/// variable's value, if set.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_kpack_environment {
+    /// Whether `ROCM_KPACK_DISABLE` is set.
+    pub has_disable: bool,
+    /// Its value.
+    pub disable: clangoffload_bytes,
+    /// Whether `ROCM_KPACK_PATH` is set.
+    pub has_path: bool,
+    /// Its value (archive files split on `:`).
+    pub path: clangoffload_bytes,
+    /// Whether `ROCM_KPACK_PATH_PREFIX` is set.
+    pub has_prefix: bool,
+    /// Its value (the same form).
+    pub prefix: clangoffload_bytes,
+}
+
+/// The archive paths the runtime tries for record `record` of `host` on a
+/// device of ISA name `isa` (`gfx90a:sramecc+:xnack-`, with or without
+/// `amdgcn-amd-amdhsa--`), in its order: `ROCM_KPACK_PATH`'s alone when it
+/// names any; else `ROCM_KPACK_PATH_PREFIX`'s, then each search path of the
+/// record's marker placed from `host_dir` (the host's real directory,
+/// symlinks resolved: an absolute path as it is, a relative one joined and
+/// its `..` applied) with `@GFXARCH@` replaced by each architecture of
+/// CLR's list (the ISA, then its generic target) and each feature subset.
+/// The caller opens those that exist, once each (by canonical path), in
+/// this order, for `clangoffload_kpack_resolve`. Stores the paths in
+/// `*out`, each followed by a NUL byte. `*out_disabled` says whether
+/// `ROCM_KPACK_DISABLE` turns the loader off (pass
+/// `CLANGOFFLOAD_KPACK_DISABLED` to the resolution then).
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` for a record with no marker.
+///
+/// Ownership: on success `*out` is a buffer owned by the caller, released
+/// with `clangoffload_buffer_free`.
+///
+/// Lifetime: the buffer is the caller's until freed, independent of the
+/// handle; the views given are read during the call only.
+///
+/// NULL: `host`, `out` or `out_disabled` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `environment` NULL: no variable
+/// set.
+///
+/// # Safety
+/// `host` NULL or a live handle; `isa`, `host_dir` and the environment's
+/// views view readable bytes; `environment` NULL or readable; `out` and
+/// `out_disabled` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_candidates(
+    host: *const clangoffload_kpack_host,
+    record: usize,
+    isa: clangoffload_bytes,
+    environment: *const clangoffload_kpack_environment,
+    host_dir: clangoffload_bytes,
+    out: *mut crate::object_bundle::clangoffload_buffer,
+    out_disabled: *mut bool,
+) -> clangoffload_status {
+    use clangoffload::kpack::{arch_list, candidates, place, Environment};
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let host = unsafe { handle_arg(host) }?;
+        let found = host
+            .records
+            .get(record)
+            .ok_or(clangoffload_status::IndexOutOfRange)?;
+        let (_, marker) = found
+            .marker
+            .as_ref()
+            .map_err(|_| clangoffload_status::NotFound)?;
+        // SAFETY: readable, as the caller promises.
+        let (isa, dir) = unsafe { (isa.as_slice()?, host_dir.as_slice()?) };
+        // SAFETY: NULL or readable, as the caller promises.
+        let given = unsafe { environment.as_ref() };
+        let value = |set: bool, view: clangoffload_bytes| {
+            // SAFETY: readable, as the caller promises.
+            set.then(|| unsafe { view.as_slice() }).transpose()
+        };
+        let environment = match given {
+            Some(e) => Environment::from_values(
+                value(e.has_disable, e.disable)?,
+                value(e.has_path, e.path)?,
+                value(e.has_prefix, e.prefix)?,
+            ),
+            None => Environment::default(),
+        };
+        // SAFETY: writable, as the caller promises.
+        let (out, out_disabled) = unsafe { (out_arg(out)?, out_arg(out_disabled)?) };
+        let paths: Vec<_> = marker.search_paths().collect();
+        let list = candidates(&environment, &paths, &arch_list(isa), &|rel| {
+            place(dir, rel)
+        });
+        let mut joined = Vec::new();
+        for path in list {
+            joined.extend_from_slice(&path);
+            joined.push(0);
+        }
+        *out = crate::object_bundle::clangoffload_buffer::from_vec(joined);
+        *out_disabled = environment.disabled;
+        Ok(())
+    })
+}
+
+/// Why resolution failed with the runtime's `kpack_error_t` `code` (5, 8,
+/// 13, 14), in a sentence naming the runtime's constant; empty for any
+/// other code.
+///
+/// Ownership: returns a view of static storage; never free it.
+///
+/// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+#[no_mangle]
+pub extern "C" fn clangoffload_kpack_error_reason(code: u32) -> clangoffload_bytes {
+    let reason = clangoffload::kpack::KpackError::from_code(code).map_or("", |e| e.reason());
+    clangoffload_bytes::of(reason.as_bytes())
+}
+
 /// Writes CLR's generic target for the device ISA name `isa` (features
 /// kept: `gfx906:xnack-` gives `gfx9-generic:xnack-`) into the `cap` bytes
 /// at `buf` (no NUL); `*len` gets its length.

@@ -44,6 +44,8 @@ pub mod offload_binary;
 pub mod packager;
 #[cfg(feature = "alloc")]
 pub mod registration;
+#[cfg(feature = "alloc")]
+pub mod select;
 pub mod status;
 #[cfg(feature = "alloc")]
 pub mod text_bundle;
@@ -72,6 +74,8 @@ pub use offload_binary::*;
 pub use packager::*;
 #[cfg(feature = "alloc")]
 pub use registration::*;
+#[cfg(feature = "alloc")]
+pub use select::*;
 pub use status::*;
 #[cfg(feature = "alloc")]
 pub use text_bundle::*;

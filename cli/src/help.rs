@@ -19,6 +19,9 @@ USAGE:
   clangoffload check PATH... [--kpack-path PATH]...
                                           what the HIP runtime hides about hosts ROCm's kpack split
                                           and their archives (files, or directories walked)
+  clangoffload select FILE --device TARGET [-o DIR] [--json]
+                                          the code a device (gfx90a:xnack+, sm_89) loads from each
+                                          container, kpack record or key, by its runtime's rule
   clangoffload bundler ARGS...            clang-offload-bundler (LLVM 22 flags and output)
   clangoffload packager ARGS...           llvm-offload-binary / clang-offload-packager (LLVM 22)
   clangoffload wrap --kind=K -o C FILE    C code registering FILE with the K=openmp|hip|cuda runtime
@@ -128,6 +131,37 @@ containers the split left in the file. Exit status 1 when anything is found.
                   of those the markers name; repeatable
 ";
 
+/// `select`.
+pub const SELECT: &str = "\
+usage: clangoffload select FILE --device TARGET [-o DIR] [--force] [--json]
+                           [--kpack-loader first|fall-through]
+                           [--rocm-kpack-path LIST] [--rocm-kpack-path-prefix LIST]
+                           [--rocm-kpack-disable VALUE]
+
+The code object a device would load from each container of FILE, by its
+runtime's rule, and why; or why none. TARGET is an AMD target ID or ISA name
+(gfx90a:sramecc+:xnack-, amdgcn-amd-amdhsa--gfx1100), chosen as the HIP runtime
+chooses (native, then the generic family, then SPIR-V) from each bundle,
+compressed bundle and OffloadBinary; or an NVIDIA SM (sm_89), chosen as the
+CUDA driver chooses from each fat binary (the closest cubin, else PTX to JIT).
+A host ROCm's kpack split: each HIPK record resolved as the runtime resolves
+it, through the archives its marker names. A .kpack archive: each key in it.
+Exit status 1 when some container, record or key gives the device nothing.
+
+  --device TARGET the device (required)
+  -o DIR          write each chosen code object to DIR, named as extract names
+                  it; every path written is printed
+  --force         overwrite existing files
+  --json          one JSON object: file, device, choices (kind, offset, key,
+                  loads, entry, how, reason, output, error), errors
+  --kpack-loader first|fall-through
+                  rocm-kpack's shipped loader (the first archive listing a
+                  candidate decides) or the fall-through one (default)
+  --rocm-kpack-path LIST, --rocm-kpack-path-prefix LIST, --rocm-kpack-disable V
+                  ROCM_KPACK_PATH, ROCM_KPACK_PATH_PREFIX, ROCM_KPACK_DISABLE
+                  (default: the environment's)
+";
+
 /// The help of `command`, if it has one here (the drop-ins and `wrap`
 /// print their own).
 pub fn of(command: &str) -> Option<&'static str> {
@@ -137,6 +171,7 @@ pub fn of(command: &str) -> Option<&'static str> {
         "inspect" => Some(INSPECT),
         "scan" => Some(SCAN),
         "check" => Some(CHECK),
+        "select" => Some(SELECT),
         _ => None,
     }
 }

@@ -154,3 +154,17 @@ pub fn os_message(e: &io::Error) -> String {
         None => text,
     }
 }
+
+/// Creates `path` for writing: exclusively unless `force`.
+pub fn create(path: &Path, force: bool) -> Result<std::fs::File, String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    options
+        .open(path)
+        .map_err(|e| format!("'{}': {}", path.display(), os_message(&e)))
+}

@@ -121,6 +121,19 @@ impl FileKind {
         }
     }
 
+    /// A container of this kind as reports name it (`bundle`, `compressed
+    /// bundle`, `OffloadBinary`, `CUDA fat binary`); `None` for files that
+    /// are no container of device code.
+    pub fn container_name(self) -> Option<&'static str> {
+        match self {
+            FileKind::Bundle => Some("bundle"),
+            FileKind::CompressedBundle => Some("compressed bundle"),
+            FileKind::OffloadBinary => Some("OffloadBinary"),
+            FileKind::CudaFatbin => Some("CUDA fat binary"),
+            _ => None,
+        }
+    }
+
     /// Whether the bytes start a binary bundle or a compressed bundle: what
     /// the bundler reads as a container of entries.
     pub fn is_bundle_container(self) -> bool {

@@ -14,6 +14,7 @@
 //! - [`cuda_fatbin`]: NVIDIA CUDA fat binaries (`.nv_fatbin`): entries, `--concat`
 //!   members, LZ4/zstd decoding, the driver's choice of code for a device.
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
+//! - `select` (`alloc`): what each container of a file gives a device, by its runtime's rule, and why.
 //! - `inspect` (`alloc`): what any file holds, container by container, as data for a report.
 //! - [`kind`]: what a file is from its first bytes ([`FileKind::detect`]): every magic in one place.
 //! - [`text_bundle`]: text bundles (`-type=i`, `s`, `ll`, ...), entries between comment markers.
@@ -374,6 +375,8 @@ pub mod offload_binary;
 pub mod packager;
 pub mod registration;
 pub mod scan;
+#[cfg(feature = "alloc")]
+pub mod select;
 pub mod text_bundle;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter, EntryPosition};

@@ -405,7 +405,7 @@ impl Worker<'_, '_, '_> {
                 self.open.clear();
             }
             let file = if self.created.insert(output) {
-                create(path, self.context.force)?
+                crate::io::create(path, self.context.force)?
             } else {
                 OpenOptions::new()
                     .append(true)
@@ -432,7 +432,7 @@ impl Worker<'_, '_, '_> {
                     let _ = std::fs::remove_file(path);
                 }
             } else if !created && result.is_ok() {
-                result = create(path, self.context.force).map(drop);
+                result = crate::io::create(path, self.context.force).map(drop);
                 self.created.insert(output);
             }
         }
@@ -541,18 +541,4 @@ impl Streamer for Worker<'_, '_, '_> {
         let index = self.current.unwrap_or(0);
         self.notes.entry(index).or_default().push_str(text);
     }
-}
-
-/// Creates `path` for writing: exclusively unless `force`.
-fn create(path: &Path, force: bool) -> Result<File, String> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    options
-        .open(path)
-        .map_err(|e| format!("'{}': {}", path.display(), os_message(&e)))
 }

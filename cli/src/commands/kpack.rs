@@ -75,17 +75,9 @@ pub fn extract(
 }
 
 fn write(path: &Path, bytes: &[u8], force: bool) -> Result<(), String> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    options
-        .open(path)
-        .and_then(|mut f| f.write_all(bytes))
-        .map_err(|e| os_message(&e))
+    crate::io::create(path, force)?
+        .write_all(bytes)
+        .map_err(|e| format!("'{}': {}", path.display(), os_message(&e)))
 }
 
 /// What `inspect --json` prints of an archive.

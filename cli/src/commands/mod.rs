@@ -11,6 +11,7 @@ pub mod list;
 pub mod nvprune;
 pub mod packager;
 pub mod scan;
+pub mod select;
 pub mod wrap;
 
 use std::fmt::Display;

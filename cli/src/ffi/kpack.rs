@@ -215,6 +215,134 @@ impl<'data> Host<'data> {
     }
 }
 
+/// The runtime's `ROCM_KPACK_*` variables: each value, if set.
+#[derive(Default)]
+pub struct Environment {
+    pub disable: Option<Vec<u8>>,
+    pub path: Option<Vec<u8>>,
+    pub prefix: Option<Vec<u8>>,
+}
+
+impl Host<'_> {
+    /// The archive paths the runtime tries for record `record` (its place
+    /// among `records()`) on a device of ISA name `isa`, in its order, the
+    /// host's real directory being `dir`; and whether the environment turns
+    /// the loader off.
+    pub fn candidates(
+        &self,
+        record: usize,
+        isa: &[u8],
+        environment: &Environment,
+        dir: &[u8],
+    ) -> Result<(Vec<Vec<u8>>, bool), String> {
+        let value = |v: &Option<Vec<u8>>| (v.is_some(), view(v.as_deref().unwrap_or_default()));
+        let (has_disable, disable) = value(&environment.disable);
+        let (has_path, path) = value(&environment.path);
+        let (has_prefix, prefix) = value(&environment.prefix);
+        let given = c::clangoffload_kpack_environment {
+            has_disable,
+            disable,
+            has_path,
+            path,
+            has_prefix,
+            prefix,
+        };
+        let (mut out, mut disabled) = (super::Buffer::empty(), false);
+        // SAFETY: the handle is live; every view is live for the call; out
+        // and disabled are writable.
+        let status = unsafe {
+            c::clangoffload_kpack_candidates(
+                self.handle.ptr(),
+                record,
+                view(isa),
+                &given,
+                view(dir),
+                &mut out.0,
+                &mut disabled,
+            )
+        };
+        check_status(status, &blank_error())?;
+        let paths = out
+            .bytes()
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect();
+        Ok((paths, disabled))
+    }
+}
+
+/// CLR's architecture list for a device of ISA name `isa`: the ISA without
+/// `amdgcn-amd-amdhsa--`, then its generic target where CLR's table has
+/// one.
+pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
+    let bare = isa.strip_prefix(b"amdgcn-amd-amdhsa--").unwrap_or(isa);
+    let mut list = vec![bare.to_vec()];
+    let generic = bytes_out(|buf, cap, len, _| {
+        // SAFETY: the view is live for the call; buf is NULL or writable
+        // for `cap` bytes.
+        unsafe { c::clangoffload_kpack_generic_target(view(isa), buf, cap, len) }
+    });
+    list.extend(generic.ok().filter(|g| !g.is_empty()));
+    list
+}
+
+/// Which loader's rule resolution follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Loader {
+    /// rocm-kpack's shipped loader: the first archive listing a candidate
+    /// architecture decides.
+    FirstCandidate,
+    /// rocm-systems#9953's: every candidate in turn (the default).
+    FallThrough,
+}
+
+/// The archive and entry the runtime loads for `key` on a device of
+/// architecture list `arches` among `archives` (those of the candidates
+/// that opened, in order), or the runtime's error code and why.
+pub fn resolve(
+    archives: &[&Kpack<'_>],
+    key: &[u8],
+    arches: &[Vec<u8>],
+    loader: Loader,
+    disabled: bool,
+) -> Result<(usize, usize), (u32, &'static str)> {
+    let handles: Vec<_> = archives.iter().map(|k| k.handle.ptr()).collect();
+    let views: Vec<_> = arches.iter().map(|a| view(a)).collect();
+    let mut flags = 0;
+    if loader == Loader::FirstCandidate {
+        flags |= c::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE;
+    }
+    if disabled {
+        flags |= c::CLANGOFFLOAD_KPACK_DISABLED;
+    }
+    let found = record(|out| {
+        // SAFETY: every handle and view is live for the call; out is
+        // writable.
+        unsafe {
+            c::clangoffload_kpack_resolve(
+                handles.as_ptr(),
+                handles.len(),
+                view(key),
+                views.as_ptr(),
+                views.len(),
+                flags,
+                out,
+            )
+        }
+    })
+    .ok_or((0, "the library refused the resolution"))?;
+    match found.kpack_error {
+        0 => Ok((found.archive, found.entry)),
+        code => {
+            let reason = c::clangoffload_kpack_error_reason(code);
+            // SAFETY: a view of the library's static storage.
+            let text = unsafe { super::slice(reason) };
+            Err((code, std::str::from_utf8(text).unwrap_or_default()))
+        }
+    }
+}
+
 /// The key the runtime looks a record's code object up by.
 pub fn binary_key(kernel_name: &[u8], co_index: u32) -> Vec<u8> {
     bytes_out(|buf, cap, len, _| {

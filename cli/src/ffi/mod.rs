@@ -8,6 +8,7 @@ pub mod inspection;
 pub mod job;
 pub mod kpack;
 pub mod packaging;
+pub mod select;
 pub mod wrapping;
 
 use crate::io::Input;

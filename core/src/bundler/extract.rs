@@ -36,20 +36,31 @@ pub struct Extraction<'data> {
 
 /// One container and the outputs it gives.
 #[derive(Debug)]
-pub(super) struct Unit<'data> {
+pub(crate) struct Unit<'data> {
     /// Where it is in the input.
-    pub(super) at: u64,
+    pub(crate) at: u64,
     /// How many bytes of the input it takes.
     size: u64,
     /// Its outputs' names start with this.
     pub(super) prefix: String,
     /// Its outputs, by index across the whole file.
-    pub(super) outputs: Range<usize>,
-    pub(super) what: What<'data>,
+    pub(crate) outputs: Range<usize>,
+    pub(crate) what: What<'data>,
+}
+
+impl Unit<'_> {
+    /// What it is.
+    pub(crate) fn kind(&self) -> FileKind {
+        match self.what {
+            What::Bundle(_) => FileKind::Bundle,
+            What::Compressed(_) => FileKind::CompressedBundle,
+            What::Images(_) => FileKind::OffloadBinary,
+        }
+    }
 }
 
 #[derive(Debug)]
-pub(super) enum What<'data> {
+pub(crate) enum What<'data> {
     Bundle(&'data [u8]),
     Compressed(CompressedBundle<'data>),
     /// OffloadBinaries back to back.
@@ -187,6 +198,11 @@ impl<'data> Extraction<'data> {
             outputs: first..self.names.len(),
             what,
         });
+    }
+
+    /// The containers found, in file order.
+    pub(crate) fn units(&self) -> &[Unit<'data>] {
+        &self.units
     }
 
     /// How many containers were found.
@@ -485,16 +501,7 @@ fn images<'data>(
     first: usize,
     at: u64,
 ) -> Result<Plan<'data>, BundlerError> {
-    use crate::packager::PackagerError as P;
-    let (mut part, namings) = crate::packager::every_image(bytes).map_err(|e| match e {
-        P::Binary(e) | P::Container(e) | P::Writer(e) => BundlerError::Input(e.shifted(at)),
-        P::OverlappingImages { holds, .. } => BundlerError::OverlappingPayloads {
-            entry: 0,
-            bundle_offset: at,
-            budget: holds,
-        },
-        _ => BundlerError::NotAContainer(Foreign::identify(bytes)),
-    })?;
+    let (mut part, namings) = image_plan(bytes, at)?;
     for (index, naming) in namings.iter().enumerate() {
         let mut what = safe_name(&naming.triple);
         if !naming.arch.is_empty() {
@@ -509,6 +516,25 @@ fn images<'data>(
         part.name(index, name.into_bytes());
     }
     Ok(part)
+}
+
+/// One unnamed output per image of the OffloadBinaries back to back in
+/// `bytes` (at `at` in the input), nested ones opened, with the triple,
+/// architecture and kind that name each.
+pub(crate) fn image_plan(
+    bytes: &[u8],
+    at: u64,
+) -> Result<(Plan<'_>, Vec<crate::packager::Naming>), BundlerError> {
+    use crate::packager::PackagerError as P;
+    crate::packager::every_image(bytes).map_err(|e| match e {
+        P::Binary(e) | P::Container(e) | P::Writer(e) => BundlerError::Input(e.shifted(at)),
+        P::OverlappingImages { holds, .. } => BundlerError::OverlappingPayloads {
+            entry: 0,
+            bundle_offset: at,
+            budget: holds,
+        },
+        _ => BundlerError::NotAContainer(Foreign::identify(bytes)),
+    })
 }
 
 /// A file name that stays in its directory: only `[A-Za-z0-9._+:-]` is kept

@@ -45,6 +45,7 @@ mod unbundle;
 pub use bundle::{bundle, host_input, BundleRequest, Compression};
 pub use error::{BundlerError, CompressedProblem, Place};
 pub use extract::{extract, safe_name, ExtractedContainer, Extraction};
+pub(crate) use extract::{image_plan, Unit, What};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};

@@ -4,7 +4,7 @@
 use core::fmt::{self, Write};
 
 use super::arch::AmdgpuArch;
-use super::{BundleEntryId, TargetId, Triple};
+use super::{BundleEntryId, FeatureSetting, TargetId, Triple};
 #[cfg(feature = "alloc")]
 use crate::bytes::to_u64;
 #[cfg(feature = "alloc")]
@@ -179,6 +179,136 @@ fn is_hsa_arch_upstream(arch: &str) -> bool {
     arch == AMDHSA.arch || AmdgpuArch::parse_upstream(arch).is_some_and(AmdgpuArch::has_subarch)
 }
 
+/// Why the HIP runtime loads an entry on no device of a target ID (see
+/// [`select_for_device`]): the first of its tests the entry fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mismatch<'a> {
+    /// Its kind is not one the runtime loads (`host`, `openmp`, ...).
+    Kind(&'a str),
+    /// Its triple is not the runtime's (`amdgcn-amd-amdhsa`).
+    Triple(Triple<'a>),
+    /// Its target ID does not parse for its triple.
+    Unreadable(&'a str),
+    /// Code for another processor (and not the device's generic family).
+    Processor(&'a str),
+    /// Code for the device's processor (or its generic family) with a
+    /// feature setting the device does not have.
+    Feature {
+        /// `xnack` or `sramecc`.
+        feature: &'static str,
+        /// The code's setting.
+        code: FeatureSetting,
+        /// The device's.
+        device: FeatureSetting,
+    },
+}
+
+impl fmt::Display for Mismatch<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = |s: FeatureSetting| match s {
+            FeatureSetting::On => "+",
+            FeatureSetting::Off => "-",
+            FeatureSetting::Any => " any",
+        };
+        match self {
+            Mismatch::Kind(kind) => {
+                write!(
+                    f,
+                    "is `{kind}` code (the HIP runtime loads hip, hipv4, hcc)"
+                )
+            }
+            Mismatch::Triple(triple) => write!(f, "is for {triple}, not amdgcn-amd-amdhsa"),
+            Mismatch::Unreadable(target) => {
+                write!(f, "has target ID `{target}`, which does not parse")
+            }
+            Mismatch::Processor(processor) => write!(f, "is for {processor}"),
+            Mismatch::Feature {
+                feature,
+                code,
+                device,
+            } => write!(
+                f,
+                "is built with {feature}{}, the device has {feature}{}",
+                sign(*code),
+                sign(*device)
+            ),
+        }
+    }
+}
+
+/// Why the runtime would not load the entry of `kind`, `triple` and
+/// `target` (its target ID) on `device` as native, generic or SPIR-V code;
+/// `None` if it would. An OffloadBinary image has no kind (`None`).
+pub fn mismatch<'a>(
+    kind: Option<&'a str>,
+    triple: Triple<'a>,
+    target: &'a str,
+    device: &TargetId<'_>,
+) -> Option<Mismatch<'a>> {
+    if let Some(kind) = kind.filter(|k| !matches!(*k, "hip" | "hipv4" | "hcc")) {
+        return Some(Mismatch::Kind(kind));
+    }
+    if triple == SPIRV && target == "amdgcnspirv" {
+        return None;
+    }
+    if !is_runtime_triple(triple, AMDHSA) {
+        return Some(Mismatch::Triple(triple));
+    }
+    let Ok(code) = TargetId::parse_for_arch_upstream(triple.arch, target) else {
+        return Some(Mismatch::Unreadable(target));
+    };
+    let generic = device
+        .amdgpu_processor()
+        .and_then(|p| p.generic)
+        .and_then(super::processor::lookup_upstream)
+        .filter(|g| g.name == code.processor());
+    let against = match generic {
+        Some(generic) => device.with_processor(generic),
+        None if code.processor() == device.processor() => *device,
+        None => return Some(Mismatch::Processor(code.processor())),
+    };
+    [
+        ("xnack", code.xnack(), against.xnack()),
+        ("sramecc", code.sramecc(), against.sramecc()),
+    ]
+    .into_iter()
+    .find(|(_, code, device)| !code.satisfies(*device))
+    .map(|(feature, code, device)| Mismatch::Feature {
+        feature,
+        code,
+        device,
+    })
+}
+
+/// Whether the runtime loads an OffloadBinary image for `triple` and `arch`
+/// on `device`: `None` if not; else whether `arch` is exactly the device's
+/// target ID (the image it prefers).
+fn image_runs(triple: &[u8], arch: &[u8], device: &TargetId<'_>) -> Option<bool> {
+    let arch = core::str::from_utf8(arch).ok()?;
+    let triple = core::str::from_utf8(triple).ok()?;
+    // Not the runtime's triple: nothing to choose.
+    let hsa_arch = triple.strip_suffix("-amd-amdhsa")?;
+    let target = TargetId::parse_for_arch_upstream(hsa_arch, arch).ok()?;
+    let ours = is_hsa_arch_upstream(hsa_arch);
+    (ours && target.is_compatible_with(device)).then(|| {
+        let mut exact = SmallStr::new();
+        write!(exact, "{}", device.canonical()).is_ok() && arch == exact.as_str()
+    })
+}
+
+/// Of OffloadBinary images given as (triple, arch) in file order, the one
+/// the runtime loads on `device` (see [`select_in_fatbin`]): its index.
+pub fn select_image<'a>(
+    images: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+    device: &TargetId<'_>,
+) -> Option<usize> {
+    let runs = |(triple, arch): (&[u8], &[u8])| image_runs(triple, arch, device);
+    images
+        .clone()
+        .position(|i| runs(i) == Some(true))
+        .or_else(|| images.clone().position(|i| runs(i).is_some()))
+}
+
 /// What a runtime loads from a fat binary: how it matched, the code object,
 /// and its ID (a bundle entry's; an OffloadBinary image's target ID).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,22 +371,10 @@ pub fn select_in_fatbin<'a>(
     }
     if crate::OffloadBinary::is_offload_binary(data) {
         let binary = crate::OffloadBinary::parse(data)?;
-        let runs = |entry: &crate::OffloadEntry<'a>| {
-            let arch = entry.arch().and_then(|a| core::str::from_utf8(a).ok())?;
-            let triple = entry.triple().and_then(|t| core::str::from_utf8(t).ok())?;
-            // Not the runtime's triple: nothing to choose.
-            let hsa_arch = triple.strip_suffix("-amd-amdhsa")?;
-            let target = TargetId::parse_for_arch_upstream(hsa_arch, arch).ok()?;
-            let ours = is_hsa_arch_upstream(hsa_arch);
-            (ours && target.is_compatible_with(device)).then(|| {
-                let mut exact = SmallStr::new();
-                write!(exact, "{}", device.canonical()).is_ok() && arch == exact.as_str()
-            })
-        };
-        let pick = binary
+        let images = binary
             .entries()
-            .find(|e| runs(e) == Some(true))
-            .or_else(|| binary.entries().find(|e| runs(e).is_some()));
+            .map(|e| (e.triple().unwrap_or_default(), e.arch().unwrap_or_default()));
+        let pick = select_image(images, device).and_then(|i| binary.entries().nth(i));
         return Ok(pick.map(|entry| Loadable {
             how: DeviceMatch::Native,
             code: entry.image(),

@@ -61,6 +61,18 @@ impl KpackError {
         }
     }
 
+    /// The error of the runtime's number `code`, if resolution gives it.
+    pub fn from_code(code: u32) -> Option<Self> {
+        [
+            KpackError::KernelNotFound,
+            KpackError::NotImplemented,
+            KpackError::ArchiveNotFound,
+            KpackError::ArchNotFound,
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+    }
+
     /// Why, in a sentence.
     pub fn reason(self) -> &'static str {
         match self {

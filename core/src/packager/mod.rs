@@ -32,8 +32,8 @@ mod images;
 mod package;
 
 pub use error::PackagerError;
-pub(crate) use extract::every_image;
 pub use extract::extract;
+pub(crate) use extract::{every_image, Naming};
 pub use images::{list, Image, Images};
 pub use package::{image_files, package, Format, PackageImage};
 
