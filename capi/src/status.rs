@@ -259,6 +259,9 @@ pub enum clangoffload_status {
     KpackNullPointer = 184,
     /// A `HIPK` record's pointer leads to no bytes in the file.
     KpackUnresolvedPointer = 185,
+    /// A host kpack's split cannot take, or one where rocm-kpack's split
+    /// would write a host the runtime misreads (the message says which).
+    KpackSplitRefused = 186,
     /// A bundle entry ID has fewer than 5 components.
     EntryIdTooFewComponents = 30,
     /// A target ID has no processor.
@@ -420,6 +423,7 @@ status_table! {
     KpackOutOfBounds => "kpack archive range out of bounds",
     KpackNullPointer => "HIPK record's pointer is 0 and no relocation fills it",
     KpackUnresolvedPointer => "HIPK record's pointer leads to no bytes in the file",
+    KpackSplitRefused => "host cannot be split by kpack's rules",
     EntryIdTooFewComponents => "bundle entry ID needs <kind>-<arch>-<vendor>-<os>-<env>",
     TargetIdEmptyProcessor => "target ID has no processor",
     TargetIdMissingSign => "target feature does not end in '+' or '-'",
@@ -546,6 +550,7 @@ impl From<ErrorKind> for clangoffload_status {
             ErrorKind::NotKpack => S::NotKpack,
             ErrorKind::UnsupportedKpackVersion { .. } => S::UnsupportedKpackVersion,
             ErrorKind::MalformedKpack { .. } => S::MalformedKpack,
+            ErrorKind::KpackSplit { .. } => S::KpackSplitRefused,
             ErrorKind::CompressedSizeTooLarge { .. } => S::CompressedSizeTooLarge,
             ErrorKind::CorruptLz4 { .. } => S::CorruptStream,
             ErrorKind::AmbiguousCompression { .. } => S::UnknownMethod,

@@ -577,6 +577,12 @@ pub enum ErrorKind {
         /// What is wrong.
         fault: crate::kpack::KpackFault,
     },
+    /// A host kpack's split cannot take (or should not: where rocm-kpack
+    /// would write a host the runtime misreads).
+    KpackSplit {
+        /// Why.
+        fault: crate::kpack::SplitFault,
+    },
     /// A CUDA fat binary header or entry header states a size it cannot
     /// have (a container header other than 16 bytes, an entry header under
     /// 64).
@@ -934,6 +940,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::MalformedKpack { fault } => {
                 write!(f, "malformed kpack table of contents: {fault}")
             }
+            ErrorKind::KpackSplit { fault } => write!(f, "cannot split the host: {fault}"),
             ErrorKind::BadHeaderSize { size, expected } => write!(
                 f,
                 "header size {size} is not allowed (expected {expected})"

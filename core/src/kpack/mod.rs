@@ -25,6 +25,7 @@ mod check;
 mod host;
 #[cfg(feature = "alloc")]
 mod resolve;
+mod split;
 mod toc;
 #[cfg(feature = "alloc")]
 mod writer;
@@ -49,10 +50,16 @@ pub use resolve::{
     arch_list, candidates, clr_generic, feature_subsets, place, resolve, Environment, KpackError,
     Loader, Resolved, MAX_FEATURES,
 };
+#[cfg(feature = "alloc")]
+pub use split::{
+    marker_bytes, search_path, split_host, HostSplit, KeyRule, SplitCodeObject, SplitOptions,
+    SplitUnit, MARKER_SECTION,
+};
+pub use split::{ShortName, SplitFault};
 pub use toc::{Arches, Entries, Entry};
 use toc::{Blobs, Toc};
 #[cfg(feature = "alloc")]
-pub use writer::{write_archive, ArchiveOptions, NewEntry};
+pub use writer::{write_archive, ArchiveOptions, ArchiveWriter, NewEntry};
 
 /// The magic that starts every kpack archive.
 pub const KPACK_MAGIC: &[u8; 4] = b"KPAK";
