@@ -225,6 +225,25 @@ fn a_split_host_reads_through_to_its_archives() {
                 dir.as_os_str(),
             ]);
             assert!(done.status.success(), "{done:?}");
+            // The same files and lines on one thread or three.
+            for jobs in ["1", "3"] {
+                let again = out.path().join(format!("{scheme}-{library}-j{jobs}"));
+                let other = clangoffload(&[
+                    "extract".as_ref(),
+                    path.as_os_str(),
+                    "-o".as_ref(),
+                    again.as_os_str(),
+                    "-j".as_ref(),
+                    jobs.as_ref(),
+                ]);
+                let moved = String::from_utf8_lossy(&other.stdout)
+                    .replace(again.to_str().unwrap(), dir.to_str().unwrap());
+                assert_eq!(
+                    moved.as_bytes(),
+                    &done.stdout[..],
+                    "{scheme}/{host} -j {jobs}"
+                );
+            }
             let written = lines(&done.stdout);
             assert_eq!(written.len(), want.len(), "{scheme}/{host}");
             for file in written {

@@ -240,7 +240,7 @@ pub fn wrapper_target<'data>(
         return locate_address(file, record.binary);
     }
     let place = pointer_place(file, segment, record)?;
-    let fill = relocations(file, segment).find(|fill| fill.place() == place)?;
+    let fill = relocations(file, segment, &|at| at == place).next()?;
     follow(file, &fill, |address| locate_address(file, address))
 }
 
@@ -262,8 +262,11 @@ pub fn wrapper_targets<'data>(
         .filter_map(|(i, r)| Some((pointer_place(file, segment, r)?, i)))
         .collect();
     let mut filled = BTreeMap::new();
-    if !places.is_empty() {
-        for fill in relocations(file, segment) {
+    if let (Some((&low, _)), Some((&high, _))) = (places.first_key_value(), places.last_key_value())
+    {
+        // Most of a library's relocations lie outside the records: only
+        // those inside are looked up.
+        for fill in relocations(file, segment, &|at| (low..=high).contains(&at)) {
             if let Some(&i) = places.get(&fill.place()) {
                 filled.entry(i).or_insert(fill);
             }
@@ -343,10 +346,11 @@ impl Fill<'_> {
 /// The relocations that can apply to `segment`: in ELF, the RELA relocations
 /// of its own relocation section in a relocatable object, all of them
 /// otherwise (64-bit files; 32-bit ones use REL with the addend in place);
-/// in COFF, the section's own.
+/// in COFF, the section's own. Only those whose place `keep` accepts.
 fn relocations<'a, 'data>(
     file: &'a ObjectFile<'data>,
     segment: &'a Section<'data>,
+    keep: &'a dyn Fn(u64) -> bool,
 ) -> impl Iterator<Item = Fill<'data>> + 'a {
     let (elf, coff) = match (file, segment) {
         (ObjectFile::Elf(elf), Section::Elf(_)) => (Some(elf), None),
@@ -363,14 +367,16 @@ fn relocations<'a, 'data>(
                     && rela.header().kind == SHT_RELA
                     && (!relocatable || rela.header().info == segment.index())
             })
-            .flat_map(|rela| {
+            .flat_map(move |rela| {
                 rela.data()
                     .chunks_exact(24)
                     .filter_map(|raw| Rela64::ref_from_bytes(raw).ok())
+                    .filter(move |relocation| keep(relocation.offset.get()))
                     .map(move |relocation| Fill::Elf(rela, relocation))
             })
     });
-    elf_fills.chain(coff.into_iter().flatten().map(Fill::Coff))
+    let coff_fills = coff.into_iter().flatten().map(Fill::Coff);
+    elf_fills.chain(coff_fills.filter(move |fill| keep(fill.place())))
 }
 
 /// Where a relocation points: its symbol's section and value plus the addend

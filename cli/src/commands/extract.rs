@@ -51,6 +51,15 @@ struct Args<'a> {
     kpack_paths: Vec<&'a str>,
 }
 
+impl Args<'_> {
+    /// The threads asked for, or one per core.
+    fn threads(&self) -> usize {
+        self.threads
+            .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+            .unwrap_or(1)
+    }
+}
+
 /// A thread count: a positive number.
 fn threads(n: Option<&str>) -> Option<usize> {
     n.and_then(|n| n.parse::<usize>().ok()).filter(|&n| n > 0)
@@ -110,10 +119,7 @@ fn extract_cuda(
     };
     std::fs::create_dir_all(&args.dir)
         .map_err(|e| Failure(format!("'{}': {}", args.dir.display(), os_message(&e))))?;
-    let threads = args
-        .threads
-        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
-        .unwrap_or(1);
+    let threads = args.threads();
     let mut errors = Vec::new();
     let images = super::cuda::extract(
         cuda,
@@ -181,6 +187,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     }
     let split = super::kpack::read_through(args.file, input.data(), &args.kpack_paths)?;
     if let Some((through, archives)) = split {
+        let threads = args.threads();
         let errors = super::kpack::extract_host(
             args.file,
             &through,
@@ -188,6 +195,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
             &args.dir,
             args.force,
             options.max_size,
+            threads,
         )?;
         return outcome(program, &errors);
     }
@@ -225,11 +233,7 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         }
     }
     let containers = extraction.containers();
-    let threads = args
-        .threads
-        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
-        .unwrap_or(1)
-        .clamp(1, containers.len().max(1));
+    let threads = args.threads().clamp(1, containers.len().max(1));
     let shared = Shared {
         next: AtomicUsize::new(0),
         ended: AtomicUsize::new(0),

@@ -4,7 +4,7 @@
 //! archive's facts. A damaged entry is an error for itself only.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -431,7 +431,11 @@ pub fn list_host(through: &ReadThrough) -> Result<Vec<String>, Failure> {
 
 /// `extract` of a split host: each record's code objects, read from their
 /// archives, under the archives' names for them with the host's name as
-/// the stem; every path printed; what could not be written as errors.
+/// the stem; every path printed, in record order whatever the thread count;
+/// what could not be written as errors. Code objects are decoded on
+/// `threads` threads, each with its own view of every archive and one code
+/// object in memory at a time, handed out one by one so that a large one
+/// holds up no other.
 pub fn extract_host(
     file: &str,
     through: &ReadThrough,
@@ -439,40 +443,74 @@ pub fn extract_host(
     dir: &Path,
     force: bool,
     max_size: u64,
+    threads: usize,
 ) -> Result<Vec<String>, Failure> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let stem = Path::new(file)
         .file_name()
         .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure(format!("'{}': {}", dir.display(), os_message(&e))))?;
-    let parsed: Vec<Option<Kpack<'_>>> = (0..archives.paths.len())
-        .map(|i| archives.parsed(i).and_then(Result::ok))
+    let work: Vec<(&[u8], &Found)> = through
+        .records
+        .iter()
+        .flat_map(|(key, found)| found.iter().map(move |f| (key.as_slice(), f)))
         .collect();
-    let mut errors = through.failures();
-    let mut names = std::collections::HashSet::new();
-    for (key, found) in &through.records {
-        for f in found {
+    let next = AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<PathBuf, String>>>> =
+        work.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let names = std::sync::Mutex::new(std::collections::HashSet::new());
+    let one_thread = || {
+        // This thread's own views: the library's handles are not shared.
+        let parsed: Vec<Option<Kpack<'_>>> = (0..archives.paths.len())
+            .map(|i| archives.parsed(i).and_then(Result::ok))
+            .collect();
+        let mut buffer = Vec::new();
+        while let Some((index, (key, f))) = {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            work.get(index).map(|w| (index, *w))
+        } {
             let Some(Some(kpack)) = parsed.get(f.archive) else {
                 continue;
             };
-            let archive = archives.shown(f.archive);
             let written = kpack.output_name(f.entry, &stem).and_then(|name| {
                 let path = dir.join(&name);
-                if !names.insert(name) {
+                let fresh = names.lock().map(|mut n| n.insert(name)).unwrap_or(false);
+                if !fresh {
                     return Err(format!("'{}' would be written twice", path.display()));
                 }
                 kpack
-                    .read(f.entry, f.size, max_size)
-                    .and_then(|bytes| write(&path, &bytes, force))
+                    .read_into(f.entry, f.size, max_size, &mut buffer)
+                    .and_then(|()| write(&path, &buffer, force))
                     .map(|()| path)
             });
-            match written {
-                Ok(path) => outln!("{}", path.display())?,
-                Err(e) => errors.push(format!(
-                    "'{file}': {} from '{archive}': {e}",
-                    String::from_utf8_lossy(key)
-                )),
+            let written = written.map_err(|e| {
+                format!(
+                    "'{file}': {} from '{}': {e}",
+                    String::from_utf8_lossy(key),
+                    archives.shown(f.archive)
+                )
+            });
+            if let Some(slot) = results.get(index) {
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(written);
+                }
             }
+        }
+    };
+    let threads = threads.clamp(1, work.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(one_thread);
+        }
+        one_thread();
+    });
+    let mut errors = through.failures();
+    for slot in results {
+        match slot.into_inner().ok().flatten() {
+            Some(Ok(path)) => outln!("{}", path.display())?,
+            Some(Err(e)) => errors.push(e),
+            None => {}
         }
     }
     Ok(errors)

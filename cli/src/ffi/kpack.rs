@@ -97,10 +97,25 @@ impl<'data> Kpack<'data> {
     /// Entry `index`'s code object (at most `max_size` decoded; 0 for the
     /// library's default), or why it cannot be had.
     pub fn read(&self, index: usize, size: u64, max_size: u64) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        self.read_into(index, size, max_size, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`read`](Self::read) into `out`, whose memory is kept from one call
+    /// to the next (only what it grows by is cleared).
+    pub fn read_into(
+        &self,
+        index: usize,
+        size: u64,
+        max_size: u64,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         let len =
             usize::try_from(size).map_err(|_| format!("{size} bytes do not fit in memory"))?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(len)
+        // What the last call left is written over, not cleared first.
+        out.truncate(len);
+        out.try_reserve_exact(len.saturating_sub(out.len()))
             .map_err(|_| format!("{size} bytes do not fit in memory"))?;
         out.resize(len, 0);
         let (mut written, mut err) = (0usize, blank_error());
@@ -118,7 +133,7 @@ impl<'data> Kpack<'data> {
         };
         check_status(status, &err)?;
         out.truncate(written);
-        Ok(out)
+        Ok(())
     }
 
     /// The file name `extract` gives entry `index` of an input named `stem`.
