@@ -72,6 +72,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ("packager_extract", &checks::packager_extract::check),
         ("registration", &checks::registration::check),
         ("scan", &checks::scan::check),
+        ("select", &checks::select::check),
         ("target_id_compat", &text(checks::target_id_compat::check)),
         ("text_bundle", &checks::text_bundle::check),
     ];

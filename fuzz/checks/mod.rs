@@ -27,6 +27,7 @@ pub mod offload_binary;
 pub mod packager_extract;
 pub mod registration;
 pub mod scan;
+pub mod select;
 pub mod target_id_compat;
 pub mod text_bundle;
 pub mod within;

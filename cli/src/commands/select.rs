@@ -438,6 +438,7 @@ fn print(args: &Args<'_>, report: &Report<'_>) -> Result<(), Failure> {
         };
         match (&c.entry, c.how) {
             (Some(entry), Some(how)) => outln!("{place}: {entry} [{how}]: {}", c.reason)?,
+            _ if c.error => outln!("{place}: unreadable: {}", c.reason)?,
             _ => outln!("{place}: nothing: {}", c.reason)?,
         }
         if let Some(output) = &c.output {
