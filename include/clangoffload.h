@@ -236,6 +236,17 @@
 // A container left in the host's bytes at `offset`, not live.
 #define CLANGOFFLOAD_KPACK_STALE_CONTAINER 7
 
+// Keys by record index where rocm-kpack's per-architecture counter agrees;
+// a host where they differ is refused (`CLANGOFFLOAD_STATUS_KPACK_SPLIT_REFUSED`).
+#define CLANGOFFLOAD_KPACK_KEYS_STRICT 0
+
+// Keys by the record index the runtime looks up.
+#define CLANGOFFLOAD_KPACK_KEYS_RECORD 1
+
+// Keys by rocm-kpack's per-architecture counter (wrong where translation
+// units hold different architectures).
+#define CLANGOFFLOAD_KPACK_KEYS_PER_ARCH 2
+
 // Report magics that start no valid container too
 // (`clangoffload_scan_next`).
 #define CLANGOFFLOAD_SCAN_REJECTED 1
@@ -609,6 +620,9 @@ enum clangoffload_status
   CLANGOFFLOAD_STATUS_KPACK_NULL_POINTER = 184,
   // A `HIPK` record's pointer leads to no bytes in the file.
   CLANGOFFLOAD_STATUS_KPACK_UNRESOLVED_POINTER = 185,
+  // A host kpack's split cannot take, or one where rocm-kpack's split
+  // would write a host the runtime misreads (the message says which).
+  CLANGOFFLOAD_STATUS_KPACK_SPLIT_REFUSED = 186,
   // A bundle entry ID has fewer than 5 components.
   CLANGOFFLOAD_STATUS_ENTRY_ID_TOO_FEW_COMPONENTS = 30,
   // A target ID has no processor.
@@ -872,6 +886,13 @@ typedef struct clangoffload_kpack_findings clangoffload_kpack_findings;
 // A host after kpack's split: its `HIPK` records and their markers.
 // Borrows the buffer.
 typedef struct clangoffload_kpack_host clangoffload_kpack_host;
+
+// A host's split: the rewritten host and its code objects. Borrows the
+// input buffer; owns the rewritten host and one decoded bundle.
+typedef struct clangoffload_kpack_split clangoffload_kpack_split;
+
+// An archive being written one code object at a time.
+typedef struct clangoffload_kpack_writer clangoffload_kpack_writer;
 
 // A parsed object-flavour bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_object_bundle clangoffload_object_bundle;
@@ -1604,6 +1625,77 @@ typedef struct clangoffload_kpack_finding {
   // the findings handle.
   struct clangoffload_bytes text;
 } clangoffload_kpack_finding;
+
+// What the split writes into the host.
+typedef struct clangoffload_kpack_split_options {
+  // The marker's `kernel_name` (the binary's name in the archive keys).
+  struct clangoffload_bytes kernel_name;
+  // The marker's `kpack_search_paths`: `search_path_count` views.
+  const struct clangoffload_bytes *search_paths;
+  // How many search paths.
+  size_t search_path_count;
+  // `CLANGOFFLOAD_KPACK_KEYS_*`.
+  uint32_t keys;
+  // The most bytes a compressed bundle may decode to
+  // (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB).
+  uint64_t max_size;
+} clangoffload_kpack_split_options;
+
+// One code object of a split; views borrow the handle.
+typedef struct clangoffload_kpack_split_code_object {
+  // The record (and bundle) it belongs to.
+  uint64_t record;
+  // The bundle entry ID.
+  struct clangoffload_bytes id;
+  // The architecture (the ID after its last `--`): its archive's.
+  struct clangoffload_bytes arch;
+  // Its key in that archive, `<kernel_name>#<n>`.
+  struct clangoffload_bytes key;
+  // Its size.
+  uint64_t size;
+  // File offset of its bundle in the input.
+  uint64_t unit_offset;
+  // Size of its bundle in the input (compressed, if it is).
+  uint64_t unit_size;
+} clangoffload_kpack_split_code_object;
+
+// What an archive says of itself.
+typedef struct clangoffload_kpack_archive_options {
+  // `group_name`.
+  struct clangoffload_bytes group_name;
+  // `gfx_arch_family` (rocm-kpack's splitter: the one architecture).
+  struct clangoffload_bytes arch_family;
+  // `gfx_arches`: `arch_count` views.
+  const struct clangoffload_bytes *arches;
+  // How many architectures.
+  size_t arch_count;
+  // `CLANGOFFLOAD_KPACK_STORED` or `CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL`.
+  uint32_t scheme;
+  // The zstd level (rocm-kpack's: 3).
+  int32_t level;
+} clangoffload_kpack_archive_options;
+
+// One `metadata` pair of an entry (both strings).
+typedef struct clangoffload_kpack_metadata_pair {
+  // The name (`target`, `source_prefix`).
+  struct clangoffload_bytes name;
+  // The value.
+  struct clangoffload_bytes value;
+} clangoffload_kpack_metadata_pair;
+
+// One code object to store.
+typedef struct clangoffload_kpack_new_entry {
+  // The binary key, `<kernel_name>#<index>`.
+  struct clangoffload_bytes key;
+  // Its architecture.
+  struct clangoffload_bytes arch;
+  // The code object.
+  struct clangoffload_bytes code;
+  // `metadata`'s pairs, in order (none: no `metadata` key).
+  const struct clangoffload_kpack_metadata_pair *metadata;
+  // How many pairs.
+  size_t metadata_count;
+} clangoffload_kpack_new_entry;
 
 // An ELF or COFF section holding offload data; views borrow the file's
 // buffer.
@@ -4335,6 +4427,202 @@ size_t clangoffload_kpack_findings_count(const struct clangoffload_kpack_finding
 clangoffload_status clangoffload_kpack_findings_get(const struct clangoffload_kpack_findings *findings,
                                                     size_t index,
                                                     struct clangoffload_kpack_finding *out);
+
+// Splits the host in `len` bytes at `data` (an x86-64 ELF shared object or
+// executable whose `.hip_fatbin` holds one bundle per `HIPF` record): the
+// host rewritten as rocm-kpack rewrites it (a non-PIE executable's
+// pointers kept at the marker, which rocm-kpack zeroes), and its code
+// objects keyed as `options->keys` says. `data` is never written. Stores
+// a handle in `*out`. Compressed bundles' entry tables are decoded here;
+// their code objects one bundle at a time by
+// `clangoffload_kpack_split_code`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_split_free`. On failure `*out` is
+// untouched and `*err` (if not NULL) says what and where.
+//
+// Lifetime: the handle borrows the `len` bytes at `data` (they must stay
+// alive and unchanged until it is freed); `options` and what it views are
+// read during the call only.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `options` is NULL or points
+// to a readable record whose views are readable; `out` and `err` are NULL
+// or writable.
+clangoffload_status clangoffload_kpack_split_host(const uint8_t *data,
+                                                  size_t len,
+                                                  const struct clangoffload_kpack_split_options *options,
+                                                  struct clangoffload_kpack_split **out,
+                                                  struct clangoffload_error *err);
+
+// Releases a handle from `clangoffload_kpack_split_host`, with the
+// rewritten host and the decoded bundle it holds.
+//
+// Ownership: the handle and what it owns are released; the input stays
+// the caller's.
+//
+// NULL: a NULL `split` does nothing.
+//
+// # Safety
+// `split` is NULL or a live handle not yet freed.
+void clangoffload_kpack_split_free(struct clangoffload_kpack_split *split);
+
+// Stores the rewritten host's bytes in `*out`.
+//
+// Ownership: nothing to free; the bytes are the handle's.
+//
+// Lifetime: `*out` lives as long as the handle.
+//
+// NULL: `split` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `split` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_split_get_host(const struct clangoffload_kpack_split *split,
+                                                      struct clangoffload_bytes *out);
+
+// How many code objects the split stores (host entries left out), in the
+// order rocm-kpack stores them: bundle order, then entry order.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `split` gives 0.
+//
+// # Safety
+// `split` is NULL or a live handle.
+size_t clangoffload_kpack_split_code_object_count(const struct clangoffload_kpack_split *split);
+
+// Stores code object `index` in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views live as long as the handle.
+//
+// NULL: `split` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `split` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_split_get_code_object(const struct clangoffload_kpack_split *split,
+                                                             size_t index,
+                                                             struct clangoffload_kpack_split_code_object *out);
+
+// Stores code object `index`'s bytes in `*out`: a view of the input for a
+// plain bundle; for a compressed one, of its bundle decoded into the
+// handle (one bundle at a time: asking for a code object of another
+// compressed bundle decodes that one in its place).
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `*out` lives until the next call of this function on the
+// handle, or its release.
+//
+// NULL: `split` and `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `split` is NULL or a live handle not used by another thread meanwhile;
+// `out` and `err` are NULL or writable.
+clangoffload_status clangoffload_kpack_split_code(struct clangoffload_kpack_split *split,
+                                                  size_t index,
+                                                  struct clangoffload_bytes *out,
+                                                  struct clangoffload_error *err);
+
+// Writes the search path rocm-kpack's artifact splitter gives a binary
+// `depth` directories below its prefix (`../` that many times, then
+// `.kpack/<group>_@GFXARCH@.kpack`) into the `cap` bytes at `buf` (no
+// NUL); `*len` gets its length, and when it does not fit (or `buf` is
+// NULL, a question for the length) the call fails with
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL`.
+//
+// Ownership: nothing to free; the bytes are the caller's.
+//
+// Lifetime: `group` is read during the call only.
+//
+// NULL: `len` must not be NULL; `group.ptr` may be NULL only when
+// `group.len` is 0; `buf` may be NULL (a question for the length).
+//
+// # Safety
+// `group` views readable bytes; `buf` is writable for `cap` bytes; `len`
+// is NULL or writable.
+clangoffload_status clangoffload_kpack_search_path(struct clangoffload_bytes group,
+                                                   size_t depth,
+                                                   uint8_t *buf,
+                                                   size_t cap,
+                                                   size_t *len);
+
+// Starts an archive: `*out` gets a writer handle, `*prefix_len` how many
+// zero bytes to write first (the placeholder that
+// `clangoffload_kpack_writer_finish`'s prefix later replaces at offset
+// 0). The archive's bytes are the placeholder, then each
+// `clangoffload_kpack_writer_add`'s bytes in turn, then the table of
+// contents: rocm-kpack's archive of the same entries, byte for byte where
+// code objects are stored (zstd frames are libzstd's at `level`).
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_writer_free`.
+//
+// Lifetime: `options` and what it views are copied during the call.
+//
+// NULL: `options`, `out` and `prefix_len` must not be NULL.
+//
+// # Safety
+// `options` is NULL or a readable record whose views are readable; `out`
+// and `prefix_len` are NULL or writable.
+clangoffload_status clangoffload_kpack_writer_new(const struct clangoffload_kpack_archive_options *options,
+                                                  struct clangoffload_kpack_writer **out,
+                                                  uint64_t *prefix_len);
+
+// Stores `entry`: `*out` gets the bytes to append to the archive (the
+// code object, or its size and zstd frame). A key given twice for one
+// architecture is `CLANGOFFLOAD_STATUS_MALFORMED_KPACK`, and nothing is
+// stored.
+//
+// Ownership: nothing to free; the bytes are the handle's.
+//
+// Lifetime: `*out` lives until the next call on the handle or its
+// release; `entry` and what it views are read during the call only.
+//
+// NULL: `writer`, `entry` and `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `writer` is NULL or a live handle not used by another thread meanwhile;
+// `entry` is NULL or readable with readable views; `out` and `err` are
+// NULL or writable.
+clangoffload_status clangoffload_kpack_writer_add(struct clangoffload_kpack_writer *writer,
+                                                  const struct clangoffload_kpack_new_entry *entry,
+                                                  struct clangoffload_bytes *out,
+                                                  struct clangoffload_error *err);
+
+// Ends the archive: `*prefix` gets the bytes to write at offset 0 over
+// the placeholder, `*toc` the table of contents to append after the last
+// entry's bytes.
+//
+// Ownership: nothing to free; the bytes are the handle's.
+//
+// Lifetime: the views live until the next call on the handle or its
+// release.
+//
+// NULL: `writer`, `prefix` and `toc` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// `writer` is NULL or a live handle not used by another thread meanwhile;
+// `prefix`, `toc` and `err` are NULL or writable.
+clangoffload_status clangoffload_kpack_writer_finish(struct clangoffload_kpack_writer *writer,
+                                                     struct clangoffload_bytes *prefix,
+                                                     struct clangoffload_bytes *toc,
+                                                     struct clangoffload_error *err);
+
+// Releases a writer handle and the bytes it holds.
+//
+// Ownership: the handle is released.
+//
+// NULL: a NULL `writer` does nothing.
+//
+// # Safety
+// `writer` is NULL or a live handle not yet freed.
+void clangoffload_kpack_writer_free(struct clangoffload_kpack_writer *writer);
 
 // Finds the next section holding offload data in the ELF file (relocatable
 // object, executable or shared library) or COFF file (object, PE DLL or

@@ -35,6 +35,8 @@ pub mod id;
 pub mod inspect;
 #[cfg(feature = "alloc")]
 pub mod kpack;
+#[cfg(feature = "alloc")]
+pub mod kpack_split;
 pub mod locate;
 #[cfg(feature = "alloc")]
 pub mod object_bundle;
@@ -65,6 +67,8 @@ pub use id::*;
 pub use inspect::*;
 #[cfg(feature = "alloc")]
 pub use kpack::*;
+#[cfg(feature = "alloc")]
+pub use kpack_split::*;
 pub use locate::*;
 #[cfg(feature = "alloc")]
 pub use object_bundle::*;

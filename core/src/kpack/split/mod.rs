@@ -197,10 +197,8 @@ impl fmt::Display for SplitFault {
                 conflicts,
             } => write!(
                 f,
-                "record {record}'s code object for {arch} would be keyed #{counter} by \
-                 rocm-kpack's per-architecture counter, but the runtime looks it up as \
-                 #{record} (translation units hold different architectures; {conflicts} code \
-                 object(s) differ so): key by record or as rocm-kpack does, on purpose"
+                "record {record}'s {arch} code object: rocm-kpack keys it #{counter}, the runtime \
+                 looks up #{record} (units hold different architectures; {conflicts} such)"
             ),
             SplitFault::PhdrRoom => f.write_str(
                 "the program header table has room for another header in place \
