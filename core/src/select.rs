@@ -19,7 +19,9 @@ use core::fmt::Write;
 use crate::bundler::{BundlerError, Decoding, Extraction, Observer};
 use crate::cuda_fatbin::host::{cuobjdump_base, host_fatbins, CuobjdumpCounter, Listed};
 use crate::cuda_fatbin::select::{candidates, Candidate};
-use crate::cuda_fatbin::{select_for_device as cuda_select, CudaMatch, Fatbin, Sm, SmVariant};
+use crate::cuda_fatbin::{
+    select_for_device as cuda_select, CodeName, CudaMatch, EntryKind, Fatbin, Sm, SmVariant,
+};
 use crate::id::{IdError, TargetId};
 use crate::{DecompressOptions, FileKind};
 
@@ -302,10 +304,11 @@ fn cuda<'data>(fatbin: &Fatbin<'data>, listed: &[Listed<'data>], sm: u32) -> Out
 
 /// `sm_86` for a cubin, `compute_80` for PTX.
 fn code_name(kind: CudaMatch, sm: Sm) -> String {
-    match kind {
-        CudaMatch::Cubin => alloc::format!("{sm}"),
-        CudaMatch::Ptx => alloc::format!("compute{}", &alloc::format!("{sm}")[2..]),
-    }
+    let kind = match kind {
+        CudaMatch::Cubin => EntryKind::Elf,
+        CudaMatch::Ptx => EntryKind::Ptx,
+    };
+    alloc::format!("{}", CodeName { kind, sm })
 }
 
 /// Why a cubin of SM `code` was chosen for a device of SM `device`.

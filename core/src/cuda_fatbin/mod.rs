@@ -49,6 +49,7 @@ pub mod host;
 mod lz4;
 #[cfg(feature = "alloc")]
 mod lz4hc;
+mod name;
 #[cfg(feature = "alloc")]
 pub mod ptx;
 pub mod select;
@@ -56,6 +57,7 @@ pub mod select;
 mod writer;
 
 pub use decode::{image_of, Compression};
+pub use name::CodeName;
 pub use select::{select_for_device, CudaMatch};
 #[cfg(feature = "alloc")]
 pub use writer::{
