@@ -19,6 +19,9 @@ USAGE:
   clangoffload check PATH... [--kpack-path PATH]...
                                           what the HIP runtime hides about hosts ROCm's kpack split
                                           and their archives (files, or directories walked)
+  clangoffload kpack split HOST... --group NAME [--prefix P] [--root DIR] [-o DIR]
+                                          ROCm's kpack split: hosts rewritten as rocm-kpack does,
+                                          their code objects to .kpack/NAME_<arch>.kpack archives
   clangoffload select FILE --device TARGET [-o DIR] [--json]
                                           the code a device (gfx90a:xnack+, sm_89) loads from each
                                           container, kpack record or key, by its runtime's rule
@@ -131,6 +134,38 @@ containers the split left in the file. Exit status 1 when anything is found.
                   of those the markers name; repeatable
 ";
 
+/// `kpack`.
+pub const KPACK: &str = "\
+usage: clangoffload kpack split HOST... --group NAME [--prefix P | --kernel-name N]
+                                [--root DIR] [--scheme none|zstd] [-o DIR] [--force]
+                                [--keys strict|record|rocm-kpack]
+
+ROCm's kpack split, as rocm-kpack's artifact splitter does it: each HOST (an
+x86-64 shared object or executable whose .hip_fatbin holds one bundle per HIPF
+record) is written to DIR/<its path under ROOT> with its device code moved
+out (.hip_fatbin left without bytes, HIPK records, a .rocm_kpack_ref marker
+naming ../ per directory level + .kpack/NAME_@GFXARCH@.kpack, byte for byte
+rocm-kpack's host), and its code objects to DIR/.kpack/NAME_<arch>.kpack,
+one archive per architecture for all the HOSTs, keyed <kernel name>#<record>.
+Inputs are never written. Every file written is printed; nothing is written
+unless every HOST can be split.
+
+  --group NAME    the archives' group (rocm-kpack's artifact prefix); required
+  --prefix P      kernel names P/<path under ROOT>, as the splitter's prefix
+  --kernel-name N the kernel name of the one HOST (default: its path under ROOT)
+  --root DIR      where HOST paths are taken from (default: each HOST's directory)
+  --scheme none|zstd
+                  code objects stored as they are, or one zstd frame each
+                  (level 3, as ROCm ships them; the default)
+  --keys strict|record|rocm-kpack
+                  strict (default): refuse a HOST whose translation units hold
+                  different architectures, where rocm-kpack's per-architecture
+                  numbering gives a record another unit's code; record: key by
+                  record, as the runtime looks up; rocm-kpack: its numbering
+  -o DIR          the output directory (default: .)
+  --force         overwrite existing files
+";
+
 /// `select`.
 pub const SELECT: &str = "\
 usage: clangoffload select FILE --device TARGET [-o DIR] [--force] [--json]
@@ -171,6 +206,7 @@ pub fn of(command: &str) -> Option<&'static str> {
         "inspect" => Some(INSPECT),
         "scan" => Some(SCAN),
         "check" => Some(CHECK),
+        "kpack" => Some(KPACK),
         "select" => Some(SELECT),
         _ => None,
     }

@@ -79,6 +79,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "inspect" => commands::inspect::run(argv0, rest),
         "scan" => commands::scan::run(argv0, rest),
         "check" => commands::check::run(argv0, rest),
+        "kpack" => commands::kpack_split::run(argv0, rest),
         "select" => commands::select::run(argv0, rest),
         "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {

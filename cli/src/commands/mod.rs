@@ -7,6 +7,7 @@ pub mod extract;
 pub mod fatbinary;
 pub mod inspect;
 pub mod kpack;
+pub mod kpack_split;
 pub mod list;
 pub mod nvprune;
 pub mod packager;

@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod inspection;
 pub mod job;
 pub mod kpack;
+pub mod kpack_split;
 pub mod packaging;
 pub mod select;
 pub mod wrapping;
