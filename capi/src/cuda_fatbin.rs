@@ -14,8 +14,8 @@ use alloc::vec::Vec;
 use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
 use clangoffload::cuda_fatbin::{
-    prune_fatbins, prune_file_in_place, write_fatbin, CompressMode, EntryKind, Fatbin, FatbinEntry,
-    NewEntry, Sm, SmVariant, WriteOptions,
+    prune_fatbins, prune_file_in_place, write_fatbin, CodeName, CompressMode, EntryKind, Fatbin,
+    FatbinEntry, NewEntry, Sm, SmVariant, WriteOptions,
 };
 use clangoffload::{DecompressOptions, Error};
 
@@ -905,5 +905,165 @@ pub unsafe extern "C" fn clangoffload_cuda_sm_parse(
         *out_arch = sm.number;
         *out_variant = variant_number(sm.variant);
         Ok(())
+    })
+}
+
+/// `clangoffload_cuda_entry::kind`: PTX text.
+pub const CLANGOFFLOAD_CUDA_KIND_PTX: u16 = 1;
+/// `clangoffload_cuda_entry::kind`: a cubin (ELF).
+pub const CLANGOFFLOAD_CUDA_KIND_ELF: u16 = 2;
+/// `clangoffload_cuda_entry::kind`: NVVM IR / LTO IR.
+pub const CLANGOFFLOAD_CUDA_KIND_LTOIR: u16 = 8;
+/// `clangoffload_cuda_entry::kind`: several images in one payload
+/// (`--concat`).
+pub const CLANGOFFLOAD_CUDA_KIND_CONCAT: u16 = 0x100;
+
+/// The names of an entry's kind and compression, as reports print them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct clangoffload_cuda_names {
+    /// `ptx`, `elf`, `ltoir`, `concat` or `unknown` (static storage).
+    pub kind: clangoffload_bytes,
+    /// `none`, `lz4`, `zstd` or `lz4+zstd` (static storage).
+    pub compression: clangoffload_bytes,
+}
+
+/// The names of entry kind `kind` and of the compression its `flags` name.
+///
+/// Ownership: nothing to free; the views are of static storage.
+///
+/// Lifetime: the views live as long as the library is loaded.
+///
+/// NULL: `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_entry_names(
+    kind: u16,
+    flags: u64,
+    out: *mut clangoffload_cuda_names,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        *out = clangoffload_cuda_names {
+            kind: clangoffload_bytes::of(EntryKind::from_raw(kind).name().as_bytes()),
+            compression: clangoffload_bytes::of(
+                clangoffload::cuda_fatbin::Compression::from_flags(flags)
+                    .name()
+                    .as_bytes(),
+            ),
+        };
+        Ok(())
+    })
+}
+
+/// Writes the name NVIDIA's tools give code of kind `kind` for SM `arch`
+/// with variant `variant` (0 plain, 1 `f`, 2 `a`): `sm_90a` for a cubin,
+/// `compute_90a` for PTX, `lto_90a` for LTO IR, `sm_90a` for other kinds;
+/// into the `cap` bytes at `buf` (no NUL), its length in `*len`;
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf`
+/// is NULL, a question for the length), `INVALID_ARGUMENT` for another
+/// variant.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `len` must not be NULL; `buf` may be NULL.
+///
+/// # Safety
+/// `buf` is NULL or writable for `cap` bytes; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_code_name(
+    kind: u16,
+    arch: u32,
+    variant: u32,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        let name = CodeName {
+            kind: EntryKind::from_raw(kind),
+            sm: Sm {
+                number: arch,
+                variant: variant_of(variant)?,
+            },
+        };
+        // SAFETY: as the caller promises.
+        unsafe { write_bytes(alloc::format!("{name}").as_bytes(), buf, cap, len) }
+    })
+}
+
+/// Reads a code name, `sm_XX`, `compute_XX` or `lto_XX` with an optional
+/// `a` or `f` suffix: its entry kind (`CLANGOFFLOAD_CUDA_KIND_ELF`,
+/// `_PTX`, `_LTOIR`) in `*out_kind`, its SM number and variant (0 plain,
+/// 1 `f`, 2 `a`). `INVALID_ARGUMENT` for anything else (a bare number
+/// names no kind; the outputs are then untouched).
+///
+/// Ownership: nothing to free; the outputs are plain numbers.
+///
+/// NULL: `text` may be NULL only when `len` is 0; an output NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `text` is NULL or readable for `len` bytes; the outputs are NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_code_parse(
+    text: *const c_char,
+    len: usize,
+    out_kind: *mut u16,
+    out_arch: *mut u32,
+    out_variant: *mut u32,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `len` readable bytes.
+        let text = unsafe { str_arg(text, len) }?;
+        let name = CodeName::parse(text).ok_or(clangoffload_status::InvalidArgument)?;
+        // SAFETY: writable, as the caller promises.
+        let (out_kind, out_arch, out_variant) = unsafe {
+            (
+                out_arg(out_kind)?,
+                out_arg(out_arch)?,
+                out_arg(out_variant)?,
+            )
+        };
+        *out_kind = name.kind.raw();
+        *out_arch = name.sm.number;
+        *out_variant = variant_number(name.sm.variant);
+        Ok(())
+    })
+}
+
+/// Writes the name `cuobjdump` extracts files after for an input at
+/// `path`: its last component without its extension (`lib/libfoo.so` gives
+/// `libfoo`), for `clangoffload_cuda_fatbins_parse`'s `base`; into the
+/// `cap` bytes at `buf` (no NUL), its length in `*len`;
+/// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf` is
+/// NULL, a question for the length).
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `path` may be NULL only when `path_len` is 0; `len` must not be
+/// NULL; `buf` may be NULL.
+///
+/// # Safety
+/// `path` is NULL or readable for `path_len` bytes; `buf` is NULL or
+/// writable for `cap` bytes; `len` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_cuda_base_name(
+    path: *const c_char,
+    path_len: usize,
+    buf: *mut u8,
+    cap: usize,
+    len: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: the caller promises `path_len` readable bytes.
+        let path = unsafe { str_arg(path, path_len) }?;
+        let base = clangoffload::cuda_fatbin::host::cuobjdump_base(path);
+        // SAFETY: as the caller promises.
+        unsafe { write_bytes(base.as_bytes(), buf, cap, len) }
     })
 }

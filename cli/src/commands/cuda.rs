@@ -11,46 +11,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::cuda::{bytes, CudaFatbins, Entry, Fatbin};
+use crate::ffi::c;
+use crate::ffi::cuda::{CudaEntry, CudaFatbin, CudaFatbins};
 use crate::io::Input;
 
 /// The fat binaries of a file, if it has any (or a damaged one).
 pub fn read<'data>(file: &str, data: &'data [u8]) -> Result<Option<CudaFatbins<'data>>, Failure> {
-    let found = CudaFatbins::parse(data, cuobjdump_base(file))
-        .map_err(|e| Failure(format!("'{file}': {e}")))?;
+    let found = CudaFatbins::parse(data, file).map_err(|e| Failure(format!("'{file}': {e}")))?;
     let any = !found.fatbins().is_empty() || found.fault().is_some();
     Ok(any.then_some(found))
-}
-
-/// cuobjdump names extracted files after the input's name without its
-/// directory and extension.
-fn cuobjdump_base(file: &str) -> &str {
-    let name = Path::new(file)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(file);
-    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
-}
-
-/// An entry kind's name.
-fn kind_name(kind: u16) -> &'static str {
-    match kind {
-        1 => "ptx",
-        2 => "elf",
-        8 => "ltoir",
-        0x100 => "concat",
-        _ => "unknown",
-    }
-}
-
-/// `sm_90a`, `sm_100f`, `sm_80`.
-fn sm(entry: &Entry) -> String {
-    let suffix = match entry.variant {
-        1 => "f",
-        2 => "a",
-        _ => "",
-    };
-    format!("sm_{}{suffix}", entry.arch)
 }
 
 /// One line per image: the name cuobjdump extracts it to, or for kinds it
@@ -61,21 +30,15 @@ pub fn list_lines(found: &CudaFatbins<'_>) -> Vec<String> {
     found
         .entries()
         .iter()
-        .filter(|e| e.kind != 0x100)
+        .filter(|e| !e.is_concat())
         .map(|e| {
-            // SAFETY: views of a live handle.
-            let name = unsafe { bytes(e.name) };
-            let line = if name.is_empty() {
-                format!(
-                    "({} {}, not extracted by cuobjdump)",
-                    kind_name(e.kind),
-                    sm(e)
-                )
+            let line = if e.name.is_empty() {
+                format!("({} {}, not extracted by cuobjdump)", e.kind_name, e.sm)
             } else {
-                String::from_utf8_lossy(name).into_owned()
+                String::from_utf8_lossy(e.name).into_owned()
             };
             // An archive member's entries carry its name, as its bundles' IDs do.
-            match members.get(e.fatbin).and_then(Option::as_ref) {
+            match members.get(e.record.fatbin).and_then(Option::as_ref) {
                 Some(member) => format!("{member}: {line}"),
                 None => line,
             }
@@ -125,10 +88,8 @@ pub fn extract(
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
-            // SAFETY: views of a live handle, into `input`'s bytes.
-            let (name, payload) = unsafe { (bytes(e.name), bytes(e.payload)) };
-            let path = dir.join(String::from_utf8_lossy(name).as_ref());
-            (!name.is_empty()).then_some((i, path, payload))
+            let path = dir.join(String::from_utf8_lossy(e.name).as_ref());
+            (!e.name.is_empty()).then_some((i, path, e.payload))
         })
         .collect();
     if !force {
@@ -194,33 +155,34 @@ pub fn extract(
 /// Entry `index`'s error with where it is: the fat binary (section, archive
 /// member, file offset) and the entry.
 fn located(found: &CudaFatbins<'_>, index: usize, error: &str) -> String {
-    let Some(entry) = found.entries().get(index).copied() else {
+    let entries = found.entries();
+    let Some(entry) = entries.get(index) else {
         return error.to_owned();
     };
-    let fatbin = found.fatbins().get(entry.fatbin).copied();
+    let fatbins = found.fatbins();
+    let fatbin = entry.record.fatbin;
     // A raw fat binary's place says no more than what follows.
-    let (place, at) = fatbin.map_or((String::new(), 0), |f| match f.source {
-        0 => (String::new(), f.offset),
-        _ => (format!("{}: ", place(found, entry.fatbin, &f)), f.offset),
-    });
+    let (place, at) = fatbins
+        .get(fatbin)
+        .map_or((String::new(), 0), |f| match f.record.source {
+            c::CLANGOFFLOAD_CUDA_SOURCE_RAW => (String::new(), f.record.offset),
+            _ => (format!("{}: ", place(found, fatbin, f)), f.record.offset),
+        });
     format!(
         "{place}CUDA fat binary at offset {at:#x}, entry at offset {:#x} ({} {}): {error}",
-        entry.offset,
-        kind_name(entry.kind),
-        sm(&entry)
+        entry.record.offset, entry.kind_name, entry.sm
     )
 }
 
 /// Where fat binary `index` is, as the report names it: `[section]`,
 /// `(member)[section]`, `fat binary`, `OffloadBinary image`.
-fn place(found: &CudaFatbins<'_>, index: usize, f: &Fatbin) -> String {
-    // SAFETY: a view of a live handle.
-    let section = unsafe { bytes(f.section) };
-    let place = match f.source {
-        0 => "fat binary".to_owned(),
-        1 => format!("[{}]", String::from_utf8_lossy(section)),
+fn place(found: &CudaFatbins<'_>, index: usize, f: &CudaFatbin<'_>) -> String {
+    let section = String::from_utf8_lossy(f.section);
+    let place = match f.record.source {
+        c::CLANGOFFLOAD_CUDA_SOURCE_RAW => "fat binary".to_owned(),
+        c::CLANGOFFLOAD_CUDA_SOURCE_SECTION => format!("[{section}]"),
         _ if section.is_empty() => "OffloadBinary image".to_owned(),
-        _ => format!("[{}] OffloadBinary image", String::from_utf8_lossy(section)),
+        _ => format!("[{section}] OffloadBinary image"),
     };
     // As the place of a bundle in an archive member is written.
     match member_name(found, index) {
@@ -282,39 +244,32 @@ fn options_text(options: &[u8]) -> String {
     }
 }
 
-fn entry_report(e: &Entry) -> EntryReport {
-    // SAFETY: views of a live handle.
-    let (identifier, options, name) =
-        unsafe { (bytes(e.identifier), bytes(e.options), bytes(e.name)) };
+fn entry_report(entry: &CudaEntry<'_>) -> EntryReport {
+    let e = &entry.record;
     let text = |b: &[u8]| (!b.is_empty()).then(|| String::from_utf8_lossy(b).into_owned());
     EntryReport {
         offset: e.offset,
         member: e.member.checked_sub(1),
-        kind: kind_name(e.kind),
+        kind: entry.kind_name,
         kind_id: e.kind,
         version: e.version,
         header_size: e.header_size,
         payload_size: e.payload_size,
         compressed_size: e.compressed_size,
         uncompressed_size: e.uncompressed_size,
-        compression: match (e.flags & 0x2000 != 0, e.flags & 0x8000 != 0) {
-            (false, false) => "none",
-            (true, false) => "lz4",
-            (false, true) => "zstd",
-            (true, true) => "lz4+zstd",
-        },
+        compression: entry.compression,
         options_offset: e.options_offset,
         code_version: format!("{}.{}", e.major, e.minor),
         arch: e.arch,
-        sm: sm(e),
+        sm: entry.sm.clone(),
         flags: e.flags,
         reserved: e.reserved,
         identifier_offset: e.identifier_offset,
         identifier_length: e.identifier_length,
-        identifier: text(identifier),
-        options: (e.options_offset != 0 && e.member == 0 && e.kind != 0x100)
-            .then(|| options_text(options)),
-        extracted_as: text(name),
+        identifier: text(entry.identifier),
+        options: (e.options_offset != 0 && e.member == 0 && !entry.is_concat())
+            .then(|| options_text(entry.options)),
+        extracted_as: text(entry.name),
     }
 }
 
@@ -325,23 +280,19 @@ pub fn reports(found: &CudaFatbins<'_>) -> Vec<FatbinReport> {
         .fatbins()
         .iter()
         .enumerate()
-        .map(|(index, f)| {
-            // SAFETY: a view of a live handle.
-            let data = unsafe { bytes(f.data) };
-            FatbinReport {
-                place: place(found, index, f),
-                archive_member: member_name(found, index),
-                offset: f.offset,
-                size: data.len(),
-                version: f.version,
-                header_size: f.header_size,
-                fat_size: f.fat_size,
-                entries: entries
-                    .iter()
-                    .filter(|e| e.fatbin == index)
-                    .map(entry_report)
-                    .collect(),
-            }
+        .map(|(index, f)| FatbinReport {
+            place: place(found, index, f),
+            archive_member: member_name(found, index),
+            offset: f.record.offset,
+            size: f.data.len(),
+            version: f.record.version,
+            header_size: f.record.header_size,
+            fat_size: f.record.fat_size,
+            entries: entries
+                .iter()
+                .filter(|e| e.record.fatbin == index)
+                .map(entry_report)
+                .collect(),
         })
         .collect()
 }

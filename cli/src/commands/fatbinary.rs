@@ -55,8 +55,8 @@ fn parse_image(spec: &str) -> Result<Image, Failure> {
     }
     let missing = |what: &str| Failure(format!("Missing {what} in image3"));
     let kind = match kind.ok_or_else(|| missing("kind"))? {
-        "elf" => 2,
-        "ptx" => 1,
+        "elf" => c::CLANGOFFLOAD_CUDA_KIND_ELF,
+        "ptx" => c::CLANGOFFLOAD_CUDA_KIND_PTX,
         other => {
             return Err(Failure(format!(
                 "image kind '{other}' is not supported (elf and ptx are)"
@@ -179,7 +179,11 @@ fn run(parsed: &Parsed) -> Result<(), Failure> {
             variant: image.variant,
             data: view(data),
             identifier: optional(identifier),
-            options: optional(if image.kind == 1 { cmdline } else { None }),
+            options: optional(if image.kind == c::CLANGOFFLOAD_CUDA_KIND_PTX {
+                cmdline
+            } else {
+                None
+            }),
             debug,
         })
         .collect();

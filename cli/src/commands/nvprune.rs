@@ -11,8 +11,9 @@
 
 use super::Failure;
 use crate::contents::Decoding;
+use crate::ffi::c;
 use crate::ffi::c::clangoffload_file_kind_tag as FileKind;
-use crate::ffi::cuda::{self, parse_sm, Target};
+use crate::ffi::cuda::{self, Target};
 use crate::ffi::job::detect;
 use crate::flags::{self, nvprune::OPTIONS, Parsed};
 use crate::io::os_message;
@@ -29,25 +30,16 @@ pub fn main(args: &[String]) -> i32 {
     )
 }
 
-/// `sm_XX` (a cubin) or `compute_XX` (PTX), with an `a` or `f` suffix.
+/// `sm_XX` (a cubin) or `compute_XX` (PTX), with an `a` or `f` suffix, as
+/// the library reads code names.
 fn target(code: &str) -> Result<Target, Failure> {
-    let kind = if code.starts_with("sm_") {
-        2
-    } else if code.starts_with("compute_") {
-        1
-    } else {
-        0
-    };
-    let (arch, variant) = parse_sm(code).filter(|_| kind != 0).ok_or_else(|| {
-        Failure(format!(
-            "invalid architecture '{code}' (sm_XX or compute_XX)"
-        ))
-    })?;
-    Ok(Target {
-        kind,
-        arch,
-        variant,
-    })
+    cuda::parse_code(code)
+        .filter(|t| t.kind != c::CLANGOFFLOAD_CUDA_KIND_LTOIR)
+        .ok_or_else(|| {
+            Failure(format!(
+                "invalid architecture '{code}' (sm_XX or compute_XX)"
+            ))
+        })
 }
 
 /// The codes of one `-gencode arch=compute_XX,code=...` value: `code=sm_YY`,
