@@ -290,3 +290,19 @@ fn malformed_hosts_are_refused_where_they_are_wrong() {
         );
     }
 }
+
+/// Damage anywhere gives an error or a split, never a panic: every 7th
+/// byte of two hosts (one with compressed bundles) set to 0xff, and to 0.
+#[test]
+fn damage_never_panics() {
+    for name in ["libtwo.so", "libtwoz.so"] {
+        let input = std::fs::read(fixtures().join("inputs").join(name)).unwrap();
+        for at in (0..input.len()).step_by(7) {
+            for value in [0xff, 0] {
+                let mut bad = input.clone();
+                bad[at] = value;
+                let _ = split(&bad, "lib", name, KeyRule::Strict);
+            }
+        }
+    }
+}
