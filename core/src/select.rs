@@ -208,13 +208,83 @@ pub fn select<'data>(
     decoding: Decoding,
     observer: &mut dyn Observer,
 ) -> Result<Selection<'data>, BundlerError> {
-    let fatbins = host_fatbins(data);
-    let mut selection = Selection::default();
-    match Extraction::new(data, stem, decoding, observer) {
-        Ok(extraction) => {
+    Selector::new(data, stem, decoding, observer).map(|s| s.select(device))
+}
+
+/// A file's containers found and named once, to ask what each gives one
+/// device after another ([`select`] for one).
+#[derive(Debug)]
+pub struct Selector<'data> {
+    extraction: Option<Extraction<'data>>,
+    /// The CUDA fat binaries, each with its entries as `extract` names them.
+    fatbins: Vec<(
+        u64,
+        Result<(Fatbin<'data>, Vec<Listed<'data>>), crate::Error>,
+    )>,
+    /// Damage found while finding them.
+    failures: Vec<BundlerError>,
+    decoding: Decoding,
+}
+
+impl<'data> Selector<'data> {
+    /// Finds every container of `data`, as [`select`] does; an error only
+    /// when the file holds none.
+    pub fn new(
+        data: &'data [u8],
+        stem: &[u8],
+        decoding: Decoding,
+        observer: &mut dyn Observer,
+    ) -> Result<Self, BundlerError> {
+        let found = host_fatbins(data);
+        let mut failures = Vec::new();
+        let extraction = match Extraction::new(data, stem, decoding, observer) {
+            Ok(extraction) => {
+                failures.extend(extraction.failures().iter().cloned());
+                Some(extraction)
+            }
+            // A file of CUDA fat binaries alone holds no bundle.
+            Err(BundlerError::NotAContainer(_)) if !found.is_empty() => None,
+            Err(error) if found.is_empty() => return Err(error),
+            Err(error) => {
+                failures.push(error);
+                None
+            }
+        };
+        let base = cuobjdump_base(core::str::from_utf8(stem).unwrap_or_default());
+        let mut counter = CuobjdumpCounter::default();
+        let fatbins = found
+            .into_iter()
+            .map(|f| {
+                let listed = f.fatbin.map(|fatbin| (fatbin, counter.list(&fatbin, base)));
+                (f.offset, listed)
+            })
+            .collect();
+        Ok(Selector {
+            extraction,
+            fatbins,
+            failures,
+            decoding,
+        })
+    }
+
+    /// Whether the file holds no container but damaged ones.
+    pub fn is_empty(&self) -> bool {
+        self.extraction
+            .as_ref()
+            .is_none_or(|e| e.container_count() == 0)
+            && self.fatbins.is_empty()
+    }
+
+    /// What each container gives `device`, in file order.
+    pub fn select(&self, device: &Device<'_>) -> Selection<'data> {
+        let mut selection = Selection {
+            containers: Vec::new(),
+            failures: self.failures.clone(),
+        };
+        for extraction in &self.extraction {
             for unit in extraction.units() {
                 let outcome = match device {
-                    Device::Amdgpu(target) => amd::choose(&extraction, unit, target, decoding),
+                    Device::Amdgpu(target) => amd::choose(extraction, unit, target, self.decoding),
                     Device::Cuda(_) => Outcome::Nothing(
                         "AMD code: nothing for an NVIDIA device (give an AMD target ID)".into(),
                     ),
@@ -225,39 +295,25 @@ pub fn select<'data>(
                     outcome,
                 });
             }
-            selection
-                .failures
-                .extend(extraction.failures().iter().cloned());
         }
-        // A file of CUDA fat binaries alone holds no bundle.
-        Err(BundlerError::NotAContainer(_)) if !fatbins.is_empty() => {}
-        Err(error) if fatbins.is_empty() => return Err(error),
-        Err(error) => selection.failures.push(error),
+        for (offset, found) in &self.fatbins {
+            let outcome = match (found, device) {
+                (Ok((fatbin, listed)), Device::Cuda(sm)) => cuda(fatbin, listed, *sm),
+                (Ok(_), Device::Amdgpu(_)) => Outcome::Nothing(
+                    "a CUDA fat binary: nothing for an AMD device (give sm_XX)".into(),
+                ),
+                (Err(error), _) => Outcome::Failed(BundlerError::Input(*error)),
+            };
+            selection.containers.push(Selected {
+                kind: FileKind::CudaFatbin,
+                offset: *offset,
+                outcome,
+            });
+        }
+        // Extraction's containers and the fat binaries, in file order.
+        selection.containers.sort_by_key(|c| c.offset);
+        selection
     }
-    let base = cuobjdump_base(core::str::from_utf8(stem).unwrap_or_default());
-    let mut counter = CuobjdumpCounter::default();
-    for found in &fatbins {
-        let outcome = match &found.fatbin {
-            Ok(fatbin) => {
-                let listed = counter.list(fatbin, base);
-                match device {
-                    Device::Cuda(sm) => cuda(fatbin, &listed, *sm),
-                    Device::Amdgpu(_) => Outcome::Nothing(
-                        "a CUDA fat binary: nothing for an AMD device (give sm_XX)".into(),
-                    ),
-                }
-            }
-            Err(error) => Outcome::Failed(BundlerError::Input(*error)),
-        };
-        selection.containers.push(Selected {
-            kind: FileKind::CudaFatbin,
-            offset: found.offset,
-            outcome,
-        });
-    }
-    // Extraction's containers and the fat binaries, in file order.
-    selection.containers.sort_by_key(|c| c.offset);
-    Ok(selection)
 }
 
 /// What the CUDA driver loads from `fatbin` on SM `sm`; `listed` are its
