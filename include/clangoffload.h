@@ -187,19 +187,6 @@
 // `--compress-mode=none`: nothing compressed.
 #define CLANGOFFLOAD_CUDA_COMPRESS_NONE 4
 
-// `clangoffload_cuda_entry::kind`: PTX text.
-#define CLANGOFFLOAD_CUDA_KIND_PTX 1
-
-// `clangoffload_cuda_entry::kind`: a cubin (ELF).
-#define CLANGOFFLOAD_CUDA_KIND_ELF 2
-
-// `clangoffload_cuda_entry::kind`: NVVM IR / LTO IR.
-#define CLANGOFFLOAD_CUDA_KIND_LTOIR 8
-
-// `clangoffload_cuda_entry::kind`: several images in one payload
-// (`--concat`).
-#define CLANGOFFLOAD_CUDA_KIND_CONCAT 256
-
 // Flag for `clangoffload_bundle_parse` (and every other `*_parse` that
 // takes `flags`): keep the entries in front of the first bad descriptor
 // instead of failing; the fault is then kept in the handle
@@ -1325,14 +1312,6 @@ typedef struct clangoffload_cuda_target {
   // 0 plain, 1 `f`, 2 `a`.
   uint32_t variant;
 } clangoffload_cuda_target;
-
-// The names of an entry's kind and compression, as reports print them.
-typedef struct clangoffload_cuda_names {
-  // `ptx`, `elf`, `ltoir`, `concat` or `unknown` (static storage).
-  struct clangoffload_bytes kind;
-  // `none`, `lz4`, `zstd` or `lz4+zstd` (static storage).
-  struct clangoffload_bytes compression;
-} clangoffload_cuda_names;
 
 // A bundle entry ID split into its parts; every view borrows the string
 // given to `clangoffload_entry_id_parse`.
@@ -3606,82 +3585,6 @@ clangoffload_status clangoffload_cuda_sm_parse(const char *text,
                                                size_t len,
                                                uint32_t *out_arch,
                                                uint32_t *out_variant);
-
-// The names of entry kind `kind` and of the compression its `flags` name.
-//
-// Ownership: nothing to free; the views are of static storage.
-//
-// Lifetime: the views live as long as the library is loaded.
-//
-// NULL: `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
-//
-// # Safety
-// `out` is NULL or writable.
-clangoffload_status clangoffload_cuda_entry_names(uint16_t kind,
-                                                  uint64_t flags,
-                                                  struct clangoffload_cuda_names *out);
-
-// Writes the name NVIDIA's tools give code of kind `kind` for SM `arch`
-// with variant `variant` (0 plain, 1 `f`, 2 `a`): `sm_90a` for a cubin,
-// `compute_90a` for PTX, `lto_90a` for LTO IR, `sm_90a` for other kinds;
-// into the `cap` bytes at `buf` (no NUL), its length in `*len`;
-// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf`
-// is NULL, a question for the length), `INVALID_ARGUMENT` for another
-// variant.
-//
-// Ownership: nothing to free.
-//
-// NULL: `len` must not be NULL; `buf` may be NULL.
-//
-// # Safety
-// `buf` is NULL or writable for `cap` bytes; `len` is NULL or writable.
-clangoffload_status clangoffload_cuda_code_name(uint16_t kind,
-                                                uint32_t arch,
-                                                uint32_t variant,
-                                                uint8_t *buf,
-                                                size_t cap,
-                                                size_t *len);
-
-// Reads a code name, `sm_XX`, `compute_XX` or `lto_XX` with an optional
-// `a` or `f` suffix: its entry kind (`CLANGOFFLOAD_CUDA_KIND_ELF`,
-// `_PTX`, `_LTOIR`) in `*out_kind`, its SM number and variant (0 plain,
-// 1 `f`, 2 `a`). `INVALID_ARGUMENT` for anything else (a bare number
-// names no kind; the outputs are then untouched).
-//
-// Ownership: nothing to free; the outputs are plain numbers.
-//
-// NULL: `text` may be NULL only when `len` is 0; an output NULL gives
-// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
-//
-// # Safety
-// `text` is NULL or readable for `len` bytes; the outputs are NULL or
-// writable.
-clangoffload_status clangoffload_cuda_code_parse(const char *text,
-                                                 size_t len,
-                                                 uint16_t *out_kind,
-                                                 uint32_t *out_arch,
-                                                 uint32_t *out_variant);
-
-// Writes the name `cuobjdump` extracts files after for an input at
-// `path`: its last component without its extension (`lib/libfoo.so` gives
-// `libfoo`), for `clangoffload_cuda_fatbins_parse`'s `base`; into the
-// `cap` bytes at `buf` (no NUL), its length in `*len`;
-// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf` is
-// NULL, a question for the length).
-//
-// Ownership: nothing to free.
-//
-// NULL: `path` may be NULL only when `path_len` is 0; `len` must not be
-// NULL; `buf` may be NULL.
-//
-// # Safety
-// `path` is NULL or readable for `path_len` bytes; `buf` is NULL or
-// writable for `cap` bytes; `len` is NULL or writable.
-clangoffload_status clangoffload_cuda_base_name(const char *path,
-                                                size_t path_len,
-                                                uint8_t *buf,
-                                                size_t cap,
-                                                size_t *len);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.

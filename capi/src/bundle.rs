@@ -16,10 +16,6 @@ use crate::ffi::{array_arg, collect_checked, free_handle, handle_arg, into_handl
 use crate::ffi::{clangoffload_bytes, out_arg, slice_arg, str_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
-/// Flag for `clangoffload_bundle_parse`: keep the entries in front of the first
-/// bad descriptor instead of failing; the fault is then kept in the handle
-/// (`clangoffload_bundle_fault`).
-pub const CLANGOFFLOAD_PARSE_LENIENT: u32 = 1;
 /// Flag for the compatibility functions: `hip*` and `openmp` kinds match.
 pub const CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE: u32 = 1;
 /// Flag for `clangoffload_entry_id_is_compatible`: read both IDs as

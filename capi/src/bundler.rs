@@ -1935,10 +1935,9 @@ fn write_output(
 unsafe fn io_error(e: &std::io::Error, err: *mut clangoffload_error) -> clangoffload_status {
     let text = alloc::string::ToString::to_string(e);
     let text = text.find(" (os error").map_or(&*text, |end| &text[..end]);
+    let record = || clangoffload_error::new(clangoffload_status::IoError, 0, None, text);
     // SAFETY: NULL or writable, as the caller promises.
-    if let Ok(slot) = unsafe { out_arg(err) } {
-        *slot = clangoffload_error::new(clangoffload_status::IoError, 0, None, text);
-    }
+    unsafe { clangoffload_error::store(err, record) };
     clangoffload_status::IoError
 }
 

@@ -9,6 +9,12 @@ use clangoffload::Error;
 use crate::ffi::{handle_arg, out_arg, report_fault};
 use crate::status::{clangoffload_error, clangoffload_status};
 
+/// Flag for `clangoffload_bundle_parse` (and every other `*_parse` that
+/// takes `flags`): keep the entries in front of the first bad descriptor
+/// instead of failing; the fault is then kept in the handle
+/// (`clangoffload_bundle_fault`).
+pub const CLANGOFFLOAD_PARSE_LENIENT: u32 = 1;
+
 /// The number of records in `list(handle)`; 0 for a NULL handle.
 ///
 /// # Safety
@@ -74,7 +80,6 @@ pub(crate) unsafe fn parse_args<'a, H>(
     flags: u32,
     out: *mut *mut H,
 ) -> Result<(&'static [u8], &'a mut *mut H, bool), clangoffload_status> {
-    use crate::bundle::CLANGOFFLOAD_PARSE_LENIENT;
     if flags & !CLANGOFFLOAD_PARSE_LENIENT != 0 {
         return Err(clangoffload_status::InvalidArgument);
     }

@@ -62,6 +62,8 @@ pub use compressed::*;
 #[cfg(feature = "alloc")]
 pub use cuda_fatbin::*;
 pub use ffi::clangoffload_bytes;
+#[cfg(feature = "alloc")]
+pub use handle::CLANGOFFLOAD_PARSE_LENIENT;
 pub use id::*;
 #[cfg(feature = "alloc")]
 pub use inspect::*;

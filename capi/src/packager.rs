@@ -136,16 +136,17 @@ impl Notes {
         let message = alloc::format!("{}", e.message(&self.input_name));
         self.send(CLANGOFFLOAD_NOTE_ERROR, &message);
         let status = status_of(e);
-        // SAFETY: forwarded to the caller; NULL means "not wanted".
-        if let Ok(slot) = unsafe { out_arg(err) } {
-            let behind = e.core_error();
-            *slot = clangoffload_error::new(
+        let behind = e.core_error();
+        let record = || {
+            clangoffload_error::new(
                 status,
                 behind.map_or(0, Error::offset),
                 behind.and_then(Error::entry),
                 &message,
-            );
-        }
+            )
+        };
+        // SAFETY: forwarded to the caller; NULL means "not wanted".
+        unsafe { clangoffload_error::store(err, record) };
         status
     }
 }

@@ -276,21 +276,22 @@ unsafe fn report_registration(
     out: *mut clangoffload_error,
 ) -> clangoffload_status {
     let status = status_of(e);
-    // SAFETY: forwarded to the caller; NULL means "not wanted".
-    if let Ok(slot) = unsafe { out_arg(out) } {
-        let behind = match e {
-            RegistrationError::InvalidOffloadBinary(error) | RegistrationError::Writer(error) => {
-                Some(error)
-            }
-            _ => None,
-        };
-        *slot = clangoffload_error::new(
+    let behind = match e {
+        RegistrationError::InvalidOffloadBinary(error) | RegistrationError::Writer(error) => {
+            Some(error)
+        }
+        _ => None,
+    };
+    let record = || {
+        clangoffload_error::new(
             status,
             behind.map_or(0, |b| b.offset()),
             behind.and_then(|b| b.entry()),
             e,
-        );
-    }
+        )
+    };
+    // SAFETY: forwarded to the caller; NULL means "not wanted".
+    unsafe { clangoffload_error::store(out, record) };
     status
 }
 

@@ -8,8 +8,6 @@ use clangoffload::bundler::BundlerError;
 use clangoffload::id::IdError;
 use clangoffload::{Error, ErrorKind, Field};
 
-use crate::ffi::out_arg;
-
 /// What a function did. The numbers are part of the ABI and are never reused;
 /// take a status you store or pass around as `uint32_t`.
 #[repr(u32)]
@@ -651,6 +649,25 @@ impl clangoffload_error {
     pub(crate) fn from_core(e: &Error) -> Self {
         Self::new(e.kind().into(), e.offset(), e.entry(), e)
     }
+
+    /// Fills the caller's optional record with `record()`. NULL means "not
+    /// wanted"; a misaligned pointer is skipped too, since reporting an error
+    /// never fails on its record (the status alone still says what failed).
+    /// Here rather than through `ffi::out_arg` so that this module, the one
+    /// list of statuses every other module uses, depends on none of them.
+    ///
+    /// # Safety
+    /// `out` must be NULL or point to a writable `clangoffload_error`.
+    pub(crate) unsafe fn store(out: *mut Self, record: impl FnOnce() -> Self) {
+        if !out.is_aligned() {
+            return;
+        }
+        // SAFETY: aligned; NULL is turned into None; writability promised
+        // by the caller.
+        if let Some(slot) = unsafe { out.as_mut() } {
+            *slot = record();
+        }
+    }
 }
 
 /// A `fmt::Write` into a fixed buffer that keeps what fits.
@@ -676,9 +693,7 @@ impl Write for Message<'_> {
 /// `out` must be NULL or point to a writable `clangoffload_error`.
 pub(crate) unsafe fn report(e: &Error, out: *mut clangoffload_error) -> clangoffload_status {
     // SAFETY: forwarded to the caller; NULL means "not wanted".
-    if let Ok(slot) = unsafe { out_arg(out) } {
-        *slot = clangoffload_error::from_core(e);
-    }
+    unsafe { clangoffload_error::store(out, || clangoffload_error::from_core(e)) };
     clangoffload_status::from(e.kind())
 }
 
@@ -741,16 +756,17 @@ pub(crate) unsafe fn report_bundler(
     out: *mut clangoffload_error,
 ) -> clangoffload_status {
     let status = status_of(e);
-    // SAFETY: forwarded to the caller; NULL means "not wanted".
-    if let Ok(slot) = unsafe { out_arg(out) } {
-        let behind = e.core_error();
-        *slot = clangoffload_error::new(
+    let behind = e.core_error();
+    let record = || {
+        clangoffload_error::new(
             status,
             behind.map_or(0, Error::offset),
             behind.and_then(Error::entry),
             e.message(input_name),
-        );
-    }
+        )
+    };
+    // SAFETY: forwarded to the caller; NULL means "not wanted".
+    unsafe { clangoffload_error::store(out, record) };
     status
 }
 
