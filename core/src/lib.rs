@@ -15,6 +15,7 @@
 //!   members, LZ4/zstd decoding, the driver's choice of code for a device.
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
 //! - `select` (`alloc`): what each container of a file gives a device, by its runtime's rule, and why.
+//! - [`zip`]: ZIP archives (Python wheels) read in place, members decoded on request.
 //! - `inspect` (`alloc`): what any file holds, container by container, as data for a report.
 //! - [`kind`]: what a file is from its first bytes ([`FileKind::detect`]): every magic in one place.
 //! - [`text_bundle`]: text bundles (`-type=i`, `s`, `ll`, ...), entries between comment markers.
@@ -378,6 +379,7 @@ pub mod scan;
 #[cfg(feature = "alloc")]
 pub mod select;
 pub mod text_bundle;
+pub mod zip;
 
 pub use bundle::{Bundle, BundleEntry, BundleEntryIter, EntryPosition};
 #[cfg(feature = "alloc")]

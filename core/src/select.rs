@@ -211,16 +211,17 @@ pub fn select<'data>(
     Selector::new(data, stem, decoding, observer).map(|s| s.select(device))
 }
 
+/// A CUDA fat binary with its entries as `extract` names them, or why it
+/// cannot be read.
+type FoundFatbin<'data> = Result<(Fatbin<'data>, Vec<Listed<'data>>), crate::Error>;
+
 /// A file's containers found and named once, to ask what each gives one
 /// device after another ([`select`] for one).
 #[derive(Debug)]
 pub struct Selector<'data> {
     extraction: Option<Extraction<'data>>,
     /// The CUDA fat binaries, each with its entries as `extract` names them.
-    fatbins: Vec<(
-        u64,
-        Result<(Fatbin<'data>, Vec<Listed<'data>>), crate::Error>,
-    )>,
+    fatbins: Vec<(u64, FoundFatbin<'data>)>,
     /// Damage found while finding them.
     failures: Vec<BundlerError>,
     decoding: Decoding,
@@ -281,7 +282,7 @@ impl<'data> Selector<'data> {
             containers: Vec::new(),
             failures: self.failures.clone(),
         };
-        for extraction in &self.extraction {
+        if let Some(extraction) = &self.extraction {
             for unit in extraction.units() {
                 let outcome = match device {
                     Device::Amdgpu(target) => amd::choose(extraction, unit, target, self.decoding),
