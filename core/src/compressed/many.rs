@@ -9,10 +9,12 @@ use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
 use super::budget::MemoryBudget;
-use super::decompress::{max_window, Decoded, DecompressOptions, Stream};
+use super::header::CompressedBundle;
 use super::md5::{self, Hasher, LANES};
-use super::zstd::{libzstd::Filling, ZstdDecoder};
-use super::{CompressedBundle, CompressionMethod, StreamFault};
+use super::stream::{
+    max_window, CompressionMethod, Decoded, DecompressOptions, Stream, StreamFault, ZstdDecoder,
+};
+use super::zstd::libzstd::Filling;
 use crate::bytes::to_u64;
 
 /// What [`walk_many`] tells its sink about a bundle.

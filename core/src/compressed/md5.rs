@@ -963,6 +963,38 @@ mod scheduled {
     }
 }
 
+/// The hash a compressed bundle stores: the first 8 bytes of the MD5 of the
+/// uncompressed bundle, read as a little-endian integer.
+pub fn truncated_md5(data: &[u8]) -> u64 {
+    let mut hasher = super::md5::Hasher::new();
+    hasher.consume(data);
+    hasher.truncated()
+}
+
+/// [`truncated_md5`] of each of `messages`, computed side by side: the
+/// whole blocks they have in common go through MD5 together (up to eight in
+/// AVX-512VL's lanes where the processor has them; else two as two
+/// interleaved chains of steps, three or four in SSE2's lanes), which costs
+/// less than hashing them one after the other (benches/README.md); the
+/// rest of each is hashed alone. For a caller that checks many bundles.
+#[cfg(feature = "zstd")]
+pub fn truncated_md5s(messages: &[&[u8]]) -> alloc::vec::Vec<u64> {
+    use super::md5::{consume_blocks_together, Hasher};
+    let mut hashers: alloc::vec::Vec<Hasher> = messages.iter().map(|_| Hasher::new()).collect();
+    let mut pairs: alloc::vec::Vec<(&mut Hasher, &[u8])> =
+        hashers.iter_mut().zip(messages.iter().copied()).collect();
+    // Longest first, so that messages of like length share lanes.
+    pairs.sort_by_key(|(_, message)| core::cmp::Reverse(message.len()));
+    for group in pairs.chunks_mut(super::md5::width()) {
+        let common = consume_blocks_together(group);
+        for (hasher, message) in group.iter_mut() {
+            hasher.consume(message.get(common..).unwrap_or_default());
+        }
+    }
+    drop(pairs);
+    hashers.into_iter().map(Hasher::truncated).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::Hasher;

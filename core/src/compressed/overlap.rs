@@ -15,9 +15,9 @@ use core::ops::ControlFlow;
 use std::sync::mpsc;
 use std::thread;
 
-use super::decompress::{max_window, Decoded, DecompressOptions, Stream};
 use super::md5::Hasher;
-use super::{zstd, CompressionMethod};
+use super::stream::{max_window, CompressionMethod, Decoded, DecompressOptions, Stream};
+use super::zstd;
 use crate::bytes::to_u64;
 
 /// Outputs smaller than this are hashed after decoding: starting a thread

@@ -5,8 +5,10 @@ use alloc::vec::Vec;
 
 use zerocopy::IntoBytes;
 
-use super::decompress::truncated_md5;
-use super::{zlib, CompressedHeaderV2, CompressedHeaderV3, CompressionMethod, COMPRESSED_MAGIC};
+use super::header::{CompressedHeaderV2, CompressedHeaderV3, COMPRESSED_MAGIC};
+use super::md5::truncated_md5;
+use super::stream::CompressionMethod;
+use super::zlib;
 use crate::bytes::{reserve, to_u64};
 use crate::{Error, ErrorKind, Result};
 

@@ -8,9 +8,7 @@ use miniz_oxide::inflate::core::inflate_flags::{
 use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
 use miniz_oxide::inflate::TINFLStatus;
 
-use super::decompress::Decoded;
-use super::zstd_frame::FrameError;
-use super::StreamFault;
+use super::stream::{Decoded, FrameError, StreamFault};
 use crate::bytes::to_u64;
 
 /// Inflates the zlib stream `input`, which must end exactly at its end, into
@@ -112,6 +110,7 @@ fn fault(status: TINFLStatus) -> StreamFault {
 /// zlib's default, 6).
 #[cfg(feature = "alloc")]
 pub(crate) fn deflate(input: &[u8], level: i32) -> crate::Result<alloc::vec::Vec<u8>> {
+    use super::stream::CompressionMethod;
     use miniz_oxide::deflate::core::{
         compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
     };
@@ -146,7 +145,7 @@ pub(crate) fn deflate(input: &[u8], level: i32) -> crate::Result<alloc::vec::Vec
             TDEFLStatus::BadParam | TDEFLStatus::PutBufFailed => {
                 return Err(crate::Error::new(
                     crate::ErrorKind::CorruptStream {
-                        method: super::CompressionMethod::Zlib,
+                        method: CompressionMethod::Zlib,
                         fault: StreamFault::Malformed,
                     },
                     0,

@@ -13,29 +13,7 @@
 //! reads the finished part of the buffer libzstd is writing); ruzstd streams
 //! through its own window anyway.
 
-use super::decompress::Decoded;
-use super::zstd_frame::FrameError;
-
-/// Which zstd decoder to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ZstdDecoder {
-    /// libzstd through the `zstd` crate (feature `zstd`): decodes straight
-    /// into the output, several times faster than ruzstd on large bundles.
-    Libzstd,
-    /// ruzstd (feature `alloc`): pure Rust, for builds without a C library.
-    Ruzstd,
-}
-
-impl Default for ZstdDecoder {
-    /// The faster decoder this build has.
-    fn default() -> Self {
-        if cfg!(feature = "zstd") {
-            ZstdDecoder::Libzstd
-        } else {
-            ZstdDecoder::Ruzstd
-        }
-    }
-}
+use super::stream::{Decoded, FrameError, ZstdDecoder};
 
 /// Decodes `frame` into `out`, or `None` if this build lacks `decoder`.
 pub(crate) fn decode(
@@ -114,9 +92,9 @@ fn emit_front<'o>(rest: &mut &'o mut [u8], n: usize, emit: &mut dyn FnMut(&'o [u
 
 #[cfg(feature = "zstd")]
 pub(crate) mod libzstd {
+    use super::super::stream::{CompressionMethod, StreamFault};
     use super::{Decoded, FrameError};
     use crate::bytes::to_u64;
-    use crate::compressed::StreamFault;
     use zstd_safe::{get_error_name, DCtx, ErrorCode};
 
     pub(crate) fn decode(frame: &[u8], out: &mut [u8]) -> Result<Decoded, FrameError> {
@@ -565,7 +543,7 @@ pub(crate) mod libzstd {
         let failed = |_| {
             crate::Error::new(
                 crate::ErrorKind::CorruptStream {
-                    method: crate::compressed::CompressionMethod::Zstd,
+                    method: CompressionMethod::Zstd,
                     fault: StreamFault::Malformed,
                 },
                 0,
@@ -586,9 +564,9 @@ pub(crate) mod libzstd {
 
 #[cfg(feature = "alloc")]
 pub(crate) mod ruzstd_decoder {
+    use super::super::stream::StreamFault;
     use super::{Decoded, FrameError};
     use crate::bytes::to_u64;
-    use crate::compressed::StreamFault;
     use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
     use ruzstd::io::Read;
 
@@ -604,28 +582,74 @@ pub(crate) mod ruzstd_decoder {
         decode_chunked(frame, out, max_window, &mut |_| {})
     }
 
+    /// A frame being decoded by ruzstd: the decoder and what is left of the
+    /// frame, with ruzstd's errors (which locate nothing) mapped to a
+    /// malformed stream at the first byte not yet consumed.
+    struct Frame<'f> {
+        decoder: FrameDecoder,
+        frame: &'f [u8],
+        source: &'f [u8],
+    }
+
+    impl<'f> Frame<'f> {
+        /// Reads the frame header, with the window capped at `max_window`.
+        fn new(frame: &'f [u8], max_window: u64) -> Result<Self, FrameError> {
+            let mut decoder = FrameDecoder::new();
+            decoder.set_max_window_size(max_window);
+            let mut source = frame;
+            let init = decoder.init(&mut source);
+            let this = Frame {
+                decoder,
+                frame,
+                source,
+            };
+            init.map_err(|_| this.malformed())?;
+            Ok(this)
+        }
+
+        fn malformed(&self) -> FrameError {
+            let at = self.frame.len().saturating_sub(self.source.len());
+            (StreamFault::Malformed, to_u64(at))
+        }
+
+        /// Decodes up to [`STEP`] more bytes into ruzstd's window; `true`
+        /// once the last block is decoded.
+        fn step(&mut self) -> Result<bool, FrameError> {
+            let strategy = BlockDecodingStrategy::UptoBytes(STEP);
+            let step = self.decoder.decode_blocks(&mut self.source, strategy);
+            step.map_err(|_| self.malformed())
+        }
+
+        /// Moves decoded bytes out of the window into `out`; how many.
+        fn read(&mut self, out: &mut [u8]) -> Result<usize, FrameError> {
+            let read = self.decoder.read(out);
+            read.map_err(|_| self.malformed())
+        }
+
+        /// The frame's checksum, if it has one (the low 32 bits of the XXH64
+        /// ruzstd computes of what it hands out), against the output.
+        fn check_checksum(&self) -> Result<(), FrameError> {
+            if let Some(stored) = self.decoder.get_checksum_from_data() {
+                if self.decoder.get_calculated_checksum() != Some(stored) {
+                    return Err((StreamFault::ChecksumMismatch, to_u64(self.frame.len())));
+                }
+            }
+            Ok(())
+        }
+    }
+
     /// [`super::walk`] with ruzstd, which keeps its window itself.
     pub(crate) fn walk(
         frame: &[u8],
         max_window: u64,
         emit: &mut dyn FnMut(&[u8]) -> core::ops::ControlFlow<()>,
     ) -> Result<bool, FrameError> {
-        let mut decoder = FrameDecoder::new();
-        decoder.set_max_window_size(max_window);
-        let mut source = frame;
-        let at = |source: &[u8]| to_u64(frame.len().saturating_sub(source.len()));
-        decoder
-            .init(&mut source)
-            .map_err(|_| (StreamFault::Malformed, at(source)))?;
+        let mut frame = Frame::new(frame, max_window)?;
         let mut stretch = alloc::vec![0u8; super::STRETCH];
         loop {
-            let finished = decoder
-                .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(STEP))
-                .map_err(|_| (StreamFault::Malformed, at(source)))?;
+            let finished = frame.step()?;
             loop {
-                let n = decoder
-                    .read(&mut stretch)
-                    .map_err(|_| (StreamFault::Malformed, at(source)))?;
+                let n = frame.read(&mut stretch)?;
                 let done = stretch.get(..n).unwrap_or_default();
                 if done.is_empty() {
                     break;
@@ -638,11 +662,7 @@ pub(crate) mod ruzstd_decoder {
                 break;
             }
         }
-        if let Some(stored) = decoder.get_checksum_from_data() {
-            if decoder.get_calculated_checksum() != Some(stored) {
-                return Err((StreamFault::ChecksumMismatch, to_u64(frame.len())));
-            }
-        }
+        frame.check_checksum()?;
         Ok(true)
     }
 
@@ -653,37 +673,21 @@ pub(crate) mod ruzstd_decoder {
         max_window: u64,
         emit: &mut dyn FnMut(&'o [u8]),
     ) -> Result<Decoded, FrameError> {
-        let mut decoder = FrameDecoder::new();
-        decoder.set_max_window_size(max_window);
-        let mut source = frame;
-        let at = |source: &[u8]| to_u64(frame.len().saturating_sub(source.len()));
-        decoder
-            .init(&mut source)
-            .map_err(|_| (StreamFault::Malformed, at(source)))?;
+        let mut frame = Frame::new(frame, max_window)?;
         let mut written = 0u64;
         loop {
-            let finished = decoder
-                .decode_blocks(&mut source, BlockDecodingStrategy::UptoBytes(STEP))
-                .map_err(|_| (StreamFault::Malformed, at(source)))?;
-            let n = decoder
-                .read(rest)
-                .map_err(|_| (StreamFault::Malformed, at(source)))?;
-            super::emit_front(&mut rest, n, emit).ok_or((StreamFault::Malformed, at(source)))?;
+            let finished = frame.step()?;
+            let n = frame.read(rest)?;
+            super::emit_front(&mut rest, n, emit).ok_or_else(|| frame.malformed())?;
             written = written.saturating_add(to_u64(n));
-            if decoder.can_collect() != 0 {
+            if frame.decoder.can_collect() != 0 {
                 return Ok(Decoded::Long);
             }
             if finished {
                 break;
             }
         }
-        // ruzstd hashes what it hands out; the frame's checksum, if any, is
-        // the low 32 bits of XXH64.
-        if let Some(stored) = decoder.get_checksum_from_data() {
-            if decoder.get_calculated_checksum() != Some(stored) {
-                return Err((StreamFault::ChecksumMismatch, to_u64(frame.len())));
-            }
-        }
+        frame.check_checksum()?;
         Ok(if rest.is_empty() {
             Decoded::Exact
         } else {

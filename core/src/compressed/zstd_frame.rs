@@ -3,7 +3,7 @@
 //! headers carry their sizes). Decoders are handed a frame only after this
 //! has bounded it.
 
-use super::StreamFault;
+use super::stream::{FrameError, StreamFault};
 use crate::bytes::to_u64;
 
 const FRAME_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -11,9 +11,6 @@ const FRAME_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const SKIPPABLE_MAGIC_HIGH: [u8; 3] = [0x2a, 0x4d, 0x18];
 /// No block may regenerate or carry more than this (RFC 8878, 3.1.1.2.3).
 const MAX_BLOCK_SIZE: u64 = 128 * 1024;
-
-/// A fault and its offset from the start of the frame.
-pub(crate) type FrameError = (StreamFault, u64);
 
 /// The header of a zstd frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
