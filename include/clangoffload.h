@@ -72,19 +72,8 @@
 // `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
 #define CLANGOFFLOAD_AS_BUNDLER 2
 
-// `clangoffload_bundler_options.flags`: `-allow-missing-bundles`.
-#define CLANGOFFLOAD_ALLOW_MISSING_BUNDLES 1
-
-// `-hip-openmp-compatible`.
-#define CLANGOFFLOAD_HIP_OPENMP 2
-
-// `-check-input-archive`.
-#define CLANGOFFLOAD_CHECK_INPUT_ARCHIVE 4
-
-// Accept a compressed bundle whose hash is wrong (LLVM never checks it).
-#define CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK 8
-
-// Report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
+// `clangoffload_bundler_options.flags` (and `clangoffload_bundle_request`'s):
+// report what LLVM's `-verbose` prints (as `CLANGOFFLOAD_NOTE_VERBOSE`).
 #define CLANGOFFLOAD_VERBOSE 16
 
 // Tell `notify` which parts of the input the job is done with
@@ -116,6 +105,18 @@
 // touched). They must stay readable: the job, or a later job over the same
 // input, may read them again.
 #define CLANGOFFLOAD_NOTE_DONE_WITH 5
+
+// `clangoffload_bundler_options.flags`: `-allow-missing-bundles`.
+#define CLANGOFFLOAD_ALLOW_MISSING_BUNDLES 1
+
+// `-hip-openmp-compatible`.
+#define CLANGOFFLOAD_HIP_OPENMP 2
+
+// `-check-input-archive`.
+#define CLANGOFFLOAD_CHECK_INPUT_ARCHIVE 4
+
+// Accept a compressed bundle whose hash is wrong (LLVM never checks it).
+#define CLANGOFFLOAD_BUNDLER_SKIP_HASH_CHECK 8
 
 // Compression method 0: zlib.
 #define CLANGOFFLOAD_METHOD_ZLIB 0
@@ -186,6 +187,19 @@
 
 // `--compress-mode=none`: nothing compressed.
 #define CLANGOFFLOAD_CUDA_COMPRESS_NONE 4
+
+// `clangoffload_cuda_entry::kind`: PTX text.
+#define CLANGOFFLOAD_CUDA_KIND_PTX 1
+
+// `clangoffload_cuda_entry::kind`: a cubin (ELF).
+#define CLANGOFFLOAD_CUDA_KIND_ELF 2
+
+// `clangoffload_cuda_entry::kind`: NVVM IR / LTO IR.
+#define CLANGOFFLOAD_CUDA_KIND_LTOIR 8
+
+// `clangoffload_cuda_entry::kind`: several images in one payload
+// (`--concat`).
+#define CLANGOFFLOAD_CUDA_KIND_CONCAT 256
 
 // Flag for `clangoffload_bundle_parse` (and every other `*_parse` that
 // takes `flags`): keep the entries in front of the first bad descriptor
@@ -695,6 +709,28 @@ typedef uint32_t clangoffload_diagnostic_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What a piece of an output is.
+enum clangoffload_piece_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Bytes of input `input` at `input_offset` (a view of the caller's
+  // buffer).
+  CLANGOFFLOAD_PIECE_KIND_INPUT = 0,
+  // Bytes the job made (a view of the job's memory).
+  CLANGOFFLOAD_PIECE_KIND_MADE = 1,
+  // `zeros` zero bytes.
+  CLANGOFFLOAD_PIECE_KIND_ZEROS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum clangoffload_piece_kind clangoffload_piece_kind;
+#else
+typedef uint32_t clangoffload_piece_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // What a file is, by its magic (`clangoffload_file_kind_detect`).
 enum clangoffload_file_kind_tag
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -731,28 +767,6 @@ enum clangoffload_file_kind_tag
 typedef enum clangoffload_file_kind_tag clangoffload_file_kind_tag;
 #else
 typedef uint32_t clangoffload_file_kind_tag;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-// What a piece of an output is.
-enum clangoffload_piece_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  // Bytes of input `input` at `input_offset` (a view of the caller's
-  // buffer).
-  CLANGOFFLOAD_PIECE_KIND_INPUT = 0,
-  // Bytes the job made (a view of the job's memory).
-  CLANGOFFLOAD_PIECE_KIND_MADE = 1,
-  // `zeros` zero bytes.
-  CLANGOFFLOAD_PIECE_KIND_ZEROS = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum clangoffload_piece_kind clangoffload_piece_kind;
-#else
-typedef uint32_t clangoffload_piece_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -999,6 +1013,112 @@ typedef struct clangoffload_bundle_diagnostic {
   uint64_t b;
 } clangoffload_bundle_diagnostic;
 
+// Receives a job's notes as they happen: `kind` is a
+// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
+// NUL-terminated), valid only during the call.
+typedef void (*clangoffload_notify_fn)(void *context,
+                                       uint32_t kind,
+                                       const uint8_t *message,
+                                       size_t len);
+
+// How a job reads its input (for `clangoffload_bundler_list` and
+// `clangoffload_bundler_unbundle`).
+typedef struct clangoffload_bundler_options {
+  // `-type`: `o`, `bc`, `a`, `i`, `ll`, ... (for listing, empty means
+  // "any file": every bundle, object, text bundle or archive member).
+  struct clangoffload_bytes file_type;
+  // `-targets` as given (unbundling only): `target_count` views.
+  const struct clangoffload_bytes *targets;
+  // How many targets.
+  size_t target_count;
+  // `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
+  // `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
+  uint32_t flags;
+  // The most each compressed bundle of the input may decompress to; 0
+  // for the default (1 GiB).
+  uint64_t max_decompressed_size;
+  // The input's name, for messages (may be empty).
+  struct clangoffload_bytes input_name;
+  // Receives warnings, verbose reports and the full error message; may be
+  // NULL.
+  clangoffload_notify_fn notify;
+  // Passed to `notify`.
+  void *context;
+} clangoffload_bundler_options;
+
+// A container of an extraction: where it is and which outputs it gives.
+typedef struct clangoffload_extraction_container {
+  // Its offset in the input.
+  uint64_t offset;
+  // How many bytes of the input it takes (a caller that mapped the input
+  // may release them once the container is written).
+  uint64_t size;
+  // The index of its first output (outputs are numbered across the whole
+  // input).
+  size_t first_output;
+  // How many outputs it gives.
+  size_t output_count;
+} clangoffload_extraction_container;
+
+// One piece of an output.
+typedef struct clangoffload_piece {
+  // What it is.
+  clangoffload_piece_kind kind;
+  // `Input`: which input (0 for jobs with one).
+  size_t input;
+  // `Input`: where the bytes start in it.
+  uint64_t input_offset;
+  // `Input`, `Made`: the bytes.
+  struct clangoffload_bytes bytes;
+  // `Zeros`: how many.
+  uint64_t zeros;
+} clangoffload_piece;
+
+// One output of a job (`clangoffload_job_get_output`).
+typedef struct clangoffload_job_output {
+  // The name the job chose for it (an extraction's file name; empty for
+  // other jobs).
+  struct clangoffload_bytes name;
+  // Its size in bytes.
+  uint64_t size;
+  // Whether to write it: LLVM creates every output unless the job fails
+  // (`clangoffload_job_failure`), and then only those it found something
+  // for.
+  bool written;
+} clangoffload_job_output;
+
+// What to bundle (`clangoffload_bundler_bundle`).
+typedef struct clangoffload_bundle_request {
+  // `-type`.
+  struct clangoffload_bytes file_type;
+  // `-targets` as given: `count` views.
+  const struct clangoffload_bytes *targets;
+  // The input of each target: `count` views.
+  const struct clangoffload_bytes *inputs;
+  // How many targets and inputs.
+  size_t count;
+  // `-bundle-align` (at least 1).
+  uint64_t align;
+  // Whether to compress (`-compress`).
+  bool compress;
+  // `CLANGOFFLOAD_COMPRESSION_ZLIB` or `_ZSTD`.
+  uint32_t compression_method;
+  // The compressed bundle's header version: 2 or 3.
+  uint16_t compression_version;
+  // The level, if `has_compression_level`.
+  int32_t compression_level;
+  // Whether `compression_level` is set (else the method's default).
+  bool has_compression_level;
+  // `CLANGOFFLOAD_VERBOSE` (the other flags do not apply).
+  uint32_t flags;
+  // The host input's name, for messages about it (may be empty).
+  struct clangoffload_bytes input_name;
+  // As in `clangoffload_bundler_options`.
+  clangoffload_notify_fn notify;
+  // Passed to `notify`.
+  void *context;
+} clangoffload_bundle_request;
+
 // What `clangoffload_file_kind_detect` found.
 typedef struct clangoffload_file_kind {
   // The kind.
@@ -1059,14 +1179,6 @@ typedef struct clangoffload_extraction_sink {
   void *context;
 } clangoffload_extraction_sink;
 
-// Receives a job's notes as they happen: `kind` is a
-// `CLANGOFFLOAD_NOTE_*`, `message` points to `len` bytes of UTF-8 text (not
-// NUL-terminated), valid only during the call.
-typedef void (*clangoffload_notify_fn)(void *context,
-                                       uint32_t kind,
-                                       const uint8_t *message,
-                                       size_t len);
-
 // `clangoffload_extraction_stream_read_back`'s `read`: fill the `len`
 // bytes at `bytes` with output `output`'s bytes from `offset`, as
 // `write` was given them (all written before). Return 0 when filled;
@@ -1077,104 +1189,6 @@ typedef int32_t (*clangoffload_extraction_read_fn)(void *context,
                                                    uint64_t offset,
                                                    uint8_t *bytes,
                                                    size_t len);
-
-// How a job reads its input (for `clangoffload_bundler_list` and
-// `clangoffload_bundler_unbundle`).
-typedef struct clangoffload_bundler_options {
-  // `-type`: `o`, `bc`, `a`, `i`, `ll`, ... (for listing, empty means
-  // "any file": every bundle, object, text bundle or archive member).
-  struct clangoffload_bytes file_type;
-  // `-targets` as given (unbundling only): `target_count` views.
-  const struct clangoffload_bytes *targets;
-  // How many targets.
-  size_t target_count;
-  // `CLANGOFFLOAD_ALLOW_MISSING_BUNDLES`, `_HIP_OPENMP`,
-  // `_CHECK_INPUT_ARCHIVE`, `_SKIP_HASH_CHECK`, `_VERBOSE`.
-  uint32_t flags;
-  // The most each compressed bundle of the input may decompress to; 0
-  // for the default (1 GiB).
-  uint64_t max_decompressed_size;
-  // The input's name, for messages (may be empty).
-  struct clangoffload_bytes input_name;
-  // Receives warnings, verbose reports and the full error message; may be
-  // NULL.
-  clangoffload_notify_fn notify;
-  // Passed to `notify`.
-  void *context;
-} clangoffload_bundler_options;
-
-// A container of an extraction: where it is and which outputs it gives.
-typedef struct clangoffload_extraction_container {
-  // Its offset in the input.
-  uint64_t offset;
-  // How many bytes of the input it takes (a caller that mapped the input
-  // may release them once the container is written).
-  uint64_t size;
-  // The index of its first output (outputs are numbered across the whole
-  // input).
-  size_t first_output;
-  // How many outputs it gives.
-  size_t output_count;
-} clangoffload_extraction_container;
-
-// What to bundle (`clangoffload_bundler_bundle`).
-typedef struct clangoffload_bundle_request {
-  // `-type`.
-  struct clangoffload_bytes file_type;
-  // `-targets` as given: `count` views.
-  const struct clangoffload_bytes *targets;
-  // The input of each target: `count` views.
-  const struct clangoffload_bytes *inputs;
-  // How many targets and inputs.
-  size_t count;
-  // `-bundle-align` (at least 1).
-  uint64_t align;
-  // Whether to compress (`-compress`).
-  bool compress;
-  // `CLANGOFFLOAD_COMPRESSION_ZLIB` or `_ZSTD`.
-  uint32_t compression_method;
-  // The compressed bundle's header version: 2 or 3.
-  uint16_t compression_version;
-  // The level, if `has_compression_level`.
-  int32_t compression_level;
-  // Whether `compression_level` is set (else the method's default).
-  bool has_compression_level;
-  // `CLANGOFFLOAD_VERBOSE` (the other flags do not apply).
-  uint32_t flags;
-  // The host input's name, for messages about it (may be empty).
-  struct clangoffload_bytes input_name;
-  // As in `clangoffload_bundler_options`.
-  clangoffload_notify_fn notify;
-  // Passed to `notify`.
-  void *context;
-} clangoffload_bundle_request;
-
-// One piece of an output.
-typedef struct clangoffload_piece {
-  // What it is.
-  clangoffload_piece_kind kind;
-  // `Input`: which input (0 for jobs with one).
-  size_t input;
-  // `Input`: where the bytes start in it.
-  uint64_t input_offset;
-  // `Input`, `Made`: the bytes.
-  struct clangoffload_bytes bytes;
-  // `Zeros`: how many.
-  uint64_t zeros;
-} clangoffload_piece;
-
-// One output of a job (`clangoffload_job_get_output`).
-typedef struct clangoffload_job_output {
-  // The name the job chose for it (an extraction's file name; empty for
-  // other jobs).
-  struct clangoffload_bytes name;
-  // Its size in bytes.
-  uint64_t size;
-  // Whether to write it: LLVM creates every output unless the job fails
-  // (`clangoffload_job_failure`), and then only those it found something
-  // for.
-  bool written;
-} clangoffload_job_output;
 
 // The header of a compressed bundle.
 typedef struct clangoffload_compressed_header {
@@ -1312,6 +1326,14 @@ typedef struct clangoffload_cuda_target {
   // 0 plain, 1 `f`, 2 `a`.
   uint32_t variant;
 } clangoffload_cuda_target;
+
+// The names of an entry's kind and compression, as reports print them.
+typedef struct clangoffload_cuda_names {
+  // `ptx`, `elf`, `ltoir`, `concat` or `unknown` (static storage).
+  struct clangoffload_bytes kind;
+  // `none`, `lz4`, `zstd` or `lz4+zstd` (static storage).
+  struct clangoffload_bytes compression;
+} clangoffload_cuda_names;
 
 // A bundle entry ID split into its parts; every view borrows the string
 // given to `clangoffload_entry_id_parse`.
@@ -2532,225 +2554,6 @@ clangoffload_status clangoffload_bundle_layout(const struct clangoffload_bytes *
                                                uint64_t *offsets,
                                                uint64_t *total_size);
 
-// Says what the `len` bytes at `data` are, from their magic (every magic
-// this library knows; a text bundle by its first start marker).
-//
-// Ownership: nothing to free; `*out` is a plain record. Pure.
-//
-// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL.
-//
-// # Safety
-// `data` must be readable for `len` bytes; `out` writable.
-clangoffload_status clangoffload_file_kind_detect(const uint8_t *data,
-                                                  size_t len,
-                                                  struct clangoffload_file_kind *out);
-
-// Writes what the `len` bytes at `data` are when they hold no offload
-// container or CUDA fat binary, in the words `clangoffload list`, `extract`
-// and `inspect` use (`no offload container or CUDA fat binary: ` and what
-// it is): a raw AMDGPU code object with its target ID, a CUDA
-// cubin with its SM, a kpack archive, MessagePack data (Tensile's `.dat`),
-// another ELF, COFF or Mach-O file, bitcode, an archive, or bytes of no
-// known format (`it is an AMDGPU code object for
-// amdgcn-amd-amdhsa--gfx906`). Reads headers only,
-// except MessagePack, which is walked once without allocating.
-// `*out_device_code` (if not NULL) says whether the file is device code of
-// its own (a code object or cubin).
-//
-// Ownership: the text is copied into the caller's `buf`, as
-// `clangoffload_target_id_canonicalize` does (NUL-terminated; `*out_len`
-// its length; `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` with the length
-// needed when `cap` is too small); nothing to free. Pure.
-//
-// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
-// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
-// `out_device_code` may be NULL.
-//
-// # Safety
-// `data` must be readable for `len` bytes; `buf` NULL or writable for `cap`
-// bytes; `out_len` and `out_device_code` NULL or writable.
-clangoffload_status clangoffload_file_describe(const uint8_t *data,
-                                               size_t len,
-                                               char *buf,
-                                               size_t cap,
-                                               size_t *out_len,
-                                               bool *out_device_code);
-
-// Extracts the containers `sink->next` asks for, handing their outputs'
-// bytes to `sink->write` as they are decoded and saying when each
-// container is done: up to `lanes` compressed bundles (1 to 4) are
-// decoded side by side on the calling thread, a step of each in turn,
-// their hashes computed together (MD5 in SIMD lanes: 4 cost about what
-// 1.5 cost one after the other), and each is written as it is decoded.
-// Each bundle in flight is held whole until it ends (a zstd frame may
-// refer back to any byte it made), in a buffer the next one reuses:
-// memory is `lanes` times the largest bundle per calling thread. The
-// bytes are those `clangoffload_extraction_plan` plans.
-// Several threads may stream one extraction at once, each with its own
-// sink (each `next` handing out different containers): that is how the
-// `clangoffload` tool uses every core. Warnings go to `notify`. A caller
-// that can read back what it wrote does better with
-// `clangoffload_extraction_stream_read_back`.
-//
-// Returns OK once `next` has no more (a container's failure is its
-// `done`), or an error for a bad argument.
-//
-// Ownership: nothing to free.
-//
-// NULL: `extraction` and `sink` must not be NULL, nor `sink->next`,
-// `sink->write`, `sink->done`; `notify` may be NULL.
-//
-// # Safety
-// `extraction` must be a live extraction (its input still readable);
-// `sink` readable, its callbacks callable with its context during the
-// call; `notify`, if set, callable with `context`.
-clangoffload_status clangoffload_extraction_stream(const struct clangoffload_extraction *extraction,
-                                                   size_t lanes,
-                                                   const struct clangoffload_extraction_sink *sink,
-                                                   clangoffload_notify_fn notify,
-                                                   void *context);
-
-// `clangoffload_extraction_stream` for a caller that can read back what
-// `sink->write` was given (files it wrote): each compressed bundle is
-// decoded alone on the calling thread, so that only one is held at a
-// time, and its hash is checked once it is decoded, from its outputs
-// read back through `read` (and the few bytes between them, kept), with
-// those of up to `lanes` (1 to 8; 8 fill AVX-512's 256-bit vectors, 4
-// SSE2's) bundles side by side in MD5's SIMD lanes. A container's `done` comes once its hash is checked: what it
-// wrote is unverified until then. Without hash checking
-// (`CLANGOFFLOAD_SKIP_HASH_CHECK`), `read` is never called. The same
-// outputs, bytes and errors as `clangoffload_extraction_stream`, in half
-// the memory or less, and faster (benches/README.md); an output that
-// cannot be read back leaves its container's hash unchecked: that
-// container's `done` is an error naming it.
-//
-// Returns OK once `next` has no more (a container's failure is its
-// `done`), or an error for a bad argument.
-//
-// Ownership: nothing to free.
-//
-// NULL: `extraction`, `sink` and `read` must not be NULL, nor
-// `sink->next`, `sink->write`, `sink->done`; `notify` may be NULL.
-//
-// # Safety
-// As `clangoffload_extraction_stream`; `read` callable with
-// `sink->context` during the call.
-clangoffload_status clangoffload_extraction_stream_read_back(const struct clangoffload_extraction *extraction,
-                                                             size_t lanes,
-                                                             const struct clangoffload_extraction_sink *sink,
-                                                             clangoffload_extraction_read_fn read,
-                                                             clangoffload_notify_fn notify,
-                                                             void *context);
-
-// Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does
-// (a repeated ID of a binary bundle once), or with an empty `file_type`
-// every ID of any file this library reads as bundles, repeats included,
-// with the archive member each is in. Read them with
-// `clangoffload_job_listed_count` / `_get_listed`.
-//
-// Ownership: on success `*out` is a new job owned by the caller, released
-// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
-// not NULL) says what is wrong and where, and `options->notify` gets the
-// whole message.
-//
-// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
-// unchanged until the job is freed.
-//
-// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
-// not be NULL; `err` may be NULL.
-//
-// # Safety
-// Pointers as above; `notify`, if set, must be callable with `context`.
-clangoffload_status clangoffload_bundler_list(const uint8_t *data,
-                                              size_t len,
-                                              const struct clangoffload_bundler_options *options,
-                                              struct clangoffload_job **out,
-                                              struct clangoffload_error *err);
-
-// Plans `clang-offload-bundler -unbundle -type=<file_type>
-// -targets=<targets>` of the `len` bytes at `data`: output `i` of the job
-// is what target `i` gets (the entry chosen by the bundler's rules, the
-// host fallback, or for `-type=a` an archive of the matching members).
-// When the job succeeds, check `clangoffload_job_failure` after writing its
-// outputs: LLVM writes the outputs it found before it reports missing
-// bundles. Entries are matched as LLVM 22's bundler reads them.
-//
-// Ownership: on success `*out` is a new job owned by the caller, released
-// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
-// not NULL) says what is wrong and where, and `options->notify` gets the
-// whole message.
-//
-// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
-// unchanged until the job is freed.
-//
-// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
-// not be NULL; `err` may be NULL.
-//
-// # Safety
-// As `clangoffload_bundler_list`; the target views must be readable.
-clangoffload_status clangoffload_bundler_unbundle(const uint8_t *data,
-                                                  size_t len,
-                                                  const struct clangoffload_bundler_options *options,
-                                                  struct clangoffload_job **out,
-                                                  struct clangoffload_error *err);
-
-// `clang-offload-bundler -unbundle` in one call: plans as
-// `clangoffload_bundler_unbundle` does, writes output `i` to `paths[i]`
-// (`options->target_count` NUL-terminated paths; an output LLVM would not
-// write is not created), and returns the job's final status: OK, the
-// planning error, an I/O error, or the failure LLVM reports after writing
-// what it found (missing bundles).
-//
-// Ownership: nothing to free; the files are the caller's.
-//
-// NULL: `data` may be NULL only when `len` is 0; `options` and `paths`
-// must not be NULL; `err` may be NULL.
-//
-// # Safety
-// As `clangoffload_bundler_unbundle`; `paths` readable for
-// `options->target_count` NUL-terminated strings.
-clangoffload_status clangoffload_bundler_unbundle_files(const uint8_t *data,
-                                                        size_t len,
-                                                        const struct clangoffload_bundler_options *options,
-                                                        const char *const *paths,
-                                                        struct clangoffload_error *err);
-
-// Plans extracting every entry of every container in the `len` bytes at
-// `data`, in file order, repeats included: bundles and compressed bundles
-// (back to back, in ELF sections, in archive members) and every image of
-// every OffloadBinary (alone, in `.llvm.offloading`, in archives, nested
-// ones opened; each the bytes llvm-offload-binary writes for it). Output
-// `i` is named (`clangoffload_job_output_name`)
-// `<file name>[.<member>].<i>.<entry ID>` for a bundle entry and
-// `<file name>[.<member>].<i>.<triple>[-<arch>][.<ext>]` for an image, the
-// file name being `input_name` without its directory (`bundle` if empty),
-// every part made safe as a file name (only `[A-Za-z0-9._+:-]`, never
-// starting with `.`). A bundle whose payloads overlap so that extracting
-// them all would write more than it holds is refused
-// (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Damage found after readable
-// containers is the job's failure (`clangoffload_job_failure`): write the
-// outputs, then report it. Only `options->flags`' `_SKIP_HASH_CHECK` and
-// `_VERBOSE` apply.
-//
-// Ownership: on success `*out` is a new job owned by the caller, released
-// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
-// not NULL) says what is wrong and where, and `options->notify` gets the
-// whole message.
-//
-// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
-// unchanged until the job is freed.
-//
-// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
-// not be NULL; `err` may be NULL.
-//
-// # Safety
-// As `clangoffload_bundler_list`.
-clangoffload_status clangoffload_bundler_extract(const uint8_t *data,
-                                                 size_t len,
-                                                 const struct clangoffload_bundler_options *options,
-                                                 struct clangoffload_job **out,
-                                                 struct clangoffload_error *err);
-
 // Finds every container `clangoffload_bundler_extract` extracts from the
 // `len` bytes at `data` and names every output the same way, decoding a
 // compressed bundle only as far as its entry table; nothing is decoded
@@ -2905,46 +2708,6 @@ clangoffload_status clangoffload_extraction_plan(const struct clangoffload_extra
 // call on it running.
 void clangoffload_extraction_free(struct clangoffload_extraction *extraction);
 
-// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
-// -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
-// that is an object file, the object with one section per target; else a
-// text bundle for text types or a binary bundle (payloads are views of the
-// inputs, not copies), compressed if asked.
-//
-// Ownership: as `clangoffload_bundler_list`.
-//
-// Lifetime: the job borrows every input: keep them alive and unchanged
-// until the job is freed.
-//
-// NULL: `request`, `out` must not be NULL; `err` may be NULL.
-//
-// # Safety
-// As `clangoffload_bundler_list`; every view in `request` readable.
-clangoffload_status clangoffload_bundler_bundle(const struct clangoffload_bundle_request *request,
-                                                struct clangoffload_job **out,
-                                                struct clangoffload_error *err);
-
-// Checks `-targets` as clang-offload-bundler 22 does before it opens a
-// file, in its order: duplicates, the `<kind>-<triple>` format, known kinds
-// and triples, conflicting target IDs, the number of host targets (exactly
-// one when bundling, unless every target is HIP; at most one when
-// unbundling: `unbundle` true).
-//
-// Ownership: nothing to free. On failure `*err` (if not NULL) and `notify`
-// (if set) get the message.
-//
-// NULL: `targets` may be NULL only when `count` is 0; `err` may be NULL.
-//
-// # Safety
-// `targets` readable for `count` views, each readable; `notify`, if set,
-// callable with `context`.
-clangoffload_status clangoffload_bundler_check_targets(const struct clangoffload_bytes *targets,
-                                                       size_t count,
-                                                       bool unbundle,
-                                                       clangoffload_notify_fn notify,
-                                                       void *context,
-                                                       struct clangoffload_error *err);
-
 // How many outputs a job has (0 for a listing, or for NULL).
 //
 // Ownership: nothing to free.
@@ -3071,6 +2834,275 @@ clangoffload_status clangoffload_job_get_listed(const struct clangoffload_job *j
                                                 struct clangoffload_bytes *member,
                                                 struct clangoffload_bytes *id);
 
+// Releases a job. NULL is accepted and ignored.
+//
+// Ownership: takes the job back; it must not be used again.
+//
+// NULL: `job` may be NULL.
+//
+// # Safety
+// `job` must be NULL or a live job not yet freed.
+void clangoffload_job_free(struct clangoffload_job *job);
+
+// Lists entry IDs as `clang-offload-bundler -list -type=<file_type>` does
+// (a repeated ID of a binary bundle once), or with an empty `file_type`
+// every ID of any file this library reads as bundles, repeats included,
+// with the archive member each is in. Read them with
+// `clangoffload_job_listed_count` / `_get_listed`.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// Pointers as above; `notify`, if set, must be callable with `context`.
+clangoffload_status clangoffload_bundler_list(const uint8_t *data,
+                                              size_t len,
+                                              const struct clangoffload_bundler_options *options,
+                                              struct clangoffload_job **out,
+                                              struct clangoffload_error *err);
+
+// Plans `clang-offload-bundler -unbundle -type=<file_type>
+// -targets=<targets>` of the `len` bytes at `data`: output `i` of the job
+// is what target `i` gets (the entry chosen by the bundler's rules, the
+// host fallback, or for `-type=a` an archive of the matching members).
+// When the job succeeds, check `clangoffload_job_failure` after writing its
+// outputs: LLVM writes the outputs it found before it reports missing
+// bundles. Entries are matched as LLVM 22's bundler reads them.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`; the target views must be readable.
+clangoffload_status clangoffload_bundler_unbundle(const uint8_t *data,
+                                                  size_t len,
+                                                  const struct clangoffload_bundler_options *options,
+                                                  struct clangoffload_job **out,
+                                                  struct clangoffload_error *err);
+
+// `clang-offload-bundler -unbundle` in one call: plans as
+// `clangoffload_bundler_unbundle` does, writes output `i` to `paths[i]`
+// (`options->target_count` NUL-terminated paths; an output LLVM would not
+// write is not created), and returns the job's final status: OK, the
+// planning error, an I/O error, or the failure LLVM reports after writing
+// what it found (missing bundles).
+//
+// Ownership: nothing to free; the files are the caller's.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `paths`
+// must not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_unbundle`; `paths` readable for
+// `options->target_count` NUL-terminated strings.
+clangoffload_status clangoffload_bundler_unbundle_files(const uint8_t *data,
+                                                        size_t len,
+                                                        const struct clangoffload_bundler_options *options,
+                                                        const char *const *paths,
+                                                        struct clangoffload_error *err);
+
+// Plans extracting every entry of every container in the `len` bytes at
+// `data`, in file order, repeats included: bundles and compressed bundles
+// (back to back, in ELF sections, in archive members) and every image of
+// every OffloadBinary (alone, in `.llvm.offloading`, in archives, nested
+// ones opened; each the bytes llvm-offload-binary writes for it). Output
+// `i` is named (`clangoffload_job_output_name`)
+// `<file name>[.<member>].<i>.<entry ID>` for a bundle entry and
+// `<file name>[.<member>].<i>.<triple>[-<arch>][.<ext>]` for an image, the
+// file name being `input_name` without its directory (`bundle` if empty),
+// every part made safe as a file name (only `[A-Za-z0-9._+:-]`, never
+// starting with `.`). A bundle whose payloads overlap so that extracting
+// them all would write more than it holds is refused
+// (`CLANGOFFLOAD_STATUS_EXTRACTION_TOO_LARGE`). Damage found after readable
+// containers is the job's failure (`clangoffload_job_failure`): write the
+// outputs, then report it. Only `options->flags`' `_SKIP_HASH_CHECK` and
+// `_VERBOSE` apply.
+//
+// Ownership: on success `*out` is a new job owned by the caller, released
+// with `clangoffload_job_free`. On failure `*out` is untouched, `*err` (if
+// not NULL) says what is wrong and where, and `options->notify` gets the
+// whole message.
+//
+// Lifetime: the job borrows the `len` bytes at `data`: keep them alive and
+// unchanged until the job is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `options` and `out` must
+// not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`.
+clangoffload_status clangoffload_bundler_extract(const uint8_t *data,
+                                                 size_t len,
+                                                 const struct clangoffload_bundler_options *options,
+                                                 struct clangoffload_job **out,
+                                                 struct clangoffload_error *err);
+
+// Plans the file `clang-offload-bundler -type=<file_type> -targets=...
+// -inputs=...` writes: output 0 of the job. With `-type=o` and a host input
+// that is an object file, the object with one section per target; else a
+// text bundle for text types or a binary bundle (payloads are views of the
+// inputs, not copies), compressed if asked.
+//
+// Ownership: as `clangoffload_bundler_list`.
+//
+// Lifetime: the job borrows every input: keep them alive and unchanged
+// until the job is freed.
+//
+// NULL: `request`, `out` must not be NULL; `err` may be NULL.
+//
+// # Safety
+// As `clangoffload_bundler_list`; every view in `request` readable.
+clangoffload_status clangoffload_bundler_bundle(const struct clangoffload_bundle_request *request,
+                                                struct clangoffload_job **out,
+                                                struct clangoffload_error *err);
+
+// Checks `-targets` as clang-offload-bundler 22 does before it opens a
+// file, in its order: duplicates, the `<kind>-<triple>` format, known kinds
+// and triples, conflicting target IDs, the number of host targets (exactly
+// one when bundling, unless every target is HIP; at most one when
+// unbundling: `unbundle` true).
+//
+// Ownership: nothing to free. On failure `*err` (if not NULL) and `notify`
+// (if set) get the message.
+//
+// NULL: `targets` may be NULL only when `count` is 0; `err` may be NULL.
+//
+// # Safety
+// `targets` readable for `count` views, each readable; `notify`, if set,
+// callable with `context`.
+clangoffload_status clangoffload_bundler_check_targets(const struct clangoffload_bytes *targets,
+                                                       size_t count,
+                                                       bool unbundle,
+                                                       clangoffload_notify_fn notify,
+                                                       void *context,
+                                                       struct clangoffload_error *err);
+
+// Says what the `len` bytes at `data` are, from their magic (every magic
+// this library knows; a text bundle by its first start marker).
+//
+// Ownership: nothing to free; `*out` is a plain record. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` must not be NULL.
+//
+// # Safety
+// `data` must be readable for `len` bytes; `out` writable.
+clangoffload_status clangoffload_file_kind_detect(const uint8_t *data,
+                                                  size_t len,
+                                                  struct clangoffload_file_kind *out);
+
+// Writes what the `len` bytes at `data` are when they hold no offload
+// container or CUDA fat binary, in the words `clangoffload list`, `extract`
+// and `inspect` use (`no offload container or CUDA fat binary: ` and what
+// it is): a raw AMDGPU code object with its target ID, a CUDA
+// cubin with its SM, a kpack archive, MessagePack data (Tensile's `.dat`),
+// another ELF, COFF or Mach-O file, bitcode, an archive, or bytes of no
+// known format (`it is an AMDGPU code object for
+// amdgcn-amd-amdhsa--gfx906`). Reads headers only,
+// except MessagePack, which is walked once without allocating.
+// `*out_device_code` (if not NULL) says whether the file is device code of
+// its own (a code object or cubin).
+//
+// Ownership: the text is copied into the caller's `buf`, as
+// `clangoffload_target_id_canonicalize` does (NUL-terminated; `*out_len`
+// its length; `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` with the length
+// needed when `cap` is too small); nothing to free. Pure.
+//
+// NULL: `data` may be NULL only when `len` is 0; `buf` NULL asks for the
+// length; `out_len` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`;
+// `out_device_code` may be NULL.
+//
+// # Safety
+// `data` must be readable for `len` bytes; `buf` NULL or writable for `cap`
+// bytes; `out_len` and `out_device_code` NULL or writable.
+clangoffload_status clangoffload_file_describe(const uint8_t *data,
+                                               size_t len,
+                                               char *buf,
+                                               size_t cap,
+                                               size_t *out_len,
+                                               bool *out_device_code);
+
+// Extracts the containers `sink->next` asks for, handing their outputs'
+// bytes to `sink->write` as they are decoded and saying when each
+// container is done: up to `lanes` compressed bundles (1 to 4) are
+// decoded side by side on the calling thread, a step of each in turn,
+// their hashes computed together (MD5 in SIMD lanes: 4 cost about what
+// 1.5 cost one after the other), and each is written as it is decoded.
+// Each bundle in flight is held whole until it ends (a zstd frame may
+// refer back to any byte it made), in a buffer the next one reuses:
+// memory is `lanes` times the largest bundle per calling thread. The
+// bytes are those `clangoffload_extraction_plan` plans.
+// Several threads may stream one extraction at once, each with its own
+// sink (each `next` handing out different containers): that is how the
+// `clangoffload` tool uses every core. Warnings go to `notify`. A caller
+// that can read back what it wrote does better with
+// `clangoffload_extraction_stream_read_back`.
+//
+// Returns OK once `next` has no more (a container's failure is its
+// `done`), or an error for a bad argument.
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction` and `sink` must not be NULL, nor `sink->next`,
+// `sink->write`, `sink->done`; `notify` may be NULL.
+//
+// # Safety
+// `extraction` must be a live extraction (its input still readable);
+// `sink` readable, its callbacks callable with its context during the
+// call; `notify`, if set, callable with `context`.
+clangoffload_status clangoffload_extraction_stream(const struct clangoffload_extraction *extraction,
+                                                   size_t lanes,
+                                                   const struct clangoffload_extraction_sink *sink,
+                                                   clangoffload_notify_fn notify,
+                                                   void *context);
+
+// `clangoffload_extraction_stream` for a caller that can read back what
+// `sink->write` was given (files it wrote): each compressed bundle is
+// decoded alone on the calling thread, so that only one is held at a
+// time, and its hash is checked once it is decoded, from its outputs
+// read back through `read` (and the few bytes between them, kept), with
+// those of up to `lanes` (1 to 8; 8 fill AVX-512's 256-bit vectors, 4
+// SSE2's) bundles side by side in MD5's SIMD lanes. A container's `done` comes once its hash is checked: what it
+// wrote is unverified until then. Without hash checking
+// (`CLANGOFFLOAD_SKIP_HASH_CHECK`), `read` is never called. The same
+// outputs, bytes and errors as `clangoffload_extraction_stream`, in half
+// the memory or less, and faster (benches/README.md); an output that
+// cannot be read back leaves its container's hash unchecked: that
+// container's `done` is an error naming it.
+//
+// Returns OK once `next` has no more (a container's failure is its
+// `done`), or an error for a bad argument.
+//
+// Ownership: nothing to free.
+//
+// NULL: `extraction`, `sink` and `read` must not be NULL, nor
+// `sink->next`, `sink->write`, `sink->done`; `notify` may be NULL.
+//
+// # Safety
+// As `clangoffload_extraction_stream`; `read` callable with
+// `sink->context` during the call.
+clangoffload_status clangoffload_extraction_stream_read_back(const struct clangoffload_extraction *extraction,
+                                                             size_t lanes,
+                                                             const struct clangoffload_extraction_sink *sink,
+                                                             clangoffload_extraction_read_fn read,
+                                                             clangoffload_notify_fn notify,
+                                                             void *context);
+
 // Writes output `output` to the open file descriptor `fd` (from its
 // current position; the descriptor stays open), from memory: what
 // `clangoffload_job_write_fd_from` does with no input descriptors.
@@ -3123,16 +3155,6 @@ clangoffload_status clangoffload_job_write_fd_from(const struct clangoffload_job
 clangoffload_status clangoffload_job_write_path(const struct clangoffload_job *job,
                                                 size_t output,
                                                 const char *path);
-
-// Releases a job. NULL is accepted and ignored.
-//
-// Ownership: takes the job back; it must not be used again.
-//
-// NULL: `job` may be NULL.
-//
-// # Safety
-// `job` must be NULL or a live job not yet freed.
-void clangoffload_job_free(struct clangoffload_job *job);
 
 // Reads the header of the compressed bundle in `len` bytes at `data` into
 // `*out`. Reads nothing past the header.
@@ -3585,6 +3607,82 @@ clangoffload_status clangoffload_cuda_sm_parse(const char *text,
                                                size_t len,
                                                uint32_t *out_arch,
                                                uint32_t *out_variant);
+
+// The names of entry kind `kind` and of the compression its `flags` name.
+//
+// Ownership: nothing to free; the views are of static storage.
+//
+// Lifetime: the views live as long as the library is loaded.
+//
+// NULL: `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `out` is NULL or writable.
+clangoffload_status clangoffload_cuda_entry_names(uint16_t kind,
+                                                  uint64_t flags,
+                                                  struct clangoffload_cuda_names *out);
+
+// Writes the name NVIDIA's tools give code of kind `kind` for SM `arch`
+// with variant `variant` (0 plain, 1 `f`, 2 `a`): `sm_90a` for a cubin,
+// `compute_90a` for PTX, `lto_90a` for LTO IR, `sm_90a` for other kinds;
+// into the `cap` bytes at `buf` (no NUL), its length in `*len`;
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf`
+// is NULL, a question for the length), `INVALID_ARGUMENT` for another
+// variant.
+//
+// Ownership: nothing to free.
+//
+// NULL: `len` must not be NULL; `buf` may be NULL.
+//
+// # Safety
+// `buf` is NULL or writable for `cap` bytes; `len` is NULL or writable.
+clangoffload_status clangoffload_cuda_code_name(uint16_t kind,
+                                                uint32_t arch,
+                                                uint32_t variant,
+                                                uint8_t *buf,
+                                                size_t cap,
+                                                size_t *len);
+
+// Reads a code name, `sm_XX`, `compute_XX` or `lto_XX` with an optional
+// `a` or `f` suffix: its entry kind (`CLANGOFFLOAD_CUDA_KIND_ELF`,
+// `_PTX`, `_LTOIR`) in `*out_kind`, its SM number and variant (0 plain,
+// 1 `f`, 2 `a`). `INVALID_ARGUMENT` for anything else (a bare number
+// names no kind; the outputs are then untouched).
+//
+// Ownership: nothing to free; the outputs are plain numbers.
+//
+// NULL: `text` may be NULL only when `len` is 0; an output NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `text` is NULL or readable for `len` bytes; the outputs are NULL or
+// writable.
+clangoffload_status clangoffload_cuda_code_parse(const char *text,
+                                                 size_t len,
+                                                 uint16_t *out_kind,
+                                                 uint32_t *out_arch,
+                                                 uint32_t *out_variant);
+
+// Writes the name `cuobjdump` extracts files after for an input at
+// `path`: its last component without its extension (`lib/libfoo.so` gives
+// `libfoo`), for `clangoffload_cuda_fatbins_parse`'s `base`; into the
+// `cap` bytes at `buf` (no NUL), its length in `*len`;
+// `CLANGOFFLOAD_STATUS_BUFFER_TOO_SMALL` when it does not fit (or `buf` is
+// NULL, a question for the length).
+//
+// Ownership: nothing to free.
+//
+// NULL: `path` may be NULL only when `path_len` is 0; `len` must not be
+// NULL; `buf` may be NULL.
+//
+// # Safety
+// `path` is NULL or readable for `path_len` bytes; `buf` is NULL or
+// writable for `cap` bytes; `len` is NULL or writable.
+clangoffload_status clangoffload_cuda_base_name(const char *path,
+                                                size_t path_len,
+                                                uint8_t *buf,
+                                                size_t cap,
+                                                size_t *len);
 
 // Splits the bundle entry ID `text` (`len` bytes of UTF-8) into
 // `<kind>-<arch>-<vendor>-<os>-<env>[-<target-id>]`.

@@ -1,9 +1,13 @@
-//! The one mechanism behind every handle that holds lists read by index:
-//! a list's count, its records by index (the out-parameter written only on
-//! success), and the first fault a lenient parse kept. The exported
-//! functions say which list (`list`) and how a record looks in C (`view`);
-//! the checks are here once.
+//! The one mechanism behind every handle: a list's count, its records by
+//! index (the out-parameter written only on success), the first fault a
+//! lenient parse kept, what every `*_parse` takes, and what a bundler job
+//! that reads one input makes ([`ReadHandle`]). The exported functions say
+//! which list (`list`) and how a record looks in C (`view`); the checks are
+//! here once.
 
+use alloc::string::String;
+
+use clangoffload::bundler::BundlerError;
 use clangoffload::Error;
 
 use crate::ffi::{handle_arg, out_arg, report_fault};
@@ -20,8 +24,18 @@ pub const CLANGOFFLOAD_PARSE_LENIENT: u32 = 1;
 /// # Safety
 /// `handle` is NULL or a live handle.
 pub(crate) unsafe fn count<H, T>(handle: *const H, list: impl FnOnce(&H) -> &[T]) -> usize {
+    // SAFETY: forwarded to the caller.
+    unsafe { count_with(handle, |h| list(h).len()) }
+}
+
+/// `count(handle)`, for a handle whose records are numbered by its own
+/// methods rather than held in a slice; 0 for a NULL handle.
+///
+/// # Safety
+/// `handle` is NULL or a live handle.
+pub(crate) unsafe fn count_with<H>(handle: *const H, count: impl FnOnce(&H) -> usize) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { handle_arg(handle) }.map_or(0, |h| list(h).len())
+    unsafe { handle_arg(handle) }.map_or(0, count)
 }
 
 /// Writes `view(handle, record)` for record `index` of `list(handle)` into
@@ -88,4 +102,14 @@ pub(crate) unsafe fn parse_args<'a, H>(
     // SAFETY: the caller promises a writable pointer.
     let out = unsafe { out_arg(out) }?;
     Ok((data, out, flags & CLANGOFFLOAD_PARSE_LENIENT != 0))
+}
+
+/// What a job that reads one input makes (a `clangoffload_job`, a
+/// `clangoffload_extraction`): the bundler's `read_job` reports its failures
+/// to the caller's `notify` and then hands it the input's name.
+pub(crate) trait ReadHandle {
+    /// The errors to report once what could be read is written.
+    fn failures(&self) -> &[BundlerError];
+    /// The input's name, for those errors' messages.
+    fn set_input_name(&mut self, name: String);
 }
