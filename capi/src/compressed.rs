@@ -9,6 +9,8 @@ use clangoffload::compressed::{compress, CompressOptions};
 use clangoffload::CompressionMethod;
 use clangoffload::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
 
+#[cfg(feature = "alloc")]
+use crate::ffi::write_made;
 use crate::ffi::{clangoffload_bytes, len_u64, out_arg, slice_arg};
 use crate::status::{clangoffload_error, clangoffload_status, report};
 
@@ -354,11 +356,9 @@ pub unsafe extern "C" fn clangoffload_compress(
             method: CompressionMethod::from_raw(method),
             level: (level != CLANGOFFLOAD_DEFAULT_LEVEL).then_some(level),
         };
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let bytes = compress(data, &options).map_err(|e| unsafe { report(&e, err) })?;
-        // SAFETY: out is NULL or writable for out_cap bytes (not overlapping
-        // our fresh buffer) and out_len writable, as the caller promises.
-        unsafe { crate::ffi::write_bytes(&bytes, out, out_cap, out_len) }
+        // SAFETY: out is NULL or writable for out_cap bytes, out_len and
+        // err as the caller promises.
+        unsafe { write_made(compress(data, &options), out, out_cap, out_len, err) }
     })
 }
 

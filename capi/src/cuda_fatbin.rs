@@ -22,7 +22,7 @@ use clangoffload::{DecompressOptions, Error};
 use crate::compressed::limits;
 use crate::ffi::{
     array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, mut_slice_arg, out_arg,
-    slice_arg, str_arg, write_bytes,
+    slice_arg, str_arg, write_bytes, write_made,
 };
 use crate::handle;
 use crate::object_bundle::clangoffload_buffer;
@@ -746,11 +746,9 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbin_write(
                 debug: e.debug,
             });
         }
-        // SAFETY: `err` is NULL or writable, as the caller promises.
-        let bytes = write_fatbin(&new, &options).map_err(|e| unsafe { report(&e, err) })?;
-        // SAFETY: out is NULL or writable for out_cap bytes and out_len
-        // writable, as the caller promises.
-        unsafe { write_bytes(&bytes, out, out_cap, out_len) }
+        // SAFETY: out is NULL or writable for out_cap bytes, out_len and
+        // err as the caller promises.
+        unsafe { write_made(write_fatbin(&new, &options), out, out_cap, out_len, err) }
     })
 }
 
@@ -817,12 +815,10 @@ pub unsafe extern "C" fn clangoffload_cuda_fatbin_prune(
         // SAFETY: the caller promises `keep_count` readable records.
         let targets = keeper(unsafe { array_arg(keep, keep_count) }?)?;
         let keep = |kind, sm| kept(&targets, kind, sm);
-        let bytes = prune_fatbins(data, &keep, &options(max_size))
-            // SAFETY: `err` is NULL or writable, as the caller promises.
-            .map_err(|e| unsafe { report(&e, err) })?;
-        // SAFETY: out is NULL or writable for out_cap bytes, not
-        // overlapping our fresh buffer, and out_len writable.
-        unsafe { write_bytes(&bytes, out, out_cap, out_len) }
+        let pruned = prune_fatbins(data, &keep, &options(max_size));
+        // SAFETY: out is NULL or writable for out_cap bytes, out_len and
+        // err as the caller promises.
+        unsafe { write_made(pruned, out, out_cap, out_len, err) }
     })
 }
 

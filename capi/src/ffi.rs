@@ -233,6 +233,28 @@ pub(crate) unsafe fn write_bytes(
     Ok(())
 }
 
+/// The tail of every function that makes a file into the caller's buffer:
+/// the core's result `made` written as [`write_bytes`] writes it, or its
+/// error reported into `*err` (may be NULL).
+///
+/// # Safety
+/// `out` must be NULL or writable for `cap` bytes; `out_len` as
+/// [`out_arg`]; `err` NULL or writable.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn write_made(
+    made: Result<alloc::vec::Vec<u8>, Error>,
+    out: *mut u8,
+    cap: usize,
+    out_len: *mut usize,
+    err: *mut clangoffload_error,
+) -> Result<(), clangoffload_status> {
+    // SAFETY: `err` is NULL or writable, as the caller promises.
+    let bytes = made.map_err(|e| unsafe { report(&e, err) })?;
+    // SAFETY: `out` is NULL or writable for `cap` bytes (not overlapping
+    // this fresh buffer) and `out_len` writable, as the caller promises.
+    unsafe { write_bytes(&bytes, out, cap, out_len) }
+}
+
 /// [`write_text`] of `value`'s `Display` text, formatted straight into the
 /// caller's buffer (no allocation): measured first, then written.
 ///

@@ -37,6 +37,18 @@ pub struct clangoffload_object_bundle_entry {
     pub host_marker: u32,
 }
 
+impl From<&ObjectBundleEntry<'_>> for clangoffload_object_bundle_entry {
+    fn from(entry: &ObjectBundleEntry<'_>) -> Self {
+        clangoffload_object_bundle_entry {
+            id: clangoffload_bytes::of(entry.id()),
+            payload: clangoffload_bytes::of(entry.payload()),
+            offset: entry.offset(),
+            section_index: entry.section().index(),
+            host_marker: entry.is_host_marker().into(),
+        }
+    }
+}
+
 /// A buffer the library allocated, released with `clangoffload_buffer_free`.
 #[repr(C)]
 #[derive(Debug)]
@@ -161,21 +173,7 @@ pub unsafe extern "C" fn clangoffload_object_bundle_get_entry(
     out: *mut clangoffload_object_bundle_entry,
 ) -> clangoffload_status {
     // SAFETY: as the caller promises.
-    unsafe {
-        crate::handle::get(
-            bundle,
-            |h| &h.entries,
-            index,
-            out,
-            |_, entry| clangoffload_object_bundle_entry {
-                id: clangoffload_bytes::of(entry.id()),
-                payload: clangoffload_bytes::of(entry.payload()),
-                offset: entry.offset(),
-                section_index: entry.section().index(),
-                host_marker: entry.is_host_marker().into(),
-            },
-        )
-    }
+    unsafe { crate::handle::get(bundle, |h| &h.entries, index, out, |_, entry| entry.into()) }
 }
 
 /// For a leniently parsed object: the status of the first bad section, with

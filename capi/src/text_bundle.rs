@@ -49,6 +49,18 @@ pub struct clangoffload_text_bundle_entry {
     pub end_offset: u64,
 }
 
+impl From<&TextEntry<'_>> for clangoffload_text_bundle_entry {
+    fn from(entry: &TextEntry<'_>) -> Self {
+        clangoffload_text_bundle_entry {
+            id: clangoffload_bytes::of(entry.id()),
+            payload: clangoffload_bytes::of(entry.payload()),
+            offset: entry.offset(),
+            start_offset: entry.start_offset(),
+            end_offset: entry.end_offset(),
+        }
+    }
+}
+
 /// The comment (`CLANGOFFLOAD_COMMENT_*`) the bundler uses for `-type`
 /// `type_name` (`len` bytes, e.g. "ll"), in `*out`;
 /// `CLANGOFFLOAD_STATUS_NOT_FOUND` if that type is not a text type.
@@ -181,21 +193,7 @@ pub unsafe extern "C" fn clangoffload_text_bundle_get_entry(
     out: *mut clangoffload_text_bundle_entry,
 ) -> clangoffload_status {
     // SAFETY: as the caller promises.
-    unsafe {
-        crate::handle::get(
-            bundle,
-            |h| &h.entries,
-            index,
-            out,
-            |_, entry| clangoffload_text_bundle_entry {
-                id: clangoffload_bytes::of(entry.id()),
-                payload: clangoffload_bytes::of(entry.payload()),
-                offset: entry.offset(),
-                start_offset: entry.start_offset(),
-                end_offset: entry.end_offset(),
-            },
-        )
-    }
+    unsafe { crate::handle::get(bundle, |h| &h.entries, index, out, |_, entry| entry.into()) }
 }
 
 /// For a leniently parsed bundle: the status of the first fault, with details
