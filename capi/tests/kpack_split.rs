@@ -7,7 +7,8 @@
     clippy::unwrap_used,
     clippy::indexing_slicing,
     clippy::arithmetic_side_effects,
-    clippy::as_conversions
+    clippy::as_conversions,
+    clippy::result_large_err
 )]
 
 mod common;
