@@ -3,12 +3,13 @@
 //! zero padding in between) or a linked `.llvm.offloading` section (one
 //! OffloadBinary per object, 8-aligned).
 //!
-//! The walker moves by each container's own extent (a compressed bundle's
-//! total size, a bundle's furthest payload, an OffloadBinary's size, or for a
-//! version 1 compressed bundle the end of its stream) and then over zero padding. It never searches
-//! for the next magic: compressed bytes can contain `CCOB`.
+//! The walk (`back_to_back`'s) moves by each container's own
+//! extent (a compressed bundle's total size, a bundle's furthest payload, an
+//! OffloadBinary's size, or for a version 1 compressed bundle the end of its
+//! stream) and then over zero padding. It never searches for the next magic:
+//! compressed bytes can contain `CCOB`.
 
-use crate::bytes::to_u64;
+use crate::back_to_back::BackToBack;
 use crate::{Bundle, CompressedBundle, Error, ErrorKind, OffloadBinary, Result};
 
 /// One container found in a sequence.
@@ -37,10 +38,7 @@ impl<'data> Container<'data> {
 /// error (a damaged container, or bytes that start none) it ends: with no
 /// extent to go by, the next boundary is unknown.
 #[derive(Debug, Clone)]
-pub struct Containers<'data> {
-    data: &'data [u8],
-    pos: usize,
-}
+pub struct Containers<'data>(BackToBack<'data, Container<'data>>);
 
 impl<'data> Containers<'data> {
     /// Walks the containers in `data`, skipping zero padding around them.
@@ -51,10 +49,9 @@ impl<'data> Containers<'data> {
     /// Walks the containers at or after offset `pos` of `data`; offsets stay
     /// relative to the start of `data`.
     pub fn at(data: &'data [u8], pos: u64) -> Self {
-        Containers {
-            data,
-            pos: usize::try_from(pos).unwrap_or(usize::MAX),
-        }
+        Containers(BackToBack::at(data, pos, parse_container, |c| {
+            c.data().len()
+        }))
     }
 }
 
@@ -63,19 +60,11 @@ impl<'data> Containers<'data> {
 /// (version 1: at the end of its stream), an OffloadBinary at its size.
 pub fn parse_container(data: &[u8]) -> Result<Container<'_>> {
     if CompressedBundle::is_compressed(data) {
-        let mut compressed = CompressedBundle::parse(data)?;
-        if compressed.total_size().is_none() {
-            compressed = compressed.cut_at(compressed.stream_len()?);
-        }
-        Ok(Container::Compressed(compressed))
+        CompressedBundle::parse_to_extent(data).map(Container::Compressed)
     } else if Bundle::is_bundle(data) {
-        let bundle = Bundle::parse(data)?;
-        let end = bundle.extent();
-        Ok(Container::Bundle(Bundle::parse(
-            data.get(..end).unwrap_or(data),
-        )?))
+        Bundle::parse_to_extent(data).map(Container::Bundle)
     } else if OffloadBinary::is_offload_binary(data) {
-        Ok(Container::OffloadBinary(OffloadBinary::parse(data)?))
+        OffloadBinary::parse(data).map(Container::OffloadBinary)
     } else {
         Err(Error::new(ErrorKind::UnknownContainer, 0))
     }
@@ -85,18 +74,7 @@ impl<'data> Iterator for Containers<'data> {
     type Item = Result<(u64, Container<'data>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let rest = self.data.get(self.pos..)?;
-        let start = self.pos.saturating_add(rest.iter().position(|&b| b != 0)?);
-        match parse_container(self.data.get(start..).unwrap_or_default()) {
-            Ok(container) => {
-                self.pos = start.saturating_add(container.data().len().max(1));
-                Some(Ok((to_u64(start), container)))
-            }
-            Err(error) => {
-                self.pos = self.data.len();
-                Some(Err(error.shifted(to_u64(start))))
-            }
-        }
+        self.0.next()
     }
 }
 

@@ -350,6 +350,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod archive;
+mod back_to_back;
 pub mod bitcode;
 pub mod bundle;
 #[cfg(feature = "alloc")]

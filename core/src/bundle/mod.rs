@@ -175,6 +175,13 @@ impl<'data> Bundle<'data> {
         self.header_end
     }
 
+    /// Parses the bundle at the start of `data`, cut at its
+    /// [`extent`](Self::extent): where a container after it may start.
+    pub(crate) fn parse_to_extent(data: &'data [u8]) -> Result<Self> {
+        let end = Self::parse(data)?.extent();
+        Self::parse(data.get(..end).unwrap_or(data))
+    }
+
     /// Where the bundle ends: past its header and its furthest payload. Only
     /// meaningful after [`Bundle::parse`] checked every descriptor.
     pub fn extent(&self) -> usize {

@@ -277,6 +277,17 @@ impl<'data> CompressedBundle<'data> {
         }
     }
 
+    /// Parses the bundle at the start of `data`, cut where it ends: at its
+    /// total size, or for version 1 at the end of its stream
+    /// ([`stream_len`](Self::stream_len)).
+    pub(crate) fn parse_to_extent(data: &'data [u8]) -> Result<Self> {
+        let compressed = Self::parse(data)?;
+        if compressed.total_size().is_some() {
+            return Ok(compressed);
+        }
+        Ok(compressed.cut_at(compressed.stream_len()?))
+    }
+
     /// The same bundle ending `len` bytes after its start (for version 1,
     /// once [`CompressedBundle::stream_len`] has found its end).
     pub(crate) fn cut_at(mut self, len: u64) -> Self {

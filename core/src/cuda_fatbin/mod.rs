@@ -39,6 +39,7 @@ use core::fmt;
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use crate::back_to_back::BackToBack;
 use crate::bytes::{range, to_u64};
 use crate::{Error, ErrorKind, Field, Result};
 
@@ -855,33 +856,20 @@ fn member_header_len(header: &EntryHeader, table: &[u8], at: u64) -> Option<u64>
 /// `cuobjdump` does. Anything else where a fat binary should start ends
 /// the walk with a located error.
 #[derive(Debug, Clone)]
-pub struct Fatbins<'data> {
-    data: &'data [u8],
-    pos: usize,
-}
+pub struct Fatbins<'data>(BackToBack<'data, Fatbin<'data>>);
 
 /// Walks the fat binaries in `data` (offsets relative to `data`).
 pub fn fatbins(data: &[u8]) -> Fatbins<'_> {
-    Fatbins { data, pos: 0 }
+    Fatbins(BackToBack::at(data, 0, Fatbin::parse, |fatbin| {
+        fatbin.data().len()
+    }))
 }
 
 impl<'data> Iterator for Fatbins<'data> {
     type Item = Result<(u64, Fatbin<'data>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let rest = self.data.get(self.pos..)?;
-        let start = self.pos.saturating_add(rest.iter().position(|&b| b != 0)?);
-        let at = to_u64(start);
-        match Fatbin::parse(self.data.get(start..).unwrap_or_default()) {
-            Ok(fatbin) => {
-                self.pos = start.saturating_add(fatbin.data().len().max(1));
-                Some(Ok((at, fatbin)))
-            }
-            Err(error) => {
-                self.pos = self.data.len();
-                Some(Err(error.shifted(at)))
-            }
-        }
+        self.0.next()
     }
 }
 

@@ -32,12 +32,13 @@ use memchr::{memchr, memrchr};
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use crate::back_to_back::BackToBack;
 use crate::bytes::{range, to_u64, Cursor};
 use crate::compressed::decompress::Stream;
 use crate::compressed::CompressionMethod;
 #[cfg(feature = "alloc")]
 use crate::compressed::DecompressOptions;
-use crate::{Error, ErrorKind, Field, Result};
+use crate::{Bundle, CompressedBundle, Error, ErrorKind, Field, Result};
 
 #[cfg(feature = "alloc")]
 pub mod image_args;
@@ -385,7 +386,7 @@ impl<'data> OffloadBinary<'data> {
 
     /// Parses the binary at the start of `data` and checks every entry and
     /// string it declares. Bytes after its declared size are not part of it
-    /// (see [`crate::container::Containers`] for several back to back).
+    /// (see [`binaries`] for several back to back).
     pub fn parse(data: &'data [u8]) -> Result<Self> {
         let (version, size, _) = Self::read_header(data)?;
         let data = range(data, 0, size).unwrap_or(data);
@@ -601,18 +602,25 @@ impl<'data> OffloadBinary<'data> {
 /// binary, or another kind of container, ends the walk with a located error;
 /// the binaries before it are still yielded.
 pub fn binaries(data: &[u8]) -> impl Iterator<Item = Result<(u64, OffloadBinary<'_>)>> {
-    let mut failed = false;
-    crate::container::Containers::new(data).map_while(move |found| {
-        if failed {
-            return None;
-        }
-        let item = found.and_then(|(offset, container)| match container {
-            crate::container::Container::OffloadBinary(binary) => Ok((offset, binary)),
-            _ => Err(Error::new(ErrorKind::NotOffloadBinary, offset)),
-        });
-        failed = item.is_err();
-        Some(item)
-    })
+    BackToBack::at(data, 0, binary_at, |binary| binary.data().len())
+}
+
+/// The OffloadBinary at the start of `data`. Another kind of container there
+/// is [`ErrorKind::NotOffloadBinary`] once it parses (a damaged one says what
+/// is wrong with it), and bytes that start none
+/// [`ErrorKind::UnknownContainer`]: what a walk over every kind would meet.
+fn binary_at(data: &[u8]) -> Result<OffloadBinary<'_>> {
+    if OffloadBinary::is_offload_binary(data) {
+        return OffloadBinary::parse(data);
+    }
+    if CompressedBundle::is_compressed(data) {
+        CompressedBundle::parse_to_extent(data)?;
+    } else if Bundle::is_bundle(data) {
+        Bundle::parse_to_extent(data)?;
+    } else {
+        return Err(Error::new(ErrorKind::UnknownContainer, 0));
+    }
+    Err(Error::new(ErrorKind::NotOffloadBinary, 0))
 }
 
 fn truncated_header(data: &[u8], needed: u64) -> Error {
