@@ -643,6 +643,41 @@ impl Error {
         }
     }
 
+    /// The input ends inside `field`, which needs `needed` bytes where
+    /// `available` are left, at `offset`: every [`ErrorKind::Truncated`] is
+    /// made here.
+    pub(crate) const fn truncated(field: Field, needed: u64, available: u64, offset: u64) -> Self {
+        Error::new(
+            ErrorKind::Truncated {
+                field,
+                needed,
+                available,
+            },
+            offset,
+        )
+    }
+
+    /// The `size` bytes of `field` at `start` do not lie inside the `len`
+    /// bytes that hold it, reported at `offset`: every
+    /// [`ErrorKind::OutOfBounds`] is made here.
+    pub(crate) const fn out_of_bounds(
+        field: Field,
+        start: u64,
+        size: u64,
+        len: u64,
+        offset: u64,
+    ) -> Self {
+        Error::new(
+            ErrorKind::OutOfBounds {
+                field,
+                offset: start,
+                size,
+                len,
+            },
+            offset,
+        )
+    }
+
     pub(crate) const fn in_entry(mut self, entry: u64) -> Self {
         self.entry = Some(entry);
         self

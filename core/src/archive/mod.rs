@@ -140,14 +140,7 @@ impl<'data> Archive<'data> {
             return Err(if data.starts_with(THIN_ARCHIVE_MAGIC) {
                 Error::new(ErrorKind::ThinArchive, 0)
             } else if !data.is_empty() && ARCHIVE_MAGIC.starts_with(data) {
-                Error::new(
-                    ErrorKind::Truncated {
-                        field: Field::ArchiveMagic,
-                        needed: MAGIC_SIZE,
-                        available: to_u64(data.len()),
-                    },
-                    0,
-                )
+                Error::truncated(Field::ArchiveMagic, MAGIC_SIZE, to_u64(data.len()), 0)
             } else {
                 Error::new(ErrorKind::NotAnArchive, 0)
             });
@@ -227,15 +220,7 @@ impl<'data> Archive<'data> {
         let end = last.data_offset.saturating_add(last.size());
         let contents = end.saturating_sub(last.header_offset.saturating_add(HEADER_SIZE));
         if contents % 2 == 1 && end == to_u64(self.data.len()) {
-            return Err(Error::new(
-                ErrorKind::Truncated {
-                    field: Field::MemberPadding,
-                    needed: 1,
-                    available: 0,
-                },
-                end,
-            )
-            .in_entry(last.index));
+            return Err(Error::truncated(Field::MemberPadding, 1, 0, end).in_entry(last.index));
         }
         Ok(())
     }

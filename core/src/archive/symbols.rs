@@ -113,9 +113,12 @@ impl<'data> SymbolTable<'data> {
         let base = self.member.data_offset;
         let word = self.format.word();
         let at = |kind, offset: u64| Error::new(kind, base.saturating_add(offset));
+        let truncated = |field, needed, left: usize, offset: u64| {
+            Error::truncated(field, needed, to_u64(left), base.saturating_add(offset))
+        };
         let mut cursor = Cursor::at(data, 0);
         let first = read_word(&mut cursor, self.format)
-            .ok_or_else(|| at(truncated(Field::SymbolCount, word, cursor.remaining()), 0))?;
+            .ok_or_else(|| truncated(Field::SymbolCount, word, cursor.remaining(), 0))?;
         let entry_size = if self.format.is_bsd() {
             word.saturating_mul(2)
         } else {
@@ -138,28 +141,18 @@ impl<'data> SymbolTable<'data> {
             return Ok((count, entries, cursor, 0));
         }
         let size_offset = cursor.offset();
-        let table_size = read_word(&mut cursor, self.format).ok_or_else(|| {
-            at(
-                truncated(Field::SymbolCount, word, cursor.remaining()),
-                size_offset,
-            )
-        })?;
+        let table_size = read_word(&mut cursor, self.format)
+            .ok_or_else(|| truncated(Field::SymbolCount, word, cursor.remaining(), size_offset))?;
         let names_offset = cursor.offset();
         let names = cursor.read_bytes(table_size).ok_or_else(|| {
-            at(
-                truncated(Field::SymbolNames, table_size, cursor.remaining()),
+            truncated(
+                Field::SymbolNames,
+                table_size,
+                cursor.remaining(),
                 names_offset,
             )
         })?;
         Ok((count, entries, Cursor::at(names, 0), names_offset))
-    }
-}
-
-fn truncated(field: Field, needed: u64, available: usize) -> ErrorKind {
-    ErrorKind::Truncated {
-        field,
-        needed,
-        available: to_u64(available),
     }
 }
 

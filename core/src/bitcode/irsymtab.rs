@@ -11,7 +11,7 @@ use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use super::fault::{malformed, BitcodeFault};
 use crate::bytes::{range, to_u64};
-use crate::{Error, ErrorKind, Field, Result};
+use crate::{Error, Field, Result};
 
 /// The producer prefix of the tables LLVM 22 writes (`LLVM_VERSION_STRING`,
 /// `22.1.8` for Debian's 22.1.8, perhaps followed by a revision).
@@ -174,12 +174,8 @@ fn header(symtab: &[u8]) -> Result<&Header> {
     Header::ref_from_prefix(symtab)
         .map(|(header, _)| header)
         .map_err(|_| {
-            let kind = ErrorKind::Truncated {
-                field: Field::IrSymtabHeader,
-                needed: to_u64(core::mem::size_of::<Header>()),
-                available: to_u64(symtab.len()),
-            };
-            Error::new(kind, 0)
+            let needed = to_u64(core::mem::size_of::<Header>());
+            Error::truncated(Field::IrSymtabHeader, needed, to_u64(symtab.len()), 0)
         })
 }
 

@@ -232,14 +232,7 @@ fn bitstream(data: &[u8]) -> Result<(&[u8], u64)> {
         let (header, _) = BitcodeWrapperHeader::ref_from_prefix(data).map_err(|_| {
             let needed = to_u64(core::mem::size_of::<BitcodeWrapperHeader>());
             let field = Field::BitcodeWrapper;
-            Error::new(
-                ErrorKind::Truncated {
-                    field,
-                    needed,
-                    available: len,
-                },
-                0,
-            )
+            Error::truncated(field, needed, len, 0)
         })?;
         let (offset, size) = (u64::from(header.offset.get()), u64::from(header.size.get()));
         let stream = range(data, offset, size)
@@ -251,12 +244,10 @@ fn bitstream(data: &[u8]) -> Result<(&[u8], u64)> {
     match stream.get(..4) {
         Some(magic) if magic == BITCODE_MAGIC => Ok((stream, base)),
         Some(_) => Err(Error::new(ErrorKind::NotBitcode, base)),
-        None => Err(Error::new(
-            ErrorKind::Truncated {
-                field: Field::BitcodeMagic,
-                needed: 4,
-                available: to_u64(stream.len()),
-            },
+        None => Err(Error::truncated(
+            Field::BitcodeMagic,
+            4,
+            to_u64(stream.len()),
             base,
         )),
     }

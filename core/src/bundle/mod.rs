@@ -116,12 +116,10 @@ impl<'data> Bundle<'data> {
         let mut cursor = Cursor::at(data, 0);
         let Some(header) = cursor.read::<BundleHeader>() else {
             return Err(if Self::is_bundle(data) {
-                Error::new(
-                    truncated(Field::EntryCount, 8, data.len().saturating_sub(24)),
-                    24,
-                )
+                let available = data.len().saturating_sub(24);
+                Error::truncated(Field::EntryCount, 8, to_u64(available), 24)
             } else if BUNDLE_MAGIC.starts_with(data) && !data.is_empty() {
-                Error::new(truncated(Field::BundleMagic, 24, data.len()), 0)
+                Error::truncated(Field::BundleMagic, 24, to_u64(data.len()), 0)
             } else {
                 Error::new(ErrorKind::BadMagic, 0)
             });
@@ -292,14 +290,6 @@ fn le_u64(bytes: &[u8], at: usize) -> u64 {
         .map_or(0, |b| u64::from_le_bytes(*b))
 }
 
-fn truncated(field: Field, needed: u64, available: usize) -> ErrorKind {
-    ErrorKind::Truncated {
-        field,
-        needed,
-        available: to_u64(available),
-    }
-}
-
 impl<'data> BundleEntry<'data> {
     /// Position of the entry in the file's descriptor table.
     pub fn index(&self) -> u64 {
@@ -385,10 +375,9 @@ impl<'data> BundleEntryIter<'data> {
                 8..=15 => (Field::EntrySize, 8),
                 _ => (Field::IdLength, 16),
             };
-            return Err(at(
-                truncated(field, 8, left.saturating_sub(field_start)),
-                descriptor_offset.saturating_add(to_u64(field_start)),
-            ));
+            let available = to_u64(left.saturating_sub(field_start));
+            let field_at = descriptor_offset.saturating_add(to_u64(field_start));
+            return Err(Error::truncated(field, 8, available, field_at).in_entry(index));
         };
         let (offset, size, id_len) = (
             descriptor.offset.get(),

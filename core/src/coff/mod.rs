@@ -264,21 +264,19 @@ impl<'data> CoffFile<'data> {
     pub fn parse(data: &'data [u8]) -> Result<Self> {
         let offset = if data.starts_with(b"MZ") {
             pe_signature(data)
-                .ok_or_else(|| truncated(Field::DosHeader, 0x40, data))?
+                .ok_or_else(|| Error::truncated(Field::DosHeader, 0x40, to_u64(data.len()), 0))?
                 .checked_add(4)
-                .ok_or_else(|| truncated(Field::DosHeader, 0x40, data))?
+                .ok_or_else(|| Error::truncated(Field::DosHeader, 0x40, to_u64(data.len()), 0))?
         } else {
             0
         };
         let raw = range(data, offset, FILE_HEADER_SIZE)
             .and_then(|b| RawFileHeader::ref_from_bytes(b).ok())
             .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Truncated {
-                        field: Field::CoffHeader,
-                        needed: offset.saturating_add(FILE_HEADER_SIZE),
-                        available: to_u64(data.len()),
-                    },
+                Error::truncated(
+                    Field::CoffHeader,
+                    offset.saturating_add(FILE_HEADER_SIZE),
+                    to_u64(data.len()),
                     offset,
                 )
             })?;
@@ -288,12 +286,10 @@ impl<'data> CoffFile<'data> {
         let optional_at = offset.saturating_add(FILE_HEADER_SIZE);
         let optional_size = u64::from(raw.size_of_optional_header.get());
         let optional = range(data, optional_at, optional_size).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Truncated {
-                    field: Field::OptionalHeader,
-                    needed: optional_at.saturating_add(optional_size),
-                    available: to_u64(data.len()),
-                },
+            Error::truncated(
+                Field::OptionalHeader,
+                optional_at.saturating_add(optional_size),
+                to_u64(data.len()),
                 optional_at,
             )
         })?;
@@ -664,16 +660,8 @@ fn pe_signature(data: &[u8]) -> Option<u64> {
 
 /// The PE32 or PE32+ optional header's image base and word size.
 fn image_header(optional: &[u8], at: u64) -> Result<ImageHeader> {
-    let short = |needed: u64| {
-        Error::new(
-            ErrorKind::Truncated {
-                field: Field::OptionalHeader,
-                needed,
-                available: to_u64(optional.len()),
-            },
-            at,
-        )
-    };
+    let short =
+        |needed: u64| Error::truncated(Field::OptionalHeader, needed, to_u64(optional.len()), at);
     let magic = U16::read_from_prefix(optional)
         .map_err(|_| short(2))?
         .0
@@ -741,17 +729,6 @@ fn string_table_out_of_bounds(offset: u64, size: u64, len: u64) -> Error {
     Error::new(
         ErrorKind::SymbolNamesOutOfBounds { offset, size, len },
         offset,
-    )
-}
-
-fn truncated(field: Field, needed: u64, data: &[u8]) -> Error {
-    Error::new(
-        ErrorKind::Truncated {
-            field,
-            needed,
-            available: to_u64(data.len()),
-        },
-        0,
     )
 }
 

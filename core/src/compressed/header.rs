@@ -95,19 +95,15 @@ impl<'data> CompressedBundle<'data> {
     pub fn parse(data: &'data [u8]) -> Result<Self> {
         if !Self::is_compressed(data) {
             return Err(if COMPRESSED_MAGIC.starts_with(data) && !data.is_empty() {
-                truncated(Field::CompressedMagic, 0, 4, data.len())
+                Error::truncated(Field::CompressedMagic, 4, to_u64(data.len()), 0)
             } else {
                 Error::new(ErrorKind::BadMagic, 0)
             });
         }
         let Some((version, _)) = U16::read_from_prefix(data.get(4..).unwrap_or_default()).ok()
         else {
-            return Err(truncated(
-                Field::Version,
-                4,
-                2,
-                data.len().saturating_sub(4),
-            ));
+            let available = to_u64(data.len()).saturating_sub(4);
+            return Err(Error::truncated(Field::Version, 2, available, 4));
         };
         let bundle = match version.get() {
             1 => Self::from_v1(data)?,
@@ -179,13 +175,13 @@ impl<'data> CompressedBundle<'data> {
                 8,
             ));
         }
-        let header_len = usize::try_from(self.header_len).unwrap_or(usize::MAX);
+        let header_len = self.header_len;
         self.data = range(self.data, 0, total).ok_or_else(|| {
-            truncated(
+            Error::truncated(
                 Field::CompressedData,
+                total.saturating_sub(header_len),
+                to_u64(self.data.len()).saturating_sub(header_len),
                 header_len,
-                total.saturating_sub(self.header_len),
-                self.data.len().saturating_sub(header_len),
             )
         })?;
         Ok(self)
@@ -312,22 +308,12 @@ where
     for &(at, field, size) in all {
         let end = at.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
         if data.len() < end {
-            return Err(truncated(field, at, size, data.len().saturating_sub(at)));
+            let available = data.len().saturating_sub(at);
+            return Err(Error::truncated(field, size, to_u64(available), to_u64(at)));
         }
     }
     // Every field fits, so the header does: unreachable, but not worth a panic.
-    Err(truncated(Field::Hash, hash_at, 8, 0))
-}
-
-fn truncated(field: Field, at: usize, needed: u64, available: usize) -> Error {
-    Error::new(
-        ErrorKind::Truncated {
-            field,
-            needed,
-            available: to_u64(available),
-        },
-        to_u64(at),
-    )
+    Err(Error::truncated(Field::Hash, 8, 0, to_u64(hash_at)))
 }
 
 /// Sizes up to 2^53 convert exactly; beyond that the ratio is an estimate anyway.

@@ -440,12 +440,10 @@ fn segments(file: &ElfFile) -> Result<Vec<Segment>> {
             .and_then(|n| n.checked_add(header.phoff))
             .ok_or_else(overflow)?;
         let raw = range(file.data(), at, size).ok_or_else(|| {
-            Error::new(
-                ErrorKind::Truncated {
-                    field: Field::ElfHeader,
-                    needed: size,
-                    available: to_u64(file.data().len()).saturating_sub(at),
-                },
+            Error::truncated(
+                Field::ElfHeader,
+                size,
+                to_u64(file.data().len()).saturating_sub(at),
                 at,
             )
         })?;

@@ -822,16 +822,8 @@ fn read_file_header(data: &[u8]) -> Result<FileHeader> {
         2 => return Err(unsupported(ElfUnsupported::BigEndian, 5)),
         other => return Err(unsupported(ElfUnsupported::Encoding(other), 5)),
     }
-    let truncated = || {
-        Error::new(
-            ErrorKind::Truncated {
-                field: Field::ElfHeader,
-                needed: class.header_size(),
-                available: to_u64(data.len()),
-            },
-            0,
-        )
-    };
+    let truncated =
+        || Error::truncated(Field::ElfHeader, class.header_size(), to_u64(data.len()), 0);
     let header = match class {
         Class::Elf64 => {
             let h = FileHeader64::ref_from_prefix(data)

@@ -201,12 +201,10 @@ impl<'data> Archive<'data> {
             return Err(Error::new(ErrorKind::NotKpack, 0));
         }
         let (header, _) = KpackHeader::ref_from_prefix(data).map_err(|_| {
-            Error::new(
-                ErrorKind::Truncated {
-                    field: Field::KpackHeader,
-                    needed: to_u64(core::mem::size_of::<KpackHeader>()),
-                    available: to_u64(data.len()),
-                },
+            Error::truncated(
+                Field::KpackHeader,
+                to_u64(core::mem::size_of::<KpackHeader>()),
+                to_u64(data.len()),
                 0,
             )
         })?;
@@ -224,13 +222,11 @@ impl<'data> Archive<'data> {
             .filter(|_| toc_offset < len)
             .and_then(|at| data.get(at..))
             .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::OutOfBounds {
-                        field: Field::KpackToc,
-                        offset: toc_offset,
-                        size: len.saturating_sub(toc_offset),
-                        len,
-                    },
+                Error::out_of_bounds(
+                    Field::KpackToc,
+                    toc_offset,
+                    len.saturating_sub(toc_offset),
+                    len,
                     8,
                 )
             })?;
@@ -375,17 +371,8 @@ impl<'data> Archive<'data> {
     fn stored(&self, blobs: toc::Items, entry: &Entry<'data>) -> Result<&'data [u8]> {
         let (offset, size) = self.toc.blob(blobs, entry)?;
         let len = to_u64(self.data.len());
-        crate::bytes::range(self.data, offset, size).ok_or_else(|| {
-            Error::new(
-                ErrorKind::OutOfBounds {
-                    field: Field::KpackBlob,
-                    offset,
-                    size,
-                    len,
-                },
-                entry.at,
-            )
-        })
+        crate::bytes::range(self.data, offset, size)
+            .ok_or_else(|| Error::out_of_bounds(Field::KpackBlob, offset, size, len, entry.at))
     }
 
     /// Frame `ordinal` of the zstd blob at `offset..end` of `count`
@@ -408,17 +395,8 @@ impl<'data> Archive<'data> {
         let mut at = offset.saturating_add(4);
         let mut index = 0u64;
         loop {
-            let out_of_blob = |field, from: u64, len: u64| {
-                Error::new(
-                    ErrorKind::OutOfBounds {
-                        field,
-                        offset: from,
-                        size: len,
-                        len: end,
-                    },
-                    from,
-                )
-            };
+            let out_of_blob =
+                |field, from: u64, len: u64| Error::out_of_bounds(field, from, len, end, from);
             let frame_len = crate::bytes::range(self.data, at, 4)
                 .filter(|_| at.saturating_add(4) <= end)
                 .and_then(|r| r.try_into().ok())

@@ -475,15 +475,7 @@ impl<'data> Walk<'data> {
 /// of size each, after the 4-byte count).
 fn frame_count(archive: &[u8], offset: u64, size: u64) -> Result<u64> {
     let len = to_u64(archive.len());
-    let out_of_bounds = Error::new(
-        ErrorKind::OutOfBounds {
-            field: crate::Field::KpackFrames,
-            offset,
-            size,
-            len,
-        },
-        offset,
-    );
+    let out_of_bounds = Error::out_of_bounds(crate::Field::KpackFrames, offset, size, len, offset);
     crate::bytes::range(archive, offset, size).ok_or(out_of_bounds)?;
     let count = crate::bytes::range(archive, offset, 4)
         .filter(|_| size >= 4)

@@ -357,9 +357,9 @@ impl<'data> OffloadBinary<'data> {
             return Err(Error::new(ErrorKind::NotOffloadBinary, 0));
         }
         let mut cursor = Cursor::at(data, 0);
-        let header = cursor
-            .read::<Header>()
-            .ok_or_else(|| truncated_header(data, 32))?;
+        let header = cursor.read::<Header>().ok_or_else(|| {
+            Error::truncated(Field::OffloadBinaryHeader, 32, to_u64(data.len()), 0)
+        })?;
         let version = header.version.get();
         let header_len = match version {
             1 | 2 => 32,
@@ -372,7 +372,12 @@ impl<'data> OffloadBinary<'data> {
             }
         };
         if to_u64(data.len()) < header_len {
-            return Err(truncated_header(data, header_len));
+            return Err(Error::truncated(
+                Field::OffloadBinaryHeader,
+                header_len,
+                to_u64(data.len()),
+                0,
+            ));
         }
         let size = header.size.get();
         if size < header_len {
@@ -391,7 +396,7 @@ impl<'data> OffloadBinary<'data> {
         let (version, size, _) = Self::read_header(data)?;
         let data = range(data, 0, size).unwrap_or(data);
         let header = Header::ref_from_prefix(data)
-            .map_err(|_| truncated_header(data, 32))?
+            .map_err(|_| Error::truncated(Field::OffloadBinaryHeader, 32, to_u64(data.len()), 0))?
             .0;
         let entries_offset = header.entries_offset.get();
         let (entry_count, inflated_size) = match version {
@@ -409,7 +414,9 @@ impl<'data> OffloadBinary<'data> {
             2 => (header.entries_field.get(), 0),
             _ => {
                 let v3 = HeaderV3::ref_from_prefix(data)
-                    .map_err(|_| truncated_header(data, 40))?
+                    .map_err(|_| {
+                        Error::truncated(Field::OffloadBinaryHeader, 40, to_u64(data.len()), 0)
+                    })?
                     .0;
                 (header.entries_field.get(), v3.inflated_size.get())
             }
@@ -458,12 +465,10 @@ impl<'data> OffloadBinary<'data> {
             .checked_mul(ENTRY_SIZE)
             .and_then(|at| at.checked_add(self.entries_offset))
             .ok_or(Error::new(ErrorKind::LayoutOverflow, 16))?;
-        let bytes = range(self.data, offset, ENTRY_SIZE).ok_or(Error::new(
-            ErrorKind::Truncated {
-                field: Field::OffloadEntry,
-                needed: ENTRY_SIZE,
-                available: to_u64(self.data.len()).saturating_sub(offset),
-            },
+        let bytes = range(self.data, offset, ENTRY_SIZE).ok_or(Error::truncated(
+            Field::OffloadEntry,
+            ENTRY_SIZE,
+            to_u64(self.data.len()).saturating_sub(offset),
             offset,
         ))?;
         let record = EntryRecord::ref_from_bytes(bytes)
@@ -621,17 +626,6 @@ fn binary_at(data: &[u8]) -> Result<OffloadBinary<'_>> {
         return Err(Error::new(ErrorKind::UnknownContainer, 0));
     }
     Err(Error::new(ErrorKind::NotOffloadBinary, 0))
-}
-
-fn truncated_header(data: &[u8], needed: u64) -> Error {
-    Error::new(
-        ErrorKind::Truncated {
-            field: Field::OffloadBinaryHeader,
-            needed,
-            available: to_u64(data.len()),
-        },
-        0,
-    )
 }
 
 impl<'data> OffloadEntry<'data> {
