@@ -10,11 +10,14 @@
 
 use std::borrow::Cow;
 
+use clangoffload::{CompressedBundle, DecompressOptions};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyMemoryView, PyType};
+
+use crate::error::core_error;
 
 /// A held buffer export of the source object: while it lives the exporter
 /// may neither resize nor unmap its memory.
@@ -129,4 +132,28 @@ pub(crate) fn release_if_immutable<T: Send>(
     } else {
         work()
     }
+}
+
+/// Decodes the compressed bundle `input` straight into a new `bytes` with
+/// the GIL released (so `input` must not be writable by Python code: a
+/// copy, or memory nothing can write). Errors are located `base` bytes further.
+pub(crate) fn decompress_to_bytes<'py>(
+    py: Python<'py>,
+    input: &Detached<'_>,
+    options: &DecompressOptions,
+    base: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let located = |e: clangoffload::Error| core_error(py, &e, base);
+    let compressed = CompressedBundle::parse(input.bytes()).map_err(located)?;
+    let size = compressed.check(&options.limits).map_err(located)?;
+    let mut decoding = Ok(0);
+    let bytes = PyBytes::new_with(py, size, |out| {
+        // Nobody else sees the new `bytes` until it is returned.
+        decoding = input.release(py, |bytes| {
+            CompressedBundle::parse(bytes)?.decompress_into(out, options)
+        });
+        Ok(())
+    })?;
+    decoding.map_err(located)?;
+    Ok(bytes)
 }

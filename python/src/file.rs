@@ -1,128 +1,42 @@
-//! The caller's bytes, held: `File` keeps a buffer export of the object it
-//! reads (a `bytes`, a `bytearray`, a read-only `mmap`, ...) for as long as it
-//! is open, so the object cannot be resized or unmapped under a reader, and
-//! hands out views (`memoryview` slices of that object) instead of copies.
-//!
-//! Lifetimes (the contract `docs/python.md` states):
-//! - Every Rust read of the caller's bytes happens through a [`Held`] export,
-//!   shared by `Arc`: `close()` refuses (`BufferError`) while a decode
-//!   running in another thread still holds one.
-//! - Views given out are `memoryview`s of the source object, each holding an
-//!   export of its own: for a file from `open()`, `close()` unmaps it only
-//!   when no such view is alive, else raises `BufferError` and stays open.
-//!   A view can therefore never outlive its mapping.
-//! - A source whose memory can be written (a `bytearray`, or a read-only
-//!   `memoryview` of one) is read under the GIL only; before the GIL is
-//!   released (decoding) the bytes to decode are copied, so a concurrent
-//!   writer cannot change them mid-decode: the rule is a type,
-//!   `buffer::Detached`, the only way to release the GIL here.
+//! `File`, the Python object over one file's or buffer's bytes
+//! ([`Source`]: held, viewed, closed), and what is found in them:
+//! containers (`container`), entries, wrapper records.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use clangoffload::locate::{offload_sections, wrapper_targets, SectionKind};
 use clangoffload::object::ObjectFile;
-use clangoffload::DecompressOptions;
-use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyMemoryView, PySlice};
 
-use crate::buffer::Held;
-use crate::container::{Container, Entry};
+use crate::container::Container;
+use crate::entry::Entry;
 use crate::error::core_error;
-
-/// `range` of `bytes`, or a located "truncated" error (never a panic: the
-/// ranges come from parsed headers, checked again here).
-pub(crate) fn slice(bytes: &[u8], start: usize, len: usize) -> PyResult<&[u8]> {
-    start
-        .checked_add(len)
-        .and_then(|end| bytes.get(start..end))
-        .ok_or_else(|| PyValueError::new_err("range outside the buffer"))
-}
-
-/// A `memoryview` of `owner[start:start+len]`: no copy, the view holding an
-/// export of `owner` itself.
-pub(crate) fn view<'py>(
-    owner: &Bound<'py, PyAny>,
-    start: usize,
-    len: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = owner.py();
-    let to_isize = |n: usize| {
-        isize::try_from(n).map_err(|_| PyValueError::new_err("offset does not fit in a Py_ssize_t"))
-    };
-    let end = start
-        .checked_add(len)
-        .ok_or_else(|| PyValueError::new_err("range overflows"))?;
-    let whole = PyMemoryView::from(owner)?;
-    whole.get_item(PySlice::new(py, to_isize(start)?, to_isize(end)?, 1))
-}
+use crate::source::{view, Source};
 
 /// The bytes of one file or buffer, and everything found in them.
 ///
 /// Made by `clangoffload.open(path)` (a read-only mmap, closed by
 /// `close()`) or `clangoffload.parse(buffer)` (any buffer-protocol object,
-/// its export held until `close()` or until the File is freed). Usable as a
-/// context manager.
+/// its export held until `close()` or until the File and everything read
+/// from it are freed). Usable as a context manager.
 #[pyclass(frozen, module = "clangoffload")]
 pub struct File {
-    /// The object whose bytes are read (the mmap for `open`).
-    source: Py<PyAny>,
-    /// The export; `None` once closed.
-    held: Mutex<Option<Arc<Held>>>,
-    /// Whether `close()` closes `source` too (the mmap `open` made).
-    owns_source: bool,
-    /// The path given to `open`, if any.
-    name: Option<String>,
-    /// Whether decoding a compressed bundle checks its hash.
-    verify_hash: bool,
+    /// Shared with every container and entry read from it.
+    source: Arc<Source>,
 }
 
 impl File {
-    /// A File over `source`, holding an export of it.
+    /// A File over `object`, holding an export of it.
     pub(crate) fn new(
-        source: &Bound<'_, PyAny>,
-        owns_source: bool,
+        object: &Bound<'_, PyAny>,
+        owns_object: bool,
         name: Option<String>,
         verify_hash: bool,
     ) -> PyResult<File> {
-        let held = Held::new(source)?;
+        let source = Source::new(object, owns_object, name, verify_hash)?;
         Ok(File {
-            source: source.clone().unbind(),
-            held: Mutex::new(Some(Arc::new(held))),
-            owns_source,
-            name,
-            verify_hash,
+            source: Arc::new(source),
         })
-    }
-
-    /// How its compressed bundles are decoded: the default limit, the hash
-    /// checked as `open`/`parse` were asked.
-    pub(crate) fn decompress_options(&self) -> DecompressOptions {
-        DecompressOptions {
-            verify_hash: self.verify_hash,
-            ..DecompressOptions::default()
-        }
-    }
-
-    /// The export, for reading; an error once the file is closed.
-    pub(crate) fn held(&self) -> PyResult<Arc<Held>> {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .ok_or_else(|| PyValueError::new_err("I/O operation on a closed clangoffload.File"))
-    }
-
-    /// The path given to `open`, if any.
-    pub(crate) fn path(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-
-    /// The source object, for making views; an error once closed (an
-    /// unmapped mmap has no bytes to view).
-    pub(crate) fn source<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.held()?;
-        Ok(self.source.bind(py).clone())
     }
 }
 
@@ -134,23 +48,23 @@ impl File {
     /// outside any container (a bad section header, bytes that start no
     /// container) raises the first such error; a container that cannot be
     /// read whole raises when its entries are asked for.
-    fn containers(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
-        Container::all_in(slf)
+    fn containers(&self, py: Python<'_>) -> PyResult<Vec<Container>> {
+        Container::all_in(py, &self.source)
     }
 
     /// Every container anywhere in the bytes (a memory image, an unknown
     /// file), CUDA fat binaries included, found by their magics and
     /// validated; magics that start no valid container are skipped.
-    fn scan(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
-        Container::scanned_in(slf)
+    fn scan(&self) -> PyResult<Vec<Container>> {
+        Container::scanned_in(&self.source)
     }
 
     /// Every NVIDIA CUDA fat binary, as `cuobjdump -all` reads the file:
     /// a raw fat binary's back to back, a host's `.nv_fatbin` then
     /// `__nv_relfatbin` sections, the `fatbinary` images of OffloadBinaries,
     /// each archive member's in turn. A damaged one raises.
-    fn cuda_fatbins(slf: &Bound<'_, Self>) -> PyResult<Vec<Container>> {
-        Container::cuda_in(slf)
+    fn cuda_fatbins(&self, py: Python<'_>) -> PyResult<Vec<Container>> {
+        Container::cuda_in(py, &self.source)
     }
 
     /// The entries of every container whose code runs for `target` (an entry
@@ -160,13 +74,14 @@ impl File {
     /// ignored), in file order, repeats across containers included.
     #[pyo3(signature = (*, target=None, arch=None))]
     fn extract(
-        slf: &Bound<'_, Self>,
+        &self,
+        py: Python<'_>,
         target: Option<&str>,
         arch: Option<&str>,
     ) -> PyResult<Vec<Entry>> {
         let mut chosen = Vec::new();
-        for container in Container::all_in(slf)? {
-            for entry in container.entries(slf.py())? {
+        for container in Container::all_in(py, &self.source)? {
+            for entry in container.entries(py)? {
                 if entry.is_selected(target, arch) {
                     chosen.push(entry);
                 }
@@ -180,7 +95,7 @@ impl File {
     /// and the file offset of the fat binary it points at (through its
     /// address or its relocation), where found. Empty for other files.
     fn wrappers(&self, py: Python<'_>) -> PyResult<Vec<Wrapper>> {
-        let held = self.held()?;
+        let held = self.source.held()?;
         let data = held.bytes();
         let Ok(file) = ObjectFile::parse(data) else {
             return Ok(Vec::new());
@@ -217,58 +132,30 @@ impl File {
     /// file's bytes is alive, or a decode in another thread is reading it.
     /// Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let mut slot = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(held) = slot.take() else {
-            return Ok(());
-        };
-        let held = match Arc::try_unwrap(held) {
-            Ok(held) => held,
-            Err(shared) => {
-                *slot = Some(shared);
-                return Err(PyBufferError::new_err(
-                    "cannot close: another thread is reading the file",
-                ));
-            }
-        };
-        drop(held);
-        if self.owns_source {
-            let source = self.source.bind(py);
-            if let Err(error) = source.call_method0("close") {
-                // Views of the mapping are alive: keep it, and the file,
-                // open, so they stay valid.
-                *slot = Some(Arc::new(Held::new(source)?));
-                return Err(PyBufferError::new_err(format!(
-                    "cannot close: memoryviews of the file's bytes are still alive ({error})"
-                )));
-            }
-        }
-        Ok(())
+        self.source.close(py)
     }
 
     /// Whether `close()` has succeeded.
     #[getter]
     fn closed(&self) -> bool {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_none()
+        self.source.closed()
     }
 
     /// The path given to `open()`, or None.
     #[getter]
     fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.source.path()
     }
 
     /// A `memoryview` of all the bytes (read-only for `open()` and `bytes`).
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let len = self.held()?.bytes().len();
-        view(&self.source(py)?, 0, len)
+        let len = self.source.held()?.bytes().len();
+        view(&self.source.object(py)?, 0, len)
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        Ok(self.held()?.bytes().len())
+        Ok(self.source.held()?.bytes().len())
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -281,11 +168,11 @@ impl File {
     }
 
     fn __repr__(&self) -> String {
-        let state = match self.held() {
+        let state = match self.source.held() {
             Ok(held) => format!("{} bytes", held.bytes().len()),
             Err(_) => "closed".to_owned(),
         };
-        match &self.name {
+        match self.source.path() {
             Some(name) => format!("<clangoffload.File {name:?} {state}>"),
             None => format!("<clangoffload.File {state}>"),
         }

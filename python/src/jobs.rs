@@ -4,38 +4,14 @@
 //! (`bundler`, `compressed`); this module moves bytes in and out.
 
 use clangoffload::bundler::{self, BundleRequest, Compression, Decoding, FileType, Plan};
-use clangoffload::{CompressedBundle, CompressionMethod, DecompressOptions, Limits};
+use clangoffload::{CompressionMethod, DecompressOptions, Limits};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::buffer::{release_if_immutable, Detached, Held};
-use crate::error::{bundler_error, core_error};
+use crate::buffer::{decompress_to_bytes, release_if_immutable, Detached, Held};
+use crate::error::bundler_error;
 use crate::file::File;
-
-/// Decodes the compressed bundle `input` straight into a new `bytes` with
-/// the GIL released (so `input` must not be writable by Python code: a
-/// copy, or memory nothing can write). Errors are located `base` bytes further.
-pub(crate) fn decompress_to_bytes<'py>(
-    py: Python<'py>,
-    input: &Detached<'_>,
-    options: &DecompressOptions,
-    base: u64,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let located = |e: clangoffload::Error| core_error(py, &e, base);
-    let compressed = CompressedBundle::parse(input.bytes()).map_err(located)?;
-    let size = compressed.check(&options.limits).map_err(located)?;
-    let mut decoding = Ok(0);
-    let bytes = PyBytes::new_with(py, size, |out| {
-        // Nobody else sees the new `bytes` until it is returned.
-        decoding = input.release(py, |bytes| {
-            CompressedBundle::parse(bytes)?.decompress_into(out, options)
-        });
-        Ok(())
-    })?;
-    decoding.map_err(located)?;
-    Ok(bytes)
-}
 
 /// Output `index` of a bundler plan as one new `bytes`.
 fn output_bytes<'py>(

@@ -6,11 +6,14 @@
 
 mod buffer;
 mod container;
+mod cuda;
+mod entry;
 mod error;
 mod file;
 mod ids;
 mod jobs;
 mod kpack;
+mod source;
 
 use pyo3::prelude::*;
 
@@ -19,7 +22,9 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
-    use crate::container::{Container, Entry};
+    use crate::container::Container;
+    #[pymodule_export]
+    use crate::entry::Entry;
     #[pymodule_export]
     use crate::file::{File, Wrapper};
     #[pymodule_export]
