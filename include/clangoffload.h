@@ -139,6 +139,10 @@
 // clang-offload-bundler uses.
 #define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
 
+// `clangoffload_cover` flag: decode every compressed bundle whole
+// through MD5 and report those whose hash does not verify.
+#define CLANGOFFLOAD_COVERAGE_VERIFY 1
+
 // Where a fat binary is: the input is fat binaries back to back.
 #define CLANGOFFLOAD_CUDA_SOURCE_RAW 0
 
@@ -872,6 +876,10 @@ typedef struct clangoffload_archive clangoffload_archive;
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
+// What `clangoffload_cover` found: the files of device code, each with
+// a verdict per device, its targets and findings (texts owned here).
+typedef struct clangoffload_coverage clangoffload_coverage;
+
 // The fat binaries of a file and their entries. Borrows the file's bytes;
 // owns the names it gives the entries.
 typedef struct clangoffload_cuda_fatbins clangoffload_cuda_fatbins;
@@ -1224,6 +1232,44 @@ typedef struct clangoffload_container {
   // `clangoffload_bundle_parse` or the `clangoffload_compressed_*` functions.
   struct clangoffload_bytes data;
 } clangoffload_container;
+
+// One file of device code.
+typedef struct clangoffload_covered_file {
+  // Its name: the name given, or `<name>!<member>` inside a ZIP archive.
+  struct clangoffload_bytes name;
+  // Whether it could be read; if not, `error` says why and it has no
+  // verdicts, targets or findings.
+  bool readable;
+  // Why it could not be read (empty otherwise).
+  struct clangoffload_bytes error;
+  // How many devices its code targets.
+  size_t target_count;
+  // How many findings it has.
+  size_t finding_count;
+} clangoffload_covered_file;
+
+// A file's verdict for one device.
+typedef struct clangoffload_coverage_cell {
+  // Whether the file holds code of the device's vendor at all.
+  bool applies;
+  // Whether every container of the device's vendor gives it code.
+  bool loads;
+  // The least direct way the chosen code runs (`CLANGOFFLOAD_SELECT_*`;
+  // 0 when nothing loads).
+  uint32_t how;
+  // The chosen code's IDs, joined by ", " (empty when nothing loads).
+  struct clangoffload_bytes entries;
+  // Why: the first container giving nothing, or the choice's reason.
+  struct clangoffload_bytes reason;
+} clangoffload_coverage_cell;
+
+// A device a file's code is built for.
+typedef struct clangoffload_coverage_target {
+  // An AMD target ID or `sm_XX`.
+  struct clangoffload_bytes target;
+  // The bytes of code for it.
+  uint64_t bytes;
+} clangoffload_coverage_target;
 
 // One fat binary; views borrow the parsed buffer.
 typedef struct clangoffload_cuda_fatbin {
@@ -3311,6 +3357,137 @@ clangoffload_status clangoffload_containers_next(const uint8_t *data,
                                                  uint64_t *cursor,
                                                  struct clangoffload_container *out,
                                                  struct clangoffload_error *err);
+
+// Covers the file in `len` bytes at `data`, named `name`, for the
+// `device_count` devices at `devices` (AMD target IDs or ISA names,
+// NVIDIA `sm_XX`): a ZIP archive (a wheel) member by member, decoded one
+// at a time; any other file as it is. Files without device code are left
+// out; one that cannot be read is kept with its error. Each compressed
+// bundle or member is decoded to at most `max_size` bytes (0: 1 GiB);
+// `CLANGOFFLOAD_COVERAGE_VERIFY` checks compressed bundles' hashes.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` for a device no rule knows.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_coverage_free`.
+//
+// Lifetime: the handle owns everything it holds; the inputs are read
+// during the call only.
+//
+// NULL: `data`, `name` and `devices` may be NULL only when their lengths
+// are 0; `out` must not be NULL.
+//
+// # Safety
+// `data` and `name` are NULL or readable for their lengths; `devices`
+// readable for `device_count` views of readable bytes; `out` NULL or
+// writable.
+clangoffload_status clangoffload_cover(const uint8_t *data,
+                                       size_t len,
+                                       const char *name,
+                                       size_t name_len,
+                                       const struct clangoffload_bytes *devices,
+                                       size_t device_count,
+                                       uint32_t flags,
+                                       uint64_t max_size,
+                                       struct clangoffload_coverage **out);
+
+// Releases a handle from `clangoffload_cover`.
+//
+// Ownership: the handle is released.
+//
+// NULL: a NULL `coverage` does nothing.
+//
+// # Safety
+// `coverage` is NULL or a live handle not yet freed.
+void clangoffload_coverage_free(struct clangoffload_coverage *coverage);
+
+// How many files of device code the coverage holds.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `coverage` gives 0.
+//
+// # Safety
+// `coverage` is NULL or a live handle.
+size_t clangoffload_coverage_file_count(const struct clangoffload_coverage *coverage);
+
+// Stores file `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the handle.
+//
+// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_get_file(const struct clangoffload_coverage *coverage,
+                                                   size_t index,
+                                                   struct clangoffload_covered_file *out);
+
+// Stores file `file`'s verdict for device `device` (its place in the list
+// given) in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last
+// file or device (an unreadable file has none).
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the views borrow the handle.
+//
+// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_get_cell(const struct clangoffload_coverage *coverage,
+                                                   size_t file,
+                                                   size_t device,
+                                                   struct clangoffload_coverage_cell *out);
+
+// Stores target `index` of file `file` (a device its code is built for:
+// an AMD target ID, an `sm_XX`, with its bytes of code) in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the handle.
+//
+// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_get_target(const struct clangoffload_coverage *coverage,
+                                                     size_t file,
+                                                     size_t index,
+                                                     struct clangoffload_coverage_target *out);
+
+// Stores finding `index` of file `file`, a sentence, in `*out`.
+// `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the handle.
+//
+// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_get_finding(const struct clangoffload_coverage *coverage,
+                                                      size_t file,
+                                                      size_t index,
+                                                      struct clangoffload_bytes *out);
+
+// Stores the name of current GPU `index` (an AMD target ID as HSA reports
+// it, or `sm_XX`), of those `clangoffload coverage` asks about by default,
+// in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the last.
+//
+// Ownership: nothing to free; the view is of static storage.
+//
+// Lifetime: the view lives as long as the library is loaded.
+//
+// NULL: `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_current_gpu(size_t index, struct clangoffload_bytes *out);
 
 // Finds every fat binary in the `len` bytes at `data` and checks every
 // entry header: a raw fat binary (several back to back), an ELF or COFF/PE

@@ -25,6 +25,8 @@ pub mod bundle;
 pub mod bundler;
 pub mod compressed;
 #[cfg(feature = "alloc")]
+pub mod coverage;
+#[cfg(feature = "alloc")]
 pub mod cuda_fatbin;
 #[cfg(not(feature = "std"))]
 pub mod embedded;
@@ -59,6 +61,8 @@ pub use bundle::*;
 #[cfg(feature = "alloc")]
 pub use bundler::*;
 pub use compressed::*;
+#[cfg(feature = "alloc")]
+pub use coverage::*;
 #[cfg(feature = "alloc")]
 pub use cuda_fatbin::*;
 pub use ffi::clangoffload_bytes;

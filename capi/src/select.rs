@@ -353,7 +353,7 @@ pub unsafe extern "C" fn clangoffload_selection_get_failure(
     }
 }
 
-fn how_of(how: select::How) -> u32 {
+pub(crate) fn how_of(how: select::How) -> u32 {
     match how {
         select::How::Native => CLANGOFFLOAD_SELECT_NATIVE,
         select::How::Generic => CLANGOFFLOAD_SELECT_GENERIC,

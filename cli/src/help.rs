@@ -22,6 +22,9 @@ USAGE:
   clangoffload kpack split HOST... --group NAME [--prefix P] [--root DIR] [-o DIR]
                                           ROCm's kpack split: hosts rewritten as rocm-kpack does,
                                           their code objects to .kpack/NAME_<arch>.kpack archives
+  clangoffload coverage PATH... [--device TARGET]... [--json] [--html OUT]
+                                          will it run on my GPU: every file of device code under the
+                                          paths (wheels read in place) by every device's runtime rule
   clangoffload select FILE --device TARGET [-o DIR] [--json]
                                           the code a device (gfx90a:xnack+, sm_89) loads from each
                                           container, kpack record or key, by its runtime's rule
@@ -166,6 +169,33 @@ unless every HOST can be split.
   --force         overwrite existing files
 ";
 
+/// `coverage`.
+pub const COVERAGE: &str = "\
+usage: clangoffload coverage PATH... [--device TARGET]... [--json] [--html OUT] [--verify]
+
+For every file holding device code under the PATHs (files; directories walked,
+each directory and file once whatever the symbolic links; wheels and ZIP
+archives read in place, member by member) and every device: whether its
+runtime loads code for it (every container of the device's vendor must give
+some), which code (native or generic, cubin or PTX to JIT), or why not, as
+select decides it; kpack split hosts resolved through their archives. Then
+findings: files that cannot be read, uncompressed bundles, fat binaries without
+PTX, compressed bundles whose hash does not verify (--verify), and devices some
+files of a PATH load code for and others not.
+
+  --device TARGET an AMD target ID (gfx90a:sramecc+:xnack-) or NVIDIA SM
+                  (sm_89); repeatable. Default: the current GPUs the library
+                  lists and every device some file's code targets
+  --json          one JSON object: devices, files (file, package, error,
+                  targets with bytes, findings), cells (file, device, loads,
+                  entry, how, reason: one per file and device), gaps
+  --html OUT      also write a self-contained page: the matrix as a colour
+                  map (hover a cell for its reason), bytes per architecture,
+                  the findings
+  --verify        decode every compressed bundle through MD5 to find those
+                  the HIP runtime refuses
+";
+
 /// `select`.
 pub const SELECT: &str = "\
 usage: clangoffload select FILE --device TARGET [-o DIR] [--force] [--json]
@@ -208,6 +238,7 @@ pub fn of(command: &str) -> Option<&'static str> {
         "check" => Some(CHECK),
         "kpack" => Some(KPACK),
         "select" => Some(SELECT),
+        "coverage" => Some(COVERAGE),
         _ => None,
     }
 }

@@ -81,6 +81,7 @@ fn dispatch(argv0: &str, args: &[String]) -> i32 {
         "check" => commands::check::run(argv0, rest),
         "kpack" => commands::kpack_split::run(argv0, rest),
         "select" => commands::select::run(argv0, rest),
+        "coverage" => commands::coverage::run(argv0, rest),
         "wrap" => commands::wrap::run(argv0, rest),
         "--help" | "-h" | "help" => {
             let _ = stdio::out!("{}", help::TOOL);

@@ -15,6 +15,7 @@
 //!   members, LZ4/zstd decoding, the driver's choice of code for a device.
 //! - [`id`]: bundle entry IDs, AMDGPU target IDs, compatibility and selection.
 //! - `select` (`alloc`): what each container of a file gives a device, by its runtime's rule, and why.
+//! - `coverage` (`alloc`): what a file gives each device, the devices it targets, what fails only at run time.
 //! - [`zip`]: ZIP archives (Python wheels) read in place, members decoded on request.
 //! - `inspect` (`alloc`): what any file holds, container by container, as data for a report.
 //! - [`kind`]: what a file is from its first bytes ([`FileKind::detect`]): every magic in one place.
@@ -359,6 +360,8 @@ mod bytes;
 pub mod coff;
 pub mod compressed;
 pub mod container;
+#[cfg(feature = "alloc")]
+pub mod coverage;
 pub mod cuda_fatbin;
 pub mod elf;
 mod error;
@@ -379,6 +382,7 @@ pub mod registration;
 pub mod scan;
 #[cfg(feature = "alloc")]
 pub mod select;
+
 pub mod text_bundle;
 pub mod zip;
 

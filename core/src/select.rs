@@ -276,6 +276,16 @@ impl<'data> Selector<'data> {
             && self.fatbins.is_empty()
     }
 
+    /// The extraction's containers, with where each lies.
+    pub(crate) fn extraction(&self) -> Option<&Extraction<'data>> {
+        self.extraction.as_ref()
+    }
+
+    /// The CUDA fat binaries, each at its file offset.
+    pub(crate) fn fatbins(&self) -> impl Iterator<Item = (u64, &FoundFatbin<'data>)> + '_ {
+        self.fatbins.iter().map(|(offset, found)| (*offset, found))
+    }
+
     /// What each container gives `device`, in file order.
     pub fn select(&self, device: &Device<'_>) -> Selection<'data> {
         let mut selection = Selection {

@@ -2,6 +2,7 @@
 
 pub mod bundler;
 pub mod check;
+pub mod coverage;
 pub mod cuda;
 pub mod extract;
 pub mod fatbinary;

@@ -88,7 +88,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
 
 /// One container, record or key and what it gives the device.
 #[derive(Serialize)]
-struct Choice {
+pub struct Choice {
     /// `bundle`, `compressed bundle`, `OffloadBinary`, `CUDA fat binary`,
     /// `kpack record`, `kpack key`.
     kind: String,
@@ -96,13 +96,13 @@ struct Choice {
     offset: Option<u64>,
     /// A record's key, or a key of an archive.
     key: Option<String>,
-    loads: bool,
+    pub loads: bool,
     /// The chosen code's ID.
-    entry: Option<String>,
+    pub entry: Option<String>,
     /// `native`, `generic`, `spirv`, `cubin`, `ptx`.
-    how: Option<&'static str>,
+    pub how: Option<&'static str>,
     /// Why this code, or why none.
-    reason: String,
+    pub reason: String,
     /// The file written (`-o`).
     output: Option<String>,
     /// The container could not be read.
@@ -170,6 +170,38 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// What each `HIPK` record of the split host `data` (the file `file`)
+/// gives `device`, resolved as the runtime resolves it in the environment
+/// the process has; `None` when `data` is no split host.
+pub fn split_host_choices(file: &str, data: &[u8], device: &str) -> Option<Vec<Choice>> {
+    let host = split_host(data)?;
+    let from_env = |name: &str| std::env::var_os(name).map(|v| v.into_encoded_bytes());
+    let args = Args {
+        file,
+        device,
+        dir: None,
+        force: false,
+        json: false,
+        loader: Loader::FallThrough,
+        environment: Environment {
+            disable: from_env("ROCM_KPACK_DISABLE"),
+            path: from_env("ROCM_KPACK_PATH"),
+            prefix: from_env("ROCM_KPACK_PATH_PREFIX"),
+        },
+    };
+    let mut report = Report {
+        file,
+        device,
+        choices: Vec::new(),
+        errors: Vec::new(),
+    };
+    let stem = Path::new(file)
+        .file_name()
+        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
+    records(&args, &stem, &host, &mut report).ok()?;
+    Some(report.choices)
 }
 
 /// A host whose `HIPK` records point into kpack archives.

@@ -3,6 +3,7 @@
 //! (warnings, `-verbose` reports, whole error messages) come back through one
 //! callback. Every rule is the library's; nothing here decides anything.
 
+pub mod coverage;
 pub mod cuda;
 pub mod inspection;
 pub mod job;

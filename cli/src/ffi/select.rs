@@ -102,7 +102,7 @@ impl<'data> Selection<'data> {
     }
 }
 
-fn how_name(how: u32) -> &'static str {
+pub fn how_name(how: u32) -> &'static str {
     match how {
         c::CLANGOFFLOAD_SELECT_NATIVE => "native",
         c::CLANGOFFLOAD_SELECT_GENERIC => "generic",

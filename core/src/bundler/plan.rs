@@ -31,6 +31,22 @@ pub enum Piece<'data> {
     Zeros(u64),
 }
 
+impl Piece<'_> {
+    /// How many bytes it writes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Piece::Input { bytes, .. } => crate::bytes::to_u64(bytes.len()),
+            Piece::Made { range, .. } => crate::bytes::to_u64(range.len()),
+            Piece::Zeros(n) => *n,
+        }
+    }
+
+    /// Whether it writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// What a job writes: one list of pieces per output, in the order the
 /// outputs were asked for, and the buffers the `Made` pieces point into.
 /// Borrows the inputs.
