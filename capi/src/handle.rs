@@ -62,6 +62,28 @@ pub(crate) unsafe fn get<H, T, R>(
     })
 }
 
+/// Writes `find(handle)` into `*out`, for a handle that finds its records
+/// itself (by methods, or by more than one index) rather than in one slice:
+/// `out` is checked before the lookup, and a record `find` does not find is
+/// `IndexOutOfRange`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or writable.
+pub(crate) unsafe fn record<H, R>(
+    handle: *const H,
+    out: *mut R,
+    find: impl FnOnce(&H) -> Option<R>,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or a live handle, as the caller promises.
+        let handle = unsafe { handle_arg(handle) }?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        *out = find(handle).ok_or(clangoffload_status::IndexOutOfRange)?;
+        Ok(())
+    })
+}
+
 /// The status of the fault `handle` kept (`fault(handle)`), with details in
 /// `*err`; `Ok` if none.
 ///

@@ -8,13 +8,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::ffi::c_void;
 
-use clangoffload::bundler::{Note, Observer};
 use clangoffload::packager::{self, Format, Image, Images, PackageImage, PackagerError};
 use clangoffload::Error;
 
-use crate::bundler::{
-    clangoffload_job, clangoffload_notify_fn, CLANGOFFLOAD_NOTE_ERROR, CLANGOFFLOAD_NOTE_WARNING,
-};
+use crate::bundler::{clangoffload_job, clangoffload_notify_fn, Notifier, CLANGOFFLOAD_NOTE_ERROR};
 use crate::ffi::{array_arg, clangoffload_bytes, fill_array, free_handle, handle_arg};
 use crate::ffi::{into_handle, out_arg, slice_arg};
 use crate::object_bundle::clangoffload_buffer;
@@ -112,52 +109,31 @@ pub struct clangoffload_packager_image {
     pub string_count: u64,
 }
 
-/// Forwards warnings and the error message to the caller's `notify`.
-struct Notes {
-    notify: clangoffload_notify_fn,
-    context: *mut c_void,
-    input_name: String,
-}
-
-impl Notes {
-    fn send(&self, kind: u32, text: &str) {
-        if let Some(notify) = self.notify {
-            // SAFETY: the caller gave this function and context for the
-            // call; the text is live during it.
-            unsafe { notify(self.context, kind, text.as_ptr(), text.len()) }
-        }
-    }
-
-    /// Reports `e`: the whole message to `notify`, the record into `*err`.
-    ///
-    /// # Safety
-    /// `err` must be NULL or writable.
-    unsafe fn fail(&self, e: &PackagerError, err: *mut clangoffload_error) -> clangoffload_status {
-        let message = alloc::format!("{}", e.message(&self.input_name));
-        self.send(CLANGOFFLOAD_NOTE_ERROR, &message);
-        let status = status_of(e);
-        let behind = e.core_error();
-        let record = || {
-            clangoffload_error::new(
-                status,
-                behind.map_or(0, Error::offset),
-                behind.and_then(Error::entry),
-                &message,
-            )
-        };
-        // SAFETY: forwarded to the caller; NULL means "not wanted".
-        unsafe { clangoffload_error::store(err, record) };
-        status
-    }
-}
-
-impl Observer for Notes {
-    fn note(&mut self, note: Note) {
-        if let Note::Warning(warning) = note {
-            let text = alloc::format!("{}", warning.message(&self.input_name));
-            self.send(CLANGOFFLOAD_NOTE_WARNING, &text);
-        }
-    }
+/// Reports a packager job's error `e`: the whole message to `notes`'
+/// `notify`, the record into `*err`.
+///
+/// # Safety
+/// `err` must be NULL or writable.
+unsafe fn fail(
+    notes: &Notifier,
+    e: &PackagerError,
+    err: *mut clangoffload_error,
+) -> clangoffload_status {
+    let message = alloc::format!("{}", e.message(&notes.input_name));
+    notes.send(CLANGOFFLOAD_NOTE_ERROR, &message);
+    let status = status_of(e);
+    let behind = e.core_error();
+    let record = || {
+        clangoffload_error::new(
+            status,
+            behind.map_or(0, Error::offset),
+            behind.and_then(Error::entry),
+            &message,
+        )
+    };
+    // SAFETY: forwarded to the caller; NULL means "not wanted".
+    unsafe { clangoffload_error::store(err, record) };
+    status
 }
 
 /// The status of a packager job's failure: that of the core error behind it
@@ -185,14 +161,11 @@ fn status_of(e: &PackagerError) -> clangoffload_status {
 /// The name's view must be readable for the job's life.
 unsafe fn read_options(
     options: &clangoffload_packager_options,
-) -> Result<(&'static [u8], Notes), clangoffload_status> {
+) -> Result<(&'static [u8], Notifier), clangoffload_status> {
     // SAFETY: readable, as the caller promises.
     let name: &'static [u8] = unsafe { options.input_name.as_slice() }?;
-    let notes = Notes {
-        notify: options.notify,
-        context: options.context,
-        input_name: String::from_utf8_lossy(name).into_owned(),
-    };
+    let input_name = String::from_utf8_lossy(name).into_owned();
+    let notes = Notifier::new(options.notify, options.context, input_name, 0);
     Ok((name, notes))
 }
 
@@ -256,7 +229,7 @@ pub unsafe extern "C" fn clangoffload_packager_extract(
         let archive = options.flags & CLANGOFFLOAD_PACKAGER_ARCHIVE != 0;
         let plan = packager::extract(data, name, &filters, archive, &mut notes);
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let plan = plan.map_err(|e| unsafe { notes.fail(&e, err) })?;
+        let plan = plan.map_err(|e| unsafe { fail(&notes, &e, err) })?;
         *out = into_handle(clangoffload_job::from_plan(plan, notes.input_name));
         Ok(())
     })
@@ -299,7 +272,7 @@ pub unsafe extern "C" fn clangoffload_packager_list(
         // SAFETY: the options' views are readable, as the caller promises.
         let (_, notes) = unsafe { read_options(options) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let listing = packager::list(data).map_err(|e| unsafe { notes.fail(&e, err) })?;
+        let listing = packager::list(data).map_err(|e| unsafe { fail(&notes, &e, err) })?;
         let mut images = Vec::new();
         images
             .try_reserve_exact(listing.iter().count())
@@ -462,13 +435,10 @@ pub unsafe extern "C" fn clangoffload_packager_image_files(
     ffi_guard!({
         // SAFETY: readable, as the caller promises.
         let argument = unsafe { slice_arg(argument, len) }?;
-        let notes = Notes {
-            notify: None,
-            context: core::ptr::null_mut(),
-            input_name: String::new(),
-        };
+        let notes = Notifier::new(None, core::ptr::null_mut(), String::new(), 0);
         // SAFETY: `err` is NULL or writable, as the caller promises.
-        let names = packager::image_files(argument).map_err(|e| unsafe { notes.fail(&e, err) })?;
+        let names =
+            packager::image_files(argument).map_err(|e| unsafe { fail(&notes, &e, err) })?;
         let views: Vec<clangoffload_bytes> =
             names.iter().map(|n| clangoffload_bytes::of(n)).collect();
         // SAFETY: writable for `capacity` views and `count`, as the caller promises.
@@ -541,14 +511,10 @@ pub unsafe extern "C" fn clangoffload_packager_package(
                 .has_compression_level
                 .then_some(format.compression_level),
         };
-        let notes = Notes {
-            notify,
-            context,
-            input_name: String::new(),
-        };
+        let notes = Notifier::new(notify, context, String::new(), 0);
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bytes =
-            packager::package(&images, &format).map_err(|e| unsafe { notes.fail(&e, err) })?;
+            packager::package(&images, &format).map_err(|e| unsafe { fail(&notes, &e, err) })?;
         *out = clangoffload_buffer::from_vec(bytes);
         Ok(())
     })

@@ -192,23 +192,18 @@ pub unsafe extern "C" fn clangoffload_extraction_get_container(
     index: usize,
     out: *mut clangoffload_extraction_container,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: live, as the caller promises.
-        let extraction = unsafe { handle_arg(extraction) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        let container = extraction
-            .extraction
-            .container(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        *out = clangoffload_extraction_container {
-            offset: container.offset,
-            size: container.size,
-            first_output: container.outputs.start,
-            output_count: container.outputs.len(),
-        };
-        Ok(())
-    })
+    // SAFETY: live and writable, as the caller promises.
+    unsafe {
+        handle::record(extraction, out, |e| {
+            let container = e.extraction.container(index)?;
+            Some(clangoffload_extraction_container {
+                offset: container.offset,
+                size: container.size,
+                first_output: container.outputs.start,
+                output_count: container.outputs.len(),
+            })
+        })
+    }
 }
 
 /// Stores in `*out` the name of output `output` (numbered across the whole
@@ -230,17 +225,13 @@ pub unsafe extern "C" fn clangoffload_extraction_output_name(
     output: usize,
     out: *mut clangoffload_bytes,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: live, as the caller promises.
-        let extraction = unsafe { handle_arg(extraction) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        if output >= extraction.extraction.output_count() {
-            return Err(clangoffload_status::IndexOutOfRange);
-        }
-        *out = clangoffload_bytes::of(extraction.extraction.output_name(output));
-        Ok(())
-    })
+    // SAFETY: live and writable, as the caller promises.
+    unsafe {
+        handle::record(extraction, out, |e| {
+            (output < e.extraction.output_count())
+                .then(|| clangoffload_bytes::of(e.extraction.output_name(output)))
+        })
+    }
 }
 
 /// Decodes container `index` of an extraction (a compressed bundle whole,

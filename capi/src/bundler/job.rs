@@ -134,42 +134,41 @@ pub unsafe extern "C" fn clangoffload_job_get_piece(
     index: usize,
     out: *mut clangoffload_piece,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: live, as the caller promises.
-        let job = unsafe { handle_arg(job) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        let piece = job
-            .plan
-            .output(output)
-            .get(index)
-            .ok_or(clangoffload_status::IndexOutOfRange)?;
-        let bytes = clangoffload_bytes::of(job.plan.bytes(piece).unwrap_or_default());
-        *out = match piece {
-            Piece::Input { input, offset, .. } => clangoffload_piece {
-                kind: clangoffload_piece_kind::Input,
-                input: *input,
-                input_offset: *offset,
-                bytes,
-                zeros: 0,
-            },
-            Piece::Made { .. } => clangoffload_piece {
-                kind: clangoffload_piece_kind::Made,
-                input: 0,
-                input_offset: 0,
-                bytes,
-                zeros: 0,
-            },
-            Piece::Zeros(n) => clangoffload_piece {
-                kind: clangoffload_piece_kind::Zeros,
-                input: 0,
-                input_offset: 0,
-                bytes,
-                zeros: *n,
-            },
-        };
-        Ok(())
-    })
+    // SAFETY: live and writable, as the caller promises.
+    unsafe {
+        handle::record(job, out, |job| {
+            let piece = job.plan.output(output).get(index)?;
+            Some(piece_record(&job.plan, piece))
+        })
+    }
+}
+
+/// A piece of a plan's output as C sees it.
+fn piece_record(plan: &Plan<'_>, piece: &Piece<'_>) -> clangoffload_piece {
+    let bytes = clangoffload_bytes::of(plan.bytes(piece).unwrap_or_default());
+    match piece {
+        Piece::Input { input, offset, .. } => clangoffload_piece {
+            kind: clangoffload_piece_kind::Input,
+            input: *input,
+            input_offset: *offset,
+            bytes,
+            zeros: 0,
+        },
+        Piece::Made { .. } => clangoffload_piece {
+            kind: clangoffload_piece_kind::Made,
+            input: 0,
+            input_offset: 0,
+            bytes,
+            zeros: 0,
+        },
+        Piece::Zeros(n) => clangoffload_piece {
+            kind: clangoffload_piece_kind::Zeros,
+            input: 0,
+            input_offset: 0,
+            bytes,
+            zeros: *n,
+        },
+    }
 }
 
 /// Stores in `*out` the name the job chose for output `output` (an
@@ -189,17 +188,13 @@ pub unsafe extern "C" fn clangoffload_job_output_name(
     output: usize,
     out: *mut clangoffload_bytes,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: live, as the caller promises.
-        let job = unsafe { handle_arg(job) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        if output >= job.plan.output_count() {
-            return Err(clangoffload_status::IndexOutOfRange);
-        }
-        *out = clangoffload_bytes::of(job.plan.output_name(output));
-        Ok(())
-    })
+    // SAFETY: live and writable, as the caller promises.
+    unsafe {
+        handle::record(job, out, |job| {
+            (output < job.plan.output_count())
+                .then(|| clangoffload_bytes::of(job.plan.output_name(output)))
+        })
+    }
 }
 
 /// Stores in `*out` what output `output` is: its name, size, and whether to
@@ -219,21 +214,16 @@ pub unsafe extern "C" fn clangoffload_job_get_output(
     output: usize,
     out: *mut clangoffload_job_output,
 ) -> clangoffload_status {
-    ffi_guard!({
-        // SAFETY: live, as the caller promises.
-        let job = unsafe { handle_arg(job) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
-        if output >= job.plan.output_count() {
-            return Err(clangoffload_status::IndexOutOfRange);
-        }
-        *out = clangoffload_job_output {
-            name: clangoffload_bytes::of(job.plan.output_name(output)),
-            size: job.plan.output_size(output),
-            written: job.plan.writes(output),
-        };
-        Ok(())
-    })
+    // SAFETY: live and writable, as the caller promises.
+    unsafe {
+        handle::record(job, out, |job| {
+            (output < job.plan.output_count()).then(|| clangoffload_job_output {
+                name: clangoffload_bytes::of(job.plan.output_name(output)),
+                size: job.plan.output_size(output),
+                written: job.plan.writes(output),
+            })
+        })
+    }
 }
 
 /// The error to report once the outputs are written (LLVM writes the

@@ -43,11 +43,12 @@ pub type clangoffload_notify_fn =
     Option<unsafe extern "C" fn(context: *mut c_void, kind: u32, message: *const u8, len: usize)>;
 
 /// Forwards core's notes to the caller's `notify`, timing decoding and
-/// compression for the verbose reports where the build has a clock.
-pub(super) struct Notifier {
+/// compression for the verbose reports where the build has a clock (the
+/// bundler's jobs and the packager's).
+pub(crate) struct Notifier {
     notify: clangoffload_notify_fn,
     context: *mut c_void,
-    pub(super) input_name: String,
+    pub(crate) input_name: String,
     /// Whether verbose reports are wanted (`CLANGOFFLOAD_VERBOSE`).
     verbose: bool,
     /// Whether the caller wants `CLANGOFFLOAD_NOTE_DONE_WITH`.
@@ -57,7 +58,7 @@ pub(super) struct Notifier {
 }
 
 impl Notifier {
-    pub(super) fn new(
+    pub(crate) fn new(
         notify: clangoffload_notify_fn,
         context: *mut c_void,
         input_name: String,
@@ -74,7 +75,7 @@ impl Notifier {
         }
     }
 
-    pub(super) fn send(&self, kind: u32, text: &str) {
+    pub(crate) fn send(&self, kind: u32, text: &str) {
         if kind == CLANGOFFLOAD_NOTE_VERBOSE && !self.verbose {
             return;
         }
