@@ -1,6 +1,7 @@
 # Hand-written stubs of the native module (python/src/*.rs), checked against
 # it by python/tests/test_stubs.py: every public name here exists there with
 # the same kind (class, function, property), and the other way round.
+import os
 import sys
 from typing import Literal, Self, final
 
@@ -13,6 +14,8 @@ __all__ = [
     "BadMagicError",
     "BundlerFailure",
     "Container",
+    "CoverageCell",
+    "CoveredFile",
     "Entry",
     "EntryId",
     "Error",
@@ -29,6 +32,7 @@ __all__ = [
     "Wrapper",
     "_open_mapped",
     "bundle",
+    "coverage",
     "decompress",
     "kpack_arch_list",
     "kpack_resolve",
@@ -339,3 +343,42 @@ def unbundle(
 def list_ids(data: Buffer, *, file_type: str = "o") -> list[str]: ...
 def decompress(data: Buffer, *, verify_hash: bool = True, max_size: int | None = None) -> bytes: ...
 def normalize_entry_id(text: str) -> str: ...
+
+@final
+class CoverageCell:
+    """A file's verdict for one device."""
+
+    @property
+    def device(self) -> str: ...
+    @property
+    def applies(self) -> bool: ...
+    @property
+    def loads(self) -> bool: ...
+    @property
+    def entry(self) -> str | None: ...
+    @property
+    def how(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+
+@final
+class CoveredFile:
+    """One file of device code (a wheel member: ``<wheel>!<member>``)."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def targets(self) -> list[tuple[str, int]]: ...
+    @property
+    def findings(self) -> list[str]: ...
+    @property
+    def cells(self) -> list[CoverageCell]: ...
+
+def coverage(
+    paths: list[str | os.PathLike[str]],
+    devices: list[str] | None = None,
+    *,
+    verify: bool = False,
+) -> list[CoveredFile]: ...

@@ -6,6 +6,7 @@
 
 mod buffer;
 mod container;
+mod coverage;
 mod cuda;
 mod entry;
 mod error;
@@ -23,6 +24,8 @@ mod _native {
 
     #[pymodule_export]
     use crate::container::Container;
+    #[pymodule_export]
+    use crate::coverage::{coverage, CoverageCell, CoveredFile};
     #[pymodule_export]
     use crate::entry::Entry;
     #[pymodule_export]

@@ -1,0 +1,149 @@
+//! `coverage(paths, devices=None, *, verify=False)`: for every file of
+//! device code under the paths (directories walked once whatever the
+//! links; wheels read member by member, nothing unpacked) and every device,
+//! whether its runtime loads code for it, which, or why not, as plain
+//! objects. Every rule is core's (`clangoffload::coverage`); a kpack split
+//! host, whose archives core does not open, is not covered here (the CLI's
+//! `coverage` resolves them).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use clangoffload::bundler::Decoding;
+use clangoffload::coverage::{cover, CURRENT_GPUS};
+use clangoffload::select::Device;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+/// A file's verdict for one device.
+#[pyclass(frozen, get_all, module = "clangoffload")]
+#[derive(Clone)]
+pub struct CoverageCell {
+    device: String,
+    /// Whether the file holds code of the device's vendor at all.
+    applies: bool,
+    /// Whether every container of that vendor gives the device code.
+    loads: bool,
+    /// The chosen code's IDs joined by ", ", or ``None``.
+    entry: Option<String>,
+    /// ``native``, ``generic``, ``spirv``, ``cubin``, ``ptx`` or ``None``.
+    how: Option<&'static str>,
+    reason: String,
+}
+
+/// One file of device code (a wheel member is one: ``<wheel>!<member>``).
+#[pyclass(frozen, get_all, module = "clangoffload")]
+#[derive(Clone)]
+pub struct CoveredFile {
+    file: String,
+    /// Why it could not be read, or ``None``.
+    error: Option<String>,
+    /// The devices its code targets and its bytes of code for each.
+    targets: Vec<(String, u64)>,
+    findings: Vec<String>,
+    /// One cell per device, in the order of the devices asked about.
+    cells: Vec<CoverageCell>,
+}
+
+/// Every regular file under `paths`, each once, sorted per path.
+fn walk(paths: &[PathBuf]) -> PyResult<Vec<PathBuf>> {
+    let mut seen = HashSet::new();
+    let mut files = Vec::new();
+    for path in paths {
+        let mut stack = vec![path.clone()];
+        let mut found = Vec::new();
+        while let Some(path) = stack.pop() {
+            let real = std::fs::canonicalize(&path)
+                .map_err(|e| PyOSError::new_err(format!("'{}': {e}", path.display())))?;
+            if !seen.insert(real.clone()) {
+                continue;
+            }
+            if real.is_dir() {
+                let read = std::fs::read_dir(&path)
+                    .map_err(|e| PyOSError::new_err(format!("'{}': {e}", path.display())))?;
+                let mut entries: Vec<PathBuf> =
+                    read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                entries.sort();
+                stack.extend(entries.into_iter().rev());
+            } else if real.is_file() {
+                found.push(path);
+            }
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+/// Covers every file under `paths` for `devices` (AMD target IDs or
+/// ``sm_XX``; default: the current GPUs the library lists and every device
+/// some file's code targets). ``verify`` checks compressed bundles' hashes.
+#[pyfunction]
+#[pyo3(signature = (paths, devices = None, *, verify = false))]
+pub fn coverage(
+    paths: Vec<PathBuf>,
+    devices: Option<Vec<String>>,
+    verify: bool,
+) -> PyResult<Vec<CoveredFile>> {
+    let files = walk(&paths)?;
+    let given = devices.is_some();
+    let mut names: Vec<String> =
+        devices.unwrap_or_else(|| CURRENT_GPUS.iter().map(|d| (*d).to_owned()).collect());
+    let decoding = Decoding {
+        max_size: clangoffload::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+        verify_hash: false,
+        verbose: false,
+    };
+    let run = |names: &[String], verify: bool| -> PyResult<Vec<CoveredFile>> {
+        let parsed = names
+            .iter()
+            .map(|n| Device::parse(n).map_err(|e| PyValueError::new_err(format!("'{n}': {e}"))))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut out = Vec::new();
+        for path in &files {
+            let name = path.display().to_string();
+            let data =
+                std::fs::read(path).map_err(|e| PyOSError::new_err(format!("'{name}': {e}")))?;
+            for covered in cover(&data, &name, &parsed, decoding, verify) {
+                out.push(CoveredFile {
+                    cells: names
+                        .iter()
+                        .zip(&covered.verdicts)
+                        .map(|(device, v)| CoverageCell {
+                            device: device.clone(),
+                            applies: v.applies,
+                            loads: v.loads,
+                            entry: v.loads.then(|| v.entries.join(", ")),
+                            how: v.how.map(clangoffload::select::How::name),
+                            reason: v.reason.clone(),
+                        })
+                        .collect(),
+                    file: covered.name,
+                    error: covered.error,
+                    targets: covered.targets,
+                    findings: covered.findings.iter().map(ToString::to_string).collect(),
+                });
+            }
+        }
+        Ok(out)
+    };
+    let mut covered = run(&names, verify)?;
+    if !given {
+        let mut extra: Vec<String> = Vec::new();
+        for file in &covered {
+            for (target, _) in &file.targets {
+                if !names.contains(target) && !extra.contains(target) {
+                    extra.push(target.clone());
+                }
+            }
+        }
+        if !extra.is_empty() {
+            let more = run(&extra, false)?;
+            for (file, other) in covered.iter_mut().zip(more) {
+                file.cells.extend(other.cells);
+            }
+            names.extend(extra);
+        }
+    }
+    Ok(covered)
+}

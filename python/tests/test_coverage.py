@@ -1,0 +1,74 @@
+"""``clangoffload.coverage``: a tree of fixtures (HIP libraries, CUDA
+objects, a wheel read in place) covered for AMD and NVIDIA devices, each
+cell what the runtime's rule gives (the same as the CLI's select and
+coverage decide, through core's one rule)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import clangoffload
+
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    hip = tmp_path / "hip"
+    hip.mkdir()
+    for lib in ("libxnack.so", "libtwoz.so", "libskew.so"):
+        shutil.copy(FIXTURES / "kpack" / "inputs" / lib, hip / lib)
+    shutil.copy(FIXTURES / "cuda" / "clang-multi-ptx.o", tmp_path / "clang-multi-ptx.o")
+    shutil.copy(FIXTURES / "coverage" / "sample-0.1-py3-none-linux_x86_64.whl", tmp_path)
+    (tmp_path / "notes.txt").write_text("no device code\n")
+    return tmp_path
+
+
+def cell(files: list[clangoffload.CoveredFile], name: str, device: str) -> clangoffload.CoverageCell:
+    """The cell of the file called ``name`` (a path, or ``<wheel>!<member>``)."""
+    (file,) = [f for f in files if f.file == name]
+    (found,) = [c for c in file.cells if c.device == device]
+    return found
+
+
+def test_cells_are_the_runtimes_choice(tree: Path) -> None:
+    devices = ["gfx90a:xnack+", "gfx906:xnack-", "gfx1100", "sm_86", "sm_120"]
+    files = clangoffload.coverage([tree], devices)
+    names = sorted(f.file.rsplit("/", 1)[-1] for f in files)
+    # Three libraries, the CUDA object, the wheel's three members.
+    assert len(files) == 7, names
+    hip, ptx = str(tree / "hip"), str(tree / "clang-multi-ptx.o")
+    wheel = str(tree / "sample-0.1-py3-none-linux_x86_64.whl")
+    xnack = cell(files, f"{hip}/libxnack.so", "gfx90a:xnack+")
+    assert (xnack.loads, xnack.entry, xnack.how) == (True, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "native")
+    assert not cell(files, f"{hip}/libskew.so", "gfx906:xnack-").loads
+    none = cell(files, f"{hip}/libxnack.so", "gfx1100")
+    assert not none.loads and "runs on gfx1100" in none.reason
+    assert cell(files, ptx, "sm_86").entry == "sm_80"
+    assert cell(files, ptx, "sm_120").how == "ptx"
+    other = cell(files, ptx, "gfx1100")
+    assert (other.applies, other.loads) == (False, False)
+    member = cell(files, f"{wheel}!sample/lib/libtwoz.so", "gfx906:xnack-")
+    assert member.loads
+    for f in files:
+        assert [c.device for c in f.cells] == devices
+
+
+def test_default_devices_add_the_targets(tree: Path) -> None:
+    files = clangoffload.coverage([tree / "hip"])
+    devices = [c.device for c in files[0].cells]
+    assert "sm_90" in devices and "gfx1100" in devices
+    assert "gfx90a:xnack+" in devices
+    (xnack,) = [f for f in files if f.file.endswith("libxnack.so")]
+    assert ("gfx90a:xnack+", 4592) in xnack.targets
+    assert any("stored uncompressed" in finding for finding in xnack.findings)
+
+
+def test_bad_devices_and_paths_raise() -> None:
+    with pytest.raises(ValueError):
+        clangoffload.coverage([FIXTURES / "kpack" / "inputs"], ["gfx9999"])
+    with pytest.raises(OSError):
+        clangoffload.coverage([FIXTURES / "no-such-dir"])
