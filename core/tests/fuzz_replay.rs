@@ -75,6 +75,7 @@ fn every_seed_and_finding_passes_its_targets_checks() {
         ("select", &checks::select::check),
         ("target_id_compat", &text(checks::target_id_compat::check)),
         ("text_bundle", &checks::text_bundle::check),
+        ("zip", &checks::zip::check),
     ];
     let kept = std::fs::read_dir(fuzz_dir().join("fuzz_targets"))
         .unwrap()

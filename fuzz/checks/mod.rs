@@ -31,3 +31,4 @@ pub mod select;
 pub mod target_id_compat;
 pub mod text_bundle;
 pub mod within;
+pub mod zip;
