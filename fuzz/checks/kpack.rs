@@ -13,9 +13,16 @@
 //!   name and search paths are views of the input, and each search path
 //!   names its own file name;
 //! - the `HIPK` records of a host never panic, and each marker lies in the
-//!   input.
+//!   input;
+//! - `split_host` never panics (under every key rule); where it splits,
+//!   each code object lies inside its bundle (decoded under 1 MiB), and the
+//!   input's bytes outside `.hip_fatbin` are in the rewritten host no
+//!   longer than the input plus what the split appends.
 
-use clangoffload::kpack::{records, Archive, Marker, Payload, MAX_MARKER_LEN};
+use clangoffload::kpack::{
+    records, search_path, split_host, Archive, KeyRule, Marker, Payload, SplitOptions,
+    MAX_MARKER_LEN,
+};
 use clangoffload::{DecompressOptions, Limits};
 
 use super::within::within;
@@ -23,6 +30,7 @@ use super::within::within;
 pub fn check(data: &[u8]) {
     archive(data);
     marker(data);
+    split(data);
     if let Ok(file) = clangoffload::object::ObjectFile::parse(data) {
         for record in records(&file) {
             if let Ok((offset, marker)) = record.marker {
@@ -104,5 +112,43 @@ fn marker(data: &[u8]) {
             }
         }
         Err(e) => assert!(e.offset() <= data.len() as u64),
+    }
+}
+
+fn split(data: &[u8]) {
+    let options = DecompressOptions {
+        limits: Limits {
+            max_uncompressed_size: 1 << 20,
+        },
+        ..DecompressOptions::default()
+    };
+    let path = search_path(b"g", 1);
+    for keys in [KeyRule::Strict, KeyRule::Record, KeyRule::PerArch] {
+        let split = match split_host(
+            data,
+            &SplitOptions {
+                kernel_name: b"lib/x.so",
+                search_paths: &[&path],
+                keys,
+            },
+            &options,
+        ) {
+            Ok(split) => split,
+            Err(_) => continue,
+        };
+        assert!(split.host.len() as u64 <= data.len() as u64 + (1 << 20) + 4 * data.len() as u64);
+        let mut scratch = Vec::new();
+        for (unit, _) in split.units.iter().enumerate() {
+            let Ok(bundle) = split.bundle(unit, &mut scratch, &options) else {
+                continue;
+            };
+            for object in split
+                .code_objects
+                .iter()
+                .filter(|o| o.record == unit as u64)
+            {
+                assert!(object.bytes(bundle).is_ok(), "{object:?}");
+            }
+        }
     }
 }
