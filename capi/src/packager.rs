@@ -9,7 +9,6 @@ use alloc::vec::Vec;
 use core::ffi::c_void;
 
 use clangoffload::packager::{self, Format, Image, Images, PackageImage, PackagerError};
-use clangoffload::Error;
 
 use crate::bundler::{clangoffload_job, clangoffload_notify_fn, Notifier, CLANGOFFLOAD_NOTE_ERROR};
 use crate::ffi::{array_arg, clangoffload_bytes, fill_array, free_handle, handle_arg};
@@ -122,17 +121,8 @@ unsafe fn fail(
     let message = alloc::format!("{}", e.message(&notes.input_name));
     notes.send(CLANGOFFLOAD_NOTE_ERROR, &message);
     let status = status_of(e);
-    let behind = e.core_error();
-    let record = || {
-        clangoffload_error::new(
-            status,
-            behind.map_or(0, Error::offset),
-            behind.and_then(Error::entry),
-            &message,
-        )
-    };
     // SAFETY: forwarded to the caller; NULL means "not wanted".
-    unsafe { clangoffload_error::store(err, record) };
+    unsafe { clangoffload_error::store_failure(err, status, e.core_error(), &message) };
     status
 }
 

@@ -282,16 +282,8 @@ unsafe fn report_registration(
         }
         _ => None,
     };
-    let record = || {
-        clangoffload_error::new(
-            status,
-            behind.map_or(0, |b| b.offset()),
-            behind.and_then(|b| b.entry()),
-            e,
-        )
-    };
     // SAFETY: forwarded to the caller; NULL means "not wanted".
-    unsafe { clangoffload_error::store(out, record) };
+    unsafe { clangoffload_error::store_failure(out, status, behind, e) };
     status
 }
 

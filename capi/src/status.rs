@@ -668,6 +668,25 @@ impl clangoffload_error {
             *slot = record();
         }
     }
+
+    /// [`store`](Self::store) of a job's failure: `status`, the offset and
+    /// entry of the core error `behind` it (0 and `CLANGOFFLOAD_NO_ENTRY`
+    /// if none), and `message` (truncated to fit).
+    ///
+    /// # Safety
+    /// As [`store`](Self::store).
+    #[cfg(feature = "alloc")]
+    pub(crate) unsafe fn store_failure(
+        out: *mut Self,
+        status: clangoffload_status,
+        behind: Option<&Error>,
+        message: impl core::fmt::Display,
+    ) {
+        let offset = behind.map_or(0, Error::offset);
+        let record = || Self::new(status, offset, behind.and_then(Error::entry), message);
+        // SAFETY: forwarded to the caller.
+        unsafe { Self::store(out, record) }
+    }
 }
 
 /// A `fmt::Write` into a fixed buffer that keeps what fits.
@@ -756,17 +775,9 @@ pub(crate) unsafe fn report_bundler(
     out: *mut clangoffload_error,
 ) -> clangoffload_status {
     let status = status_of(e);
-    let behind = e.core_error();
-    let record = || {
-        clangoffload_error::new(
-            status,
-            behind.map_or(0, Error::offset),
-            behind.and_then(Error::entry),
-            e.message(input_name),
-        )
-    };
+    let message = e.message(input_name);
     // SAFETY: forwarded to the caller; NULL means "not wanted".
-    unsafe { clangoffload_error::store(out, record) };
+    unsafe { clangoffload_error::store_failure(out, status, e.core_error(), message) };
     status
 }
 
