@@ -50,15 +50,8 @@ measure() {
 }
 
 # --- downloads ------------------------------------------------------------------
-wheel() { # pip spec -> unpacked directory
-    local dir="$cache/$(tr -c 'A-Za-z0-9._-' _ <<<"$1")"
-    if [[ ! -d $dir/x ]]; then
-        mkdir -p "$dir"
-        python3 -m pip download -q --no-deps -d "$dir" "$1" >&2
-        (cd "$dir" && python3 -m zipfile -e ./*.whl x)
-    fi
-    echo "$dir/x"
-}
+# shellcheck source=lib/downloads.sh
+source benches/lib/downloads.sh
 cuobjdump=$(find "$(wheel nvidia-cuda-cuobjdump==13.5.37)" -name cuobjdump -type f | head -1)
 chmod +x "$cuobjdump"
 # Each library goes where its device code is: CUDA fat binaries to the
@@ -75,12 +68,7 @@ for spec in bitsandbytes==0.50.2 ${EXTRA_WHEELS:-}; do
     while IFS= read -r lib; do classify "$lib"; done < <(find "$(wheel "$spec")" -name '*.so*' -type f | sort)
 done
 for deb in $ROCM_DEBS; do
-    dir="$cache/deb-$deb"
-    if [[ ! -d $dir/x ]]; then
-        mkdir -p "$dir"
-        (cd "$dir" && apt-get download "$deb" >/dev/null 2>&1 && dpkg-deb -x ./*.deb x)
-    fi
-    while IFS= read -r lib; do classify "$lib"; done < <(find "$dir/x" -name '*.so*' -type f | sort)
+    while IFS= read -r lib; do classify "$lib"; done < <(find "$(debian "$deb")" -name '*.so*' -type f | sort)
 done
 
 # --- CUDA: every image against cuobjdump ----------------------------------------

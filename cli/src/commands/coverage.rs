@@ -326,6 +326,8 @@ struct TargetReport {
 struct CellReport {
     file: String,
     device: String,
+    /// Whether the file holds code of the device's vendor at all.
+    applies: bool,
     loads: bool,
     entry: Option<String>,
     how: Option<&'static str>,
@@ -355,6 +357,7 @@ impl Report {
                 cells.push(CellReport {
                     file: row.name.clone(),
                     device: device.clone(),
+                    applies: cell.is_some_and(|c| c.applies),
                     loads: cell.is_some_and(|c| c.loads),
                     entry: cell.and_then(|c| c.entry.clone()),
                     how: cell.and_then(|c| c.how),
@@ -425,6 +428,7 @@ fn mark(cell: Option<&CellReport>) -> char {
             Some("cubin") => 'C',
             _ => 'N',
         },
+        Some(c) if !c.applies => ' ',
         Some(_) => '.',
         None => '!',
     }
@@ -452,7 +456,10 @@ fn table(report: &Report) -> Result<(), Failure> {
         }
         outln!("{head}")?;
         for file in &report.files {
-            let name = cut(&file.file, NAME.saturating_sub(1));
+            let name = cut(
+                short_name(&file.file, &file.package),
+                NAME.saturating_sub(1),
+            );
             let mut line = format!("{name:<NAME$}");
             for (_, device) in &devices {
                 let m = if file.error.is_some() {
@@ -477,7 +484,7 @@ fn table(report: &Report) -> Result<(), Failure> {
         outln!("")?;
     }
     outln!(
-        "{} files with device code; N native, G generic, S SPIR-V, C cubin, P PTX (JIT), . nothing, ! unreadable",
+        "{} files with device code; N native, G generic, S SPIR-V, C cubin, P PTX (JIT), . nothing, blank: the other vendor's device, ! unreadable",
         report.files.len()
     )?;
     for file in &report.files {
@@ -499,6 +506,15 @@ fn table(report: &Report) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// A file's name below the PATH it was found under (a wheel member's
+/// `!` part kept), as the table and the page show it.
+fn short_name<'a>(file: &'a str, package: &str) -> &'a str {
+    file.strip_prefix(package)
+        .map(|rest| rest.trim_start_matches('/'))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(file)
 }
 
 /// `text` cut from the left to `width` characters.
@@ -533,6 +549,7 @@ table.matrix{border-collapse:collapse}\
 .matrix th.device{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}\
 td.native,td.cubin{background:#2e7d32;color:#fff}td.generic{background:#7cb342}\
 td.spirv,td.ptx{background:#fbc02d}td.none{background:#e53935;color:#fff}td.unreadable{background:#555;color:#fff}\
+td.other{background:#eee}\
 .bar{background:#1565c0;height:12px;display:inline-block}.chart td{padding:1px 6px}\
 </style></head><body>\n<h1>Device code coverage</h1>\n",
     );
@@ -547,7 +564,11 @@ td.spirv,td.ptx{background:#fbc02d}td.none{background:#e53935;color:#fff}td.unre
     }
     html.push_str("</tr></thead><tbody>\n");
     for file in &report.files {
-        html.push_str(&format!("<tr><th>{}</th>", escape(&file.file)));
+        html.push_str(&format!(
+            "<tr><th title=\"{}\">{}</th>",
+            escape(&file.file),
+            escape(short_name(&file.file, &file.package))
+        ));
         for device in &report.devices {
             let cell = report.cell(&file.file, device);
             let (class, text, title) = match (cell, &file.error) {
@@ -557,6 +578,7 @@ td.spirv,td.ptx{background:#fbc02d}td.none{background:#e53935;color:#fff}td.unre
                     c.how.unwrap_or("native").to_owned(),
                     format!("{}: {}", c.entry.clone().unwrap_or_default(), c.reason),
                 ),
+                (Some(c), None) if !c.applies => ("other", String::new(), c.reason.clone()),
                 (Some(c), None) => ("none", "–".to_owned(), c.reason.clone()),
                 (None, None) => ("none", "–".to_owned(), String::new()),
             };
@@ -594,7 +616,7 @@ td.spirv,td.ptx{background:#fbc02d}td.none{background:#e53935;color:#fff}td.unre
         for finding in file.error.iter().chain(&file.findings) {
             html.push_str(&format!(
                 "<li><b>{}</b>: {}</li>",
-                escape(&file.file),
+                escape(short_name(&file.file, &file.package)),
                 escape(finding)
             ));
         }
