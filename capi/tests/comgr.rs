@@ -156,6 +156,56 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
     found
 }
 
+/// What `clangoffload_cover` says `bytes` give each of `DEVICES`: whether
+/// code loads, and the chosen IDs (a device the library does not know
+/// loads nothing, as `select` says).
+fn coverage_cells(bytes: &[u8]) -> Vec<(bool, String)> {
+    use clangoffload_capi::*;
+    DEVICES
+        .iter()
+        .map(|device| {
+            let view = clangoffload_bytes {
+                ptr: device.as_ptr(),
+                len: device.len(),
+            };
+            let mut handle = std::ptr::null_mut();
+            let name = "bundle";
+            // SAFETY: every input is live for the call; `handle` writable.
+            let status = unsafe {
+                clangoffload_cover(
+                    bytes.as_ptr(),
+                    bytes.len(),
+                    name.as_ptr().cast(),
+                    name.len(),
+                    &view,
+                    1,
+                    0,
+                    0,
+                    &mut handle,
+                )
+            };
+            if status == clangoffload_capi::status::clangoffload_status::NotFound {
+                return (false, String::new());
+            }
+            assert_eq!(status, clangoffload_capi::status::clangoffload_status::Ok);
+            // SAFETY: a live handle.
+            assert_eq!(unsafe { clangoffload_coverage_file_count(handle) }, 1);
+            let mut cell = std::mem::MaybeUninit::uninit();
+            // SAFETY: a live handle; `cell` writable.
+            let status = unsafe { clangoffload_coverage_get_cell(handle, 0, 0, cell.as_mut_ptr()) };
+            assert_eq!(status, clangoffload_capi::status::clangoffload_status::Ok);
+            // SAFETY: written by the call above.
+            let cell = unsafe { cell.assume_init() };
+            // SAFETY: a view of the live handle.
+            let entries = unsafe { std::slice::from_raw_parts(cell.entries.ptr, cell.entries.len) };
+            let found = (cell.loads, String::from_utf8_lossy(entries).into_owned());
+            // SAFETY: released once.
+            unsafe { clangoffload_coverage_free(handle) };
+            found
+        })
+        .collect()
+}
+
 #[test]
 fn comgr_and_we_load_the_same_code_object() {
     let header = Path::new("/usr/include/amd_comgr.h");
@@ -195,6 +245,7 @@ fn comgr_and_we_load_the_same_code_object() {
                 .map(|e| String::from_utf8_lossy(e.id()).into_owned())
                 .unwrap_or_default()
         };
+        let cells = coverage_cells(&bytes);
         for line in String::from_utf8_lossy(&out.stdout).lines() {
             let f: Vec<&str> = line.split(' ').collect();
             let (device, known) = (f[0], f[1] == "1");
@@ -223,6 +274,30 @@ fn comgr_and_we_load_the_same_code_object() {
                 "DISAGREEMENT"
             };
             *classes.entry(class).or_default() += 1;
+            // `coverage` of the same bytes gives the same code for the
+            // device as the runtime's choice above (and so as comgr's, in
+            // every class but the documented ones).
+            let index = DEVICES.iter().position(|d| *d == device).unwrap();
+            let (loads, entries) = &cells[index];
+            assert_eq!(*loads, ours.is_some(), "{name} on {device}: coverage");
+            if let Some(ours) = ours {
+                // An empty host payload can share the chosen one's offset.
+                let at_offset: Vec<String> = bundle
+                    .entries()
+                    .map_while(Result::ok)
+                    .filter(|e| e.offset() == ours)
+                    .map(|e| String::from_utf8_lossy(e.id()).into_owned())
+                    .collect();
+                assert!(
+                    at_offset.contains(entries),
+                    "{name} on {device}: coverage {entries}"
+                );
+            }
+            if comgr == ours {
+                *classes
+                    .entry("coverage's cell is comgr's choice")
+                    .or_default() += 1;
+            }
         }
     }
     let _ = std::fs::remove_file(&file);
