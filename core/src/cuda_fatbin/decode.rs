@@ -248,13 +248,11 @@ impl<'data> FatbinEntry<'data> {
         decoded: &'d [u8],
     ) -> Result<&'d [u8]> {
         let bytes = member.data(decoded).ok_or_else(|| {
-            Error::new(
-                ErrorKind::OutOfBounds {
-                    field: crate::Field::ConcatMember,
-                    offset: member.offset(),
-                    size: member.size(),
-                    len: crate::bytes::to_u64(decoded.len()),
-                },
+            Error::out_of_bounds(
+                crate::Field::ConcatMember,
+                member.offset(),
+                member.size(),
+                crate::bytes::to_u64(decoded.len()),
                 self.payload_offset(),
             )
             .in_entry(self.index)
@@ -268,16 +266,18 @@ impl<'data> FatbinEntry<'data> {
     fn located_image<'d>(&self, kind: EntryKind, decoded: &'d [u8]) -> Result<&'d [u8]> {
         let exact = self.compression() != Compression::None || self.kind() == EntryKind::Concat;
         image_cut(kind, decoded, exact).map_err(|fault| {
-            let kind = match fault {
-                elf_extent::Fault::NotElf => ErrorKind::NotElf,
-                elf_extent::Fault::PastEnd { end } => ErrorKind::OutOfBounds {
-                    field: crate::Field::ElfImage,
-                    offset: 0,
-                    size: end,
-                    len: crate::bytes::to_u64(decoded.len()),
-                },
-            };
-            Error::new(kind, self.payload_offset()).in_entry(self.index)
+            let at = self.payload_offset();
+            match fault {
+                elf_extent::Fault::NotElf => Error::new(ErrorKind::NotElf, at),
+                elf_extent::Fault::PastEnd { end } => Error::out_of_bounds(
+                    crate::Field::ElfImage,
+                    0,
+                    end,
+                    crate::bytes::to_u64(decoded.len()),
+                    at,
+                ),
+            }
+            .in_entry(self.index)
         })
     }
 }

@@ -784,13 +784,11 @@ impl<'data> ConcatMembers<'data> {
         };
         let end = member.offset().checked_add(member.size());
         if end.is_none_or(|end| end > self.decoded_len) {
-            return Err(Error::new(
-                ErrorKind::OutOfBounds {
-                    field: Field::ConcatMember,
-                    offset: member.offset(),
-                    size: member.size(),
-                    len: self.decoded_len,
-                },
+            return Err(Error::out_of_bounds(
+                Field::ConcatMember,
+                member.offset(),
+                member.size(),
+                self.decoded_len,
                 self.base.saturating_add(at).saturating_add(4),
             ));
         }
@@ -799,13 +797,11 @@ impl<'data> ConcatMembers<'data> {
     }
 
     fn error(&self, at: u64, size: u64) -> Error {
-        Error::new(
-            ErrorKind::OutOfBounds {
-                field: Field::ConcatMembers,
-                offset: at,
-                size,
-                len: to_u64(self.table.len()),
-            },
+        Error::out_of_bounds(
+            Field::ConcatMembers,
+            at,
+            size,
+            to_u64(self.table.len()),
             self.base.saturating_add(at),
         )
     }
@@ -874,26 +870,17 @@ impl<'data> Iterator for Fatbins<'data> {
 }
 
 fn truncated(field: Field, needed: u64, available: usize, at: u64) -> Error {
-    Error::new(
-        ErrorKind::Truncated {
-            field,
-            needed,
-            available: to_u64(available),
-        },
-        at,
-    )
+    Error::truncated(field, needed, to_u64(available), at)
 }
 
 /// `[offset, +size)` does not lie in `within`; located at the range's start
 /// field (the caller shifts it).
 fn out_of_bounds(field: Field, offset: u64, size: u64, within: &[u8]) -> Error {
-    Error::new(
-        ErrorKind::OutOfBounds {
-            field,
-            offset,
-            size,
-            len: to_u64(within.len()),
-        },
+    Error::out_of_bounds(
+        field,
+        offset,
+        size,
+        to_u64(within.len()),
         match field {
             Field::FatbinHeader => 8,
             Field::FatbinEntryExtension => 4,
