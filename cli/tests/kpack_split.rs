@@ -294,6 +294,18 @@ fn outputs_are_created_exclusively_and_inputs_never_written() {
     let needle = b"../.kpack/g_@GFXARCH@.kpack";
     assert!(host.windows(needle.len()).any(|w| w == needle));
     assert!(out.join(".kpack/g_gfx906.kpack").is_file());
+    // A host given twice: refused before anything is written.
+    let twice = tmp.path().join("twice");
+    let mut args: Vec<OsString> = vec!["kpack".into(), "split".into()];
+    args.push(root.join("lib/libone.so").into());
+    args.push(root.join("lib/libone.so").into());
+    for a in ["--group", "g", "-o", twice.to_str().unwrap()] {
+        args.push(a.into());
+    }
+    let done = clangoffload(&args);
+    assert_eq!(done.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("written twice"));
+    assert!(!twice.exists());
     // The input as an output: refused, even with --force.
     let onto = one(&root, &["--force"]);
     assert_eq!(onto.status.code(), Some(1));

@@ -202,6 +202,17 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         })
         .collect();
     let host_paths: Vec<PathBuf> = hosts.iter().map(|h| args.out.join(&h.rel)).collect();
+    for (i, path) in host_paths.iter().enumerate() {
+        if host_paths
+            .get(..i)
+            .is_some_and(|before| before.contains(path))
+        {
+            return Err(Failure(format!(
+                "'{}' would be written twice (a HOST given twice?)",
+                path.display()
+            )));
+        }
+    }
     let inputs: Vec<_> = hosts
         .iter()
         .filter_map(|h| file_identity(&h.path))
