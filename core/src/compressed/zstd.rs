@@ -459,17 +459,16 @@ pub(crate) mod libzstd {
             /// writes nothing before `pos` again.
             pub(super) fn finished(&self, from: usize) -> &'o [u8] {
                 let from = from.min(self.output.pos);
+                // SAFETY: `from <= pos <= size`, so the offset stays inside
+                // (or one past the end of) the buffer `new` borrowed, one
+                // allocation.
+                let start = unsafe { self.output.dst.cast::<u8>().add(from) };
                 // SAFETY: `[from, pos)` lies inside the buffer `new` borrowed
                 // for 'o (`pos <= size`), is initialized (written by libzstd,
                 // and the buffer was a `&mut [u8]`), and is not written again
                 // while the stream lives (see `step`) nor after (the borrow
                 // went to the stream), so it may be shared for 'o.
-                unsafe {
-                    core::slice::from_raw_parts(
-                        self.output.dst.cast::<u8>().add(from),
-                        self.output.pos.saturating_sub(from),
-                    )
-                }
+                unsafe { core::slice::from_raw_parts(start, self.output.pos.saturating_sub(from)) }
             }
         }
 

@@ -206,36 +206,54 @@ macro_rules! sse2_words {
             }
         }
 
-        // SAFETY (every block below): SSE2 is enabled on every x86_64
-        // target, and these intrinsics only compute on their arguments.
+        // Every intrinsic below needs only SSE2, which every x86_64
+        // target has (it is the architecture's baseline), so each call is
+        // sound in any function; none reads or writes memory.
         impl Word for $lanes {
             #[inline(always)]
             fn splat(k: u32) -> Self {
                 let k = i32::from_ne_bytes(k.to_ne_bytes());
+                // SAFETY: `_mm_set1_epi32` needs SSE2 (every x86_64
+                // target's baseline) and only builds a vector from `k`.
                 $lanes(unsafe { core::arch::x86_64::_mm_set1_epi32(k) })
             }
             #[inline(always)]
             fn add(self, other: Self) -> Self {
+                // SAFETY: `_mm_add_epi32` needs SSE2 (every x86_64
+                // target's baseline) and only adds two vector values.
                 $lanes(unsafe { core::arch::x86_64::_mm_add_epi32(self.0, other.0) })
             }
             #[inline(always)]
             fn and(self, other: Self) -> Self {
+                // SAFETY: `_mm_and_si128` needs SSE2 (every x86_64
+                // target's baseline) and only combines two vector values.
                 $lanes(unsafe { core::arch::x86_64::_mm_and_si128(self.0, other.0) })
             }
             #[inline(always)]
             fn xor(self, other: Self) -> Self {
+                // SAFETY: `_mm_xor_si128` needs SSE2 (every x86_64
+                // target's baseline) and only combines two vector values.
                 $lanes(unsafe { core::arch::x86_64::_mm_xor_si128(self.0, other.0) })
             }
             #[inline(always)]
             fn and_not(self, other: Self) -> Self {
                 // andnot(x, y) is !x & y.
+                // SAFETY: `_mm_andnot_si128` needs SSE2 (every x86_64
+                // target's baseline) and only combines two vector values.
                 $lanes(unsafe { core::arch::x86_64::_mm_andnot_si128(other.0, self.0) })
             }
             #[inline(always)]
             fn or_not(self, other: Self) -> Self {
                 use core::arch::x86_64::{_mm_or_si128, _mm_set1_epi32, _mm_xor_si128};
+                // SAFETY: `_mm_set1_epi32` needs SSE2 (every x86_64
+                // target's baseline) and only builds a vector of ones.
                 let ones = unsafe { _mm_set1_epi32(-1) };
-                $lanes(unsafe { _mm_or_si128(self.0, _mm_xor_si128(other.0, ones)) })
+                // SAFETY: `_mm_xor_si128` needs SSE2 (every x86_64
+                // target's baseline) and only combines two vector values.
+                let not_other = unsafe { _mm_xor_si128(other.0, ones) };
+                // SAFETY: `_mm_or_si128` needs SSE2 (every x86_64
+                // target's baseline) and only combines two vector values.
+                $lanes(unsafe { _mm_or_si128(self.0, not_other) })
             }
             $($rest)*
         }
@@ -272,10 +290,15 @@ mod sse2 {
     sse2_words!(Lanes {
         #[inline(always)]
         fn rotl<const L: i32, const R: i32>(self) -> Self {
-            // SAFETY: as for the operations above.
-            Lanes(unsafe {
-                _mm_or_si128(_mm_slli_epi32::<L>(self.0), _mm_srli_epi32::<R>(self.0))
-            })
+            // SAFETY: `_mm_slli_epi32` needs SSE2 (every x86_64 target's
+            // baseline) and only shifts a vector value.
+            let left = unsafe { _mm_slli_epi32::<L>(self.0) };
+            // SAFETY: `_mm_srli_epi32` needs SSE2 (every x86_64 target's
+            // baseline) and only shifts a vector value.
+            let right = unsafe { _mm_srli_epi32::<R>(self.0) };
+            // SAFETY: `_mm_or_si128` needs SSE2 (every x86_64 target's
+            // baseline) and only combines two vector values.
+            Lanes(unsafe { _mm_or_si128(left, right) })
         }
     });
 
@@ -283,14 +306,16 @@ mod sse2 {
     /// bytes at a time and transposed.
     #[inline(always)]
     pub(super) fn transposed(blocks: [&[u8; 64]; LANES]) -> [__m128i; 16] {
-        // SAFETY: SSE2 is enabled on every x86_64 target.
+        // SAFETY: `_mm_setzero_si128` needs SSE2 (every x86_64 target's
+        // baseline) and only makes a zero vector.
         let zero = unsafe { core::arch::x86_64::_mm_setzero_si128() };
         let mut m = [zero; 16];
         let mut rows = [[zero; 4]; LANES];
         for (row, block) in rows.iter_mut().zip(blocks) {
             for (quarter, bytes) in row.iter_mut().zip(block.chunks_exact(16)) {
-                // SAFETY: `bytes` is 16 readable bytes; loadu takes any
-                // alignment.
+                // SAFETY: `bytes` is 16 readable bytes (a `chunks_exact(16)`
+                // piece of a 64-byte block); loadu takes any alignment and
+                // needs only SSE2 (every x86_64 target's baseline).
                 *quarter = unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) };
             }
         }
@@ -301,24 +326,35 @@ mod sse2 {
             else {
                 continue;
             };
-            // SAFETY: as for `sse2_words`' operations.
-            let columns = unsafe {
-                let t0 = _mm_unpacklo_epi32(a, b);
-                let t1 = _mm_unpacklo_epi32(c, d);
-                let t2 = _mm_unpackhi_epi32(a, b);
-                let t3 = _mm_unpackhi_epi32(c, d);
-                [
-                    _mm_unpacklo_epi64(t0, t1),
-                    _mm_unpackhi_epi64(t0, t1),
-                    _mm_unpacklo_epi64(t2, t3),
-                    _mm_unpackhi_epi64(t2, t3),
-                ]
-            };
-            for (word, column) in out.iter_mut().zip(columns) {
+            for (word, column) in out.iter_mut().zip(transpose4(a, b, c, d)) {
                 *word = column;
             }
         }
         m
+    }
+
+    /// The 4x4 matrix of words whose rows are `a`, `b`, `c` and `d`,
+    /// transposed: word `j` of each row in vector `j`.
+    // Eight unpacks in one block: a chain of shuffles that is one
+    // operation to the reader, all needing only SSE2 and touching no
+    // memory; a block (and the same comment) per unpack would hide it.
+    #[allow(clippy::multiple_unsafe_ops_per_block)]
+    #[inline(always)]
+    fn transpose4(a: __m128i, b: __m128i, c: __m128i, d: __m128i) -> [__m128i; 4] {
+        // SAFETY: `_mm_unpack{lo,hi}_epi{32,64}` need only SSE2 (every
+        // x86_64 target's baseline) and only shuffle vector values.
+        unsafe {
+            let t0 = _mm_unpacklo_epi32(a, b);
+            let t1 = _mm_unpacklo_epi32(c, d);
+            let t2 = _mm_unpackhi_epi32(a, b);
+            let t3 = _mm_unpackhi_epi32(c, d);
+            [
+                _mm_unpacklo_epi64(t0, t1),
+                _mm_unpackhi_epi64(t0, t1),
+                _mm_unpacklo_epi64(t2, t3),
+                _mm_unpackhi_epi64(t2, t3),
+            ]
+        }
     }
 
     /// One 64-byte block into each lane's words, computed on as `V`.
@@ -330,15 +366,17 @@ mod sse2 {
                 let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
                 i32::from_ne_bytes(word.to_ne_bytes())
             };
-            // SAFETY: as for `sse2_words`' operations.
+            // SAFETY: `_mm_set_epi32` needs SSE2 (every x86_64 target's
+            // baseline) and only builds a vector from four words.
             V::from_raw(unsafe { _mm_set_epi32(w(3), w(2), w(1), w(0)) })
         };
         let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
         let ends = rounds(state, &m);
         for (i, (start, end)) in state.into_iter().zip(ends).enumerate() {
             let mut sum = [0u32; 4];
-            // SAFETY: `sum` is 16 writable bytes; storeu takes any
-            // alignment.
+            // SAFETY: `sum` is 16 writable bytes (four `u32`s); storeu
+            // takes any alignment and needs only SSE2 (every x86_64
+            // target's baseline).
             unsafe { _mm_storeu_si128(sum.as_mut_ptr().cast(), start.add(end).raw()) };
             for (lane, word) in words.iter_mut().zip(sum) {
                 if let Some(w) = lane.get_mut(i) {
@@ -427,17 +465,23 @@ mod avx512 {
     const H: i32 = (B ^ C ^ D) & 0xff;
     const I: i32 = (C ^ (B | !D)) & 0xff;
 
-    // SAFETY (every block of `$rest` below): a `Lanes` exists only
-    // inside `hash_blocks_avx512`, entered only where the processor has
-    // AVX-512F and AVX-512VL; the intrinsics only compute on values.
+    // The methods below use AVX-512F and AVX-512VL instructions: sound
+    // because a `Lanes` exists only inside `hash_blocks_avx512`, entered
+    // only with a `Present`, made only where the processor has both.
     sse2_words!(Lanes {
         #[inline(always)]
         fn rotl<const L: i32, const R: i32>(self) -> Self {
+            // SAFETY: `_mm_rol_epi32` needs AVX-512F and AVX-512VL, which
+            // the processor has wherever a `Lanes` exists (see above); it
+            // only rotates a vector value.
             Lanes(unsafe { _mm_rol_epi32::<L>(self.0) })
         }
         #[inline(always)]
         fn settled(mut self) -> Self {
             // An empty instruction the value goes through.
+            // SAFETY: the assembly is a comment: it executes nothing,
+            // touches no memory, stack or flags (as its options say) and
+            // leaves the xmm register it names as it was.
             unsafe {
                 core::arch::asm!("/* {0} */", inout(xmm_reg) self.0,
                     options(pure, nomem, nostack, preserves_flags));
@@ -446,6 +490,9 @@ mod avx512 {
         }
         #[inline(always)]
         fn f(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm_ternarylogic_epi32` needs AVX-512F and
+            // AVX-512VL, which the processor has wherever a `Lanes`
+            // exists (see above); it only combines vector values.
             Lanes(unsafe { _mm_ternarylogic_epi32::<F>(b.0, c.0, d.0) })
         }
         #[inline(always)]
@@ -453,15 +500,24 @@ mod avx512 {
             let zero = Self::splat(0);
             (
                 zero,
+                // SAFETY: `_mm_ternarylogic_epi32` needs AVX-512F and
+                // AVX-512VL, which the processor has wherever a `Lanes`
+                // exists (see above); it only combines vector values.
                 Lanes(unsafe { _mm_ternarylogic_epi32::<G>(b.0, c.0, d.0) }),
             )
         }
         #[inline(always)]
         fn h(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm_ternarylogic_epi32` needs AVX-512F and
+            // AVX-512VL, which the processor has wherever a `Lanes`
+            // exists (see above); it only combines vector values.
             Lanes(unsafe { _mm_ternarylogic_epi32::<H>(b.0, c.0, d.0) })
         }
         #[inline(always)]
         fn i(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm_ternarylogic_epi32` needs AVX-512F and
+            // AVX-512VL, which the processor has wherever a `Lanes`
+            // exists (see above); it only combines vector values.
             Lanes(unsafe { _mm_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
         }
     });
@@ -475,43 +531,60 @@ mod avx512 {
     /// `vpternlogd`'s table for `a | !b` (A and B as B and C above).
     const OR_NOT: i32 = (B | !C) & 0xff;
 
-    // SAFETY (every block below): a `Wide` exists only inside
-    // `hash_blocks_avx512`, entered only where the processor has
-    // AVX-512F and AVX-512VL (and so AVX2); the intrinsics only compute
-    // on values.
+    // The methods below use AVX2 and AVX-512F/VL instructions: sound
+    // because a `Wide` exists only inside `hash_blocks_avx512`, entered
+    // only with a `Present`, made only where the processor has AVX-512F
+    // and AVX-512VL (and so AVX2).
     impl Word for Wide {
         #[inline(always)]
         fn splat(k: u32) -> Self {
             let k = i32::from_ne_bytes(k.to_ne_bytes());
+            // SAFETY: `_mm256_set1_epi32` needs AVX, which the processor has
+            // wherever a `Wide` exists (see above); it only builds a vector from `k`.
             Wide(unsafe { _mm256_set1_epi32(k) })
         }
         #[inline(always)]
         fn add(self, other: Self) -> Self {
+            // SAFETY: `_mm256_add_epi32` needs AVX2, which the processor has
+            // wherever a `Wide` exists (see above); it only adds two vector values.
             Wide(unsafe { _mm256_add_epi32(self.0, other.0) })
         }
         #[inline(always)]
         fn and(self, other: Self) -> Self {
+            // SAFETY: `_mm256_and_si256` needs AVX2, which the processor has
+            // wherever a `Wide` exists (see above); it only combines two vector values.
             Wide(unsafe { _mm256_and_si256(self.0, other.0) })
         }
         #[inline(always)]
         fn xor(self, other: Self) -> Self {
+            // SAFETY: `_mm256_xor_si256` needs AVX2, which the processor has
+            // wherever a `Wide` exists (see above); it only combines two vector values.
             Wide(unsafe { _mm256_xor_si256(self.0, other.0) })
         }
         #[inline(always)]
         fn and_not(self, other: Self) -> Self {
             // andnot(x, y) is !x & y.
+            // SAFETY: `_mm256_andnot_si256` needs AVX2, which the processor
+            // has wherever a `Wide` exists (see above); it only combines
+            // two vector values.
             Wide(unsafe { _mm256_andnot_si256(other.0, self.0) })
         }
         #[inline(always)]
         fn or_not(self, other: Self) -> Self {
+            // SAFETY: `_mm256_ternarylogic_epi32` needs AVX-512F and AVX-512VL, which the processor has
+            // wherever a `Wide` exists (see above); it only combines vector values.
             Wide(unsafe { _mm256_ternarylogic_epi32::<OR_NOT>(self.0, other.0, other.0) })
         }
         #[inline(always)]
         fn rotl<const L: i32, const R: i32>(self) -> Self {
+            // SAFETY: `_mm256_rol_epi32` needs AVX-512F and AVX-512VL, which the processor has
+            // wherever a `Wide` exists (see above); it only rotates a vector value.
             Wide(unsafe { _mm256_rol_epi32::<L>(self.0) })
         }
         #[inline(always)]
         fn f(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm256_ternarylogic_epi32` needs AVX-512F and AVX-512VL, which the processor has
+            // wherever a `Wide` exists (see above); it only combines vector values.
             Wide(unsafe { _mm256_ternarylogic_epi32::<F>(b.0, c.0, d.0) })
         }
         #[inline(always)]
@@ -519,15 +592,21 @@ mod avx512 {
             let zero = Self::splat(0);
             (
                 zero,
+                // SAFETY: `_mm256_ternarylogic_epi32` needs AVX-512F and AVX-512VL, which the processor has
+                // wherever a `Wide` exists (see above); it only combines vector values.
                 Wide(unsafe { _mm256_ternarylogic_epi32::<G>(b.0, c.0, d.0) }),
             )
         }
         #[inline(always)]
         fn h(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm256_ternarylogic_epi32` needs AVX-512F and AVX-512VL, which the processor has
+            // wherever a `Wide` exists (see above); it only combines vector values.
             Wide(unsafe { _mm256_ternarylogic_epi32::<H>(b.0, c.0, d.0) })
         }
         #[inline(always)]
         fn i(b: Self, c: Self, d: Self) -> Self {
+            // SAFETY: `_mm256_ternarylogic_epi32` needs AVX-512F and AVX-512VL, which the processor has
+            // wherever a `Wide` exists (see above); it only combines vector values.
             Wide(unsafe { _mm256_ternarylogic_epi32::<I>(b.0, c.0, d.0) })
         }
     }
@@ -542,7 +621,9 @@ mod avx512 {
             let high = sse2::transposed([b4, b5, b6, b7]);
             let mut m = [Wide::splat(0); 16];
             for (word, (low, high)) in m.iter_mut().zip(low.into_iter().zip(high)) {
-                // SAFETY: as for the operations above.
+                // SAFETY: `_mm256_set_m128i` needs AVX, which the processor
+                // has wherever a `Wide` exists (see above); it only joins
+                // two vector values.
                 *word = Wide(unsafe { _mm256_set_m128i(high, low) });
             }
             let lane_word = |i: usize| {
@@ -550,15 +631,18 @@ mod avx512 {
                     let word = words.get(lane).and_then(|w| w.get(i)).copied().unwrap_or(0);
                     i32::from_ne_bytes(word.to_ne_bytes())
                 };
-                // SAFETY: as for the operations above.
+                // SAFETY: `_mm256_setr_epi32` needs AVX, which the processor
+                // has wherever a `Wide` exists (see above); it only builds
+                // a vector from eight words.
                 Wide(unsafe { _mm256_setr_epi32(w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7)) })
             };
             let state = [lane_word(0), lane_word(1), lane_word(2), lane_word(3)];
             let ends = rounds(state, &m);
             for (i, (start, end)) in state.into_iter().zip(ends).enumerate() {
                 let mut sum = [0u32; WIDEST];
-                // SAFETY: `sum` is 32 writable bytes; storeu takes any
-                // alignment.
+                // SAFETY: `sum` is 32 writable bytes (eight `u32`s); storeu
+                // takes any alignment and needs AVX, which the processor
+                // has wherever a `Wide` exists (see above).
                 unsafe { _mm256_storeu_si256(sum.as_mut_ptr().cast(), start.add(end).0) };
                 for (lane, word) in words.iter_mut().zip(sum) {
                     if let Some(w) = lane.get_mut(i) {
