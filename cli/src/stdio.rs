@@ -54,12 +54,12 @@ pub fn finish(status: i32) -> i32 {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
     }
     if status == 0 && STDOUT_CLOSED.load(Ordering::Relaxed) {
-        // SAFETY: restoring the default action and raising the signal in
-        // this thread; nothing else is running by now.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-            libc::raise(libc::SIGPIPE);
-        }
+        // SAFETY: restoring SIGPIPE's default action, a valid signal and
+        // disposition; nothing else is running by now.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        // SAFETY: raising a valid signal in this thread, whose default
+        // action (just restored) ends the process.
+        unsafe { libc::raise(libc::SIGPIPE) };
     }
     status
 }

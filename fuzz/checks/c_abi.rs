@@ -556,12 +556,9 @@ fn extraction(data: &[u8]) {
         return;
     }
     // SAFETY: `handle` is live until freed below.
-    let (count, outputs) = unsafe {
-        (
-            c::clangoffload_extraction_container_count(handle),
-            c::clangoffload_extraction_output_count(handle),
-        )
-    };
+    let count = unsafe { c::clangoffload_extraction_container_count(handle) };
+    // SAFETY: `handle` is live until freed below.
+    let outputs = unsafe { c::clangoffload_extraction_output_count(handle) };
     let mut owner = vec![usize::MAX; outputs];
     let mut plans = Vec::new();
     for index in 0..count {
@@ -673,78 +670,84 @@ fn cuda(data: &[u8]) {
     if no_panic(status, "cuda_fatbins_parse") != Status::Ok {
         return;
     }
-    // SAFETY: `handle` is live until freed below; every output is a local.
-    unsafe {
-        let fatbins = c::clangoffload_cuda_fatbins_count(handle);
-        for index in 0..=fatbins {
-            let mut fatbin = MaybeUninit::<c::clangoffload_cuda_fatbin>::uninit();
-            let status = c::clangoffload_cuda_fatbins_get(handle, index, fatbin.as_mut_ptr());
-            if index == fatbins {
-                assert_ne!(
-                    no_panic(status, "cuda_fatbins_get"),
-                    Status::Ok,
-                    "past the end"
-                );
-                continue;
-            }
-            assert_eq!(no_panic(status, "cuda_fatbins_get"), Status::Ok);
-            let fatbin = fatbin.assume_init();
-            inside(fatbin.data, data, "a fat binary");
-            inside(fatbin.section, data, "a fat binary's section name");
-            for sm in SMS {
-                let (mut entry, mut how) = (0usize, 0u32);
-                let status = c::clangoffload_cuda_select(handle, index, sm, &mut entry, &mut how);
-                if no_panic(status, "cuda_select") == Status::Ok {
-                    assert!(entry < c::clangoffload_cuda_fatbins_entry_count(handle));
-                }
-            }
-        }
-        let entries = c::clangoffload_cuda_fatbins_entry_count(handle);
-        for index in 0..=entries.min(64) {
-            let mut entry = MaybeUninit::<c::clangoffload_cuda_entry>::uninit();
-            let status = c::clangoffload_cuda_fatbins_get_entry(handle, index, entry.as_mut_ptr());
-            if index == entries {
-                assert_ne!(
-                    no_panic(status, "cuda_fatbins_get_entry"),
-                    Status::Ok,
-                    "past the end"
-                );
-                break;
-            }
-            assert_eq!(no_panic(status, "cuda_fatbins_get_entry"), Status::Ok);
-            let entry = entry.assume_init();
-            assert!(entry.fatbin < fatbins, "an entry of no fat binary");
-            inside(entry.identifier, data, "an entry's identifier");
-            let mut member = bytes(&[]);
-            if no_panic(
-                c::clangoffload_cuda_fatbins_member(handle, index, &mut member),
-                "cuda_fatbins_member",
-            ) == Status::Ok
-            {
-                inside(member, data, "an archive member's name");
-            }
-            let mut image = c::clangoffload_buffer {
-                ptr: std::ptr::null_mut(),
-                len: 0,
-            };
-            let status = c::clangoffload_cuda_entry_image(
-                handle,
-                index,
-                MAX_OUTPUT as u64,
-                &mut image,
-                &mut err,
+    // SAFETY: `handle` is live until freed below.
+    let fatbins = unsafe { c::clangoffload_cuda_fatbins_count(handle) };
+    for index in 0..=fatbins {
+        let mut fatbin = MaybeUninit::<c::clangoffload_cuda_fatbin>::uninit();
+        // SAFETY: `handle` is live; `fatbin` is a writable local (the index
+        // one past the end is refused, not written through).
+        let status =
+            unsafe { c::clangoffload_cuda_fatbins_get(handle, index, fatbin.as_mut_ptr()) };
+        if index == fatbins {
+            assert_ne!(
+                no_panic(status, "cuda_fatbins_get"),
+                Status::Ok,
+                "past the end"
             );
-            if no_panic(status, "cuda_entry_image") == Status::Ok {
-                assert!(image.len <= MAX_OUTPUT, "an image over the limit");
-                c::clangoffload_buffer_free(&mut image);
+            continue;
+        }
+        assert_eq!(no_panic(status, "cuda_fatbins_get"), Status::Ok);
+        // SAFETY: written whole on OK, asserted just above.
+        let fatbin = unsafe { fatbin.assume_init() };
+        inside(fatbin.data, data, "a fat binary");
+        inside(fatbin.section, data, "a fat binary's section name");
+        for sm in SMS {
+            let (mut entry, mut how) = (0usize, 0u32);
+            // SAFETY: `handle` is live; `entry` and `how` are writable locals.
+            let status =
+                unsafe { c::clangoffload_cuda_select(handle, index, sm, &mut entry, &mut how) };
+            if no_panic(status, "cuda_select") == Status::Ok {
+                // SAFETY: `handle` is live until freed below.
+                assert!(entry < unsafe { c::clangoffload_cuda_fatbins_entry_count(handle) });
             }
         }
-        let _ = no_panic(
-            c::clangoffload_cuda_fatbins_fault(handle, &mut err),
-            "cuda_fatbins_fault",
-        );
-        c::clangoffload_cuda_fatbins_free(handle);
     }
+    // SAFETY: `handle` is live until freed below.
+    let entries = unsafe { c::clangoffload_cuda_fatbins_entry_count(handle) };
+    for index in 0..=entries.min(64) {
+        let mut entry = MaybeUninit::<c::clangoffload_cuda_entry>::uninit();
+        // SAFETY: `handle` is live; `entry` is a writable local.
+        let status =
+            unsafe { c::clangoffload_cuda_fatbins_get_entry(handle, index, entry.as_mut_ptr()) };
+        if index == entries {
+            assert_ne!(
+                no_panic(status, "cuda_fatbins_get_entry"),
+                Status::Ok,
+                "past the end"
+            );
+            break;
+        }
+        assert_eq!(no_panic(status, "cuda_fatbins_get_entry"), Status::Ok);
+        // SAFETY: written whole on OK, asserted just above.
+        let entry = unsafe { entry.assume_init() };
+        assert!(entry.fatbin < fatbins, "an entry of no fat binary");
+        inside(entry.identifier, data, "an entry's identifier");
+        let mut member = bytes(&[]);
+        // SAFETY: `handle` is live; `member` is a writable local.
+        let status = unsafe { c::clangoffload_cuda_fatbins_member(handle, index, &mut member) };
+        if no_panic(status, "cuda_fatbins_member") == Status::Ok {
+            inside(member, data, "an archive member's name");
+        }
+        let mut image = c::clangoffload_buffer {
+            ptr: std::ptr::null_mut(),
+            len: 0,
+        };
+        // SAFETY: `handle` is live; `image` and `err` are writable locals.
+        let status = unsafe {
+            c::clangoffload_cuda_entry_image(handle, index, MAX_OUTPUT as u64, &mut image, &mut err)
+        };
+        if no_panic(status, "cuda_entry_image") == Status::Ok {
+            assert!(image.len <= MAX_OUTPUT, "an image over the limit");
+            // SAFETY: `image` is the library's buffer, written on OK and
+            // freed once.
+            unsafe { c::clangoffload_buffer_free(&mut image) };
+        }
+    }
+    // SAFETY: `handle` is live; `err` is a writable local.
+    let status = unsafe { c::clangoffload_cuda_fatbins_fault(handle, &mut err) };
+    let _ = no_panic(status, "cuda_fatbins_fault");
+    // SAFETY: `handle` came from the parse above and is freed once, here.
+    unsafe { c::clangoffload_cuda_fatbins_free(handle) };
 }
 
 /// What `prune` keeps: sm_90's cubin and any compute_80 code.

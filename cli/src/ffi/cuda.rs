@@ -213,8 +213,9 @@ impl<'data> CudaFatbins<'data> {
         // SAFETY: a live handle.
         let count = unsafe { c::clangoffload_cuda_fatbins_count(self.handle) };
         (0..count)
-            // SAFETY: a live handle and a writable record.
             .filter_map(|i| {
+                // SAFETY: `self.handle` is live while `self` is; `out` is a
+                // writable record `record` owns; `i` is below the count.
                 record(|out| unsafe { c::clangoffload_cuda_fatbins_get(self.handle, i, out) })
             })
             .map(|record| CudaFatbin {

@@ -18,14 +18,11 @@ pub use c::{
 /// Lets go of the pages of a part of the input the library is done with.
 unsafe extern "C" fn release(context: *mut std::ffi::c_void, data: *const u8, len: usize) {
     // SAFETY: the context is the `Input` given with the call, live during
-    // it, only read (its release is `&self`, safe from any thread); the
-    // part is `len` bytes of its data, live during this call.
-    let (input, part) = unsafe {
-        (
-            &*context.cast_const().cast::<crate::io::Input>(),
-            std::slice::from_raw_parts(data, len),
-        )
-    };
+    // it, only read (its release is `&self`, safe from any thread).
+    let input = unsafe { &*context.cast_const().cast::<crate::io::Input>() };
+    // SAFETY: the part is `len` bytes of the input's data, live and not
+    // written during this call.
+    let part = unsafe { std::slice::from_raw_parts(data, len) };
     input.release_part(part);
 }
 

@@ -213,13 +213,15 @@ impl<'data> Job<'data> {
         let job = &self.handle;
         let (mut member, mut id) = (view(&[]), view(&[]));
         let mut listed = Vec::new();
-        // SAFETY: the job is live; the records are valid.
-        unsafe {
-            for i in 0..c::clangoffload_job_listed_count(job.ptr()) {
-                if c::clangoffload_job_get_listed(job.ptr(), i, &mut member, &mut id) == Status::Ok
-                {
-                    listed.push((member, id));
-                }
+        // SAFETY: the job's handle is live while `self` is.
+        let count = unsafe { c::clangoffload_job_listed_count(job.ptr()) };
+        for i in 0..count {
+            // SAFETY: the job's handle is live, `i` below its count, and
+            // `member` and `id` are writable views.
+            let status =
+                unsafe { c::clangoffload_job_get_listed(job.ptr(), i, &mut member, &mut id) };
+            if status == Status::Ok {
+                listed.push((member, id));
             }
         }
         listed
@@ -463,8 +465,11 @@ unsafe extern "C" fn stream_write(
     bytes: *const u8,
     len: usize,
 ) -> i32 {
-    // SAFETY: the context given with the call; `len` bytes live during it.
-    let (state, bytes) = unsafe { (streaming(context), super::slice(view_raw(bytes, len))) };
+    // SAFETY: the context is the `Streaming` given with the call.
+    let state = unsafe { streaming(context) };
+    // SAFETY: the library passes `len` bytes at `bytes`, live and unchanged
+    // during this call.
+    let bytes = unsafe { super::slice(view_raw(bytes, len)) };
     i32::from(!state.streamer.write(output, bytes))
 }
 
@@ -475,9 +480,11 @@ unsafe extern "C" fn stream_read(
     bytes: *mut u8,
     len: usize,
 ) -> i32 {
-    // SAFETY: the context given with the call; `len` bytes writable during
-    // it.
-    let (state, bytes) = unsafe { (streaming(context), writable(bytes, len)) };
+    // SAFETY: the context is the `Streaming` given with the call.
+    let state = unsafe { streaming(context) };
+    // SAFETY: the library passes `len` bytes at `bytes`, writable by this
+    // callback only during this call.
+    let bytes = unsafe { writable(bytes, len) };
     i32::from(!state.streamer.read_back(output, offset, bytes))
 }
 
@@ -508,8 +515,11 @@ unsafe extern "C" fn stream_note(
     message: *const u8,
     len: usize,
 ) {
-    // SAFETY: the context given with the call; `len` bytes live during it.
-    let (state, bytes) = unsafe { (streaming(context), super::slice(view_raw(message, len))) };
+    // SAFETY: the context is the `Streaming` given with the call.
+    let state = unsafe { streaming(context) };
+    // SAFETY: the library passes `len` bytes at `message`, live and
+    // unchanged during this call.
+    let bytes = unsafe { super::slice(view_raw(message, len)) };
     // Not text: a part of the input.
     if kind == c::CLANGOFFLOAD_NOTE_DONE_WITH {
         state.input.release_part(bytes);

@@ -203,7 +203,12 @@ impl Writer {
             )
         };
         check_status(status, &err)?;
-        // SAFETY: both name the handle's bytes, copied before its next call.
-        Ok(unsafe { (slice(prefix).to_vec(), slice(toc).to_vec()) })
+        // SAFETY: `prefix` names the handle's bytes, live until its next
+        // call; copied at once.
+        let prefix = unsafe { slice(prefix) }.to_vec();
+        // SAFETY: `toc` names the handle's bytes, live until its next call;
+        // copied at once.
+        let toc = unsafe { slice(toc) }.to_vec();
+        Ok((prefix, toc))
     }
 }

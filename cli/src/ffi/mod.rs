@@ -78,14 +78,12 @@ struct Sink<'a> {
 }
 
 unsafe extern "C" fn notify(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
-    // SAFETY: the library passes back the Sink given with the call, and a
-    // view of `len` bytes live during this call.
-    let (sink, text) = unsafe {
-        (
-            &mut *context.cast::<Sink>(),
-            slice(Bytes { ptr: message, len }),
-        )
-    };
+    // SAFETY: the library passes back the Sink given with the call, live
+    // and reached by nothing else during this callback.
+    let sink = unsafe { &mut *context.cast::<Sink>() };
+    // SAFETY: the library passes a view of `len` bytes live during this
+    // call.
+    let text = unsafe { slice(Bytes { ptr: message, len }) };
     if kind == c::CLANGOFFLOAD_NOTE_DONE_WITH {
         if let Some(input) = sink.input {
             input.release_part(text);
@@ -303,14 +301,17 @@ impl<'data, T> Handle<'data, T> {
         get: Get<T, R>,
     ) -> Vec<R> {
         let mut records = Vec::new();
-        // SAFETY: the handle is live; on OK `get` has written the whole
-        // record.
-        unsafe {
-            for i in 0..count(self.ptr) {
-                let mut out = MaybeUninit::uninit();
-                if get(self.ptr, i, out.as_mut_ptr()) == Status::Ok {
-                    records.push(out.assume_init());
-                }
+        // SAFETY: the handle is live while `self` is, and `count` is its
+        // list's count function.
+        let n = unsafe { count(self.ptr) };
+        for i in 0..n {
+            let mut out = MaybeUninit::uninit();
+            // SAFETY: the handle is live, `i` below the count, and `out` a
+            // writable record.
+            let status = unsafe { get(self.ptr, i, out.as_mut_ptr()) };
+            if status == Status::Ok {
+                // SAFETY: on OK `get` has written the whole record.
+                records.push(unsafe { out.assume_init() });
             }
         }
         records
@@ -324,13 +325,14 @@ impl<'data, T> Handle<'data, T> {
         get: GetNested<T, I, R>,
     ) -> Vec<R> {
         let mut records = Vec::new();
-        // SAFETY: as in `list`.
-        unsafe {
-            for i in (0..count).filter_map(|i| I::try_from(i).ok()) {
-                let mut out = MaybeUninit::uninit();
-                if get(self.ptr, parent, i, out.as_mut_ptr()) == Status::Ok {
-                    records.push(out.assume_init());
-                }
+        for i in (0..count).filter_map(|i| I::try_from(i).ok()) {
+            let mut out = MaybeUninit::uninit();
+            // SAFETY: the handle is live while `self` is, and `out` a
+            // writable record; `get` checks `parent` and `i`.
+            let status = unsafe { get(self.ptr, parent, i, out.as_mut_ptr()) };
+            if status == Status::Ok {
+                // SAFETY: on OK `get` has written the whole record.
+                records.push(unsafe { out.assume_init() });
             }
         }
         records

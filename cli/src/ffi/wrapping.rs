@@ -84,20 +84,24 @@ fn write_hex(out: &mut dyn Write, data: &[u8]) -> io::Result<()> {
     let mut text = Vec::new();
     for piece in data.chunks(PIECE) {
         let mut len = 0;
-        // SAFETY: piece is live; NULL with capacity 0 asks for the length,
-        // then text is writable for that length.
-        let status = unsafe {
-            let asked = c::clangoffload_wrap_hex(
+        // SAFETY: `piece` is `piece.len()` live bytes; NULL with capacity
+        // 0 asks for the length, written to `len`.
+        let asked = unsafe {
+            c::clangoffload_wrap_hex(
                 piece.as_ptr(),
                 piece.len(),
                 std::ptr::null_mut(),
                 0,
                 &mut len,
-            );
-            if asked != Status::BufferTooSmall {
-                return Err(io::Error::other(status_message(asked)));
-            }
-            text.resize(len, 0);
+            )
+        };
+        if asked != Status::BufferTooSmall {
+            return Err(io::Error::other(status_message(asked)));
+        }
+        text.resize(len, 0);
+        // SAFETY: `piece` is live; `text` is writable for `text.len()`
+        // bytes, the length asked for.
+        let status = unsafe {
             c::clangoffload_wrap_hex(
                 piece.as_ptr(),
                 piece.len(),
