@@ -1412,11 +1412,6 @@ typedef struct clangoffload_target_id {
   clangoffload_feature sramecc;
 } clangoffload_target_id;
 
-// Told of a part of the input a job is done with (`data`, `len` bytes of
-// it), with the caller's `context`; may be called from several threads at
-// once.
-typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
-
 // The input (file 0) or an archive member.
 typedef struct clangoffload_inspected_file {
   // Whether it is an archive member (with a name and a parent).
@@ -1577,6 +1572,11 @@ typedef struct clangoffload_inspection_error {
   // Its message (not NUL-terminated).
   struct clangoffload_bytes message;
 } clangoffload_inspection_error;
+
+// Told of a part of the input a job is done with (`data`, `len` bytes of
+// it), with the caller's `context`; may be called from several threads at
+// once.
+typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
 
 // What a kpack archive says of itself; views borrow the parsed buffer.
 typedef struct clangoffload_kpack_info {
@@ -4001,81 +4001,6 @@ clangoffload_status clangoffload_target_id_is_compatible(const char *code_object
                                                          size_t requested_len,
                                                          bool *out);
 
-// Inspects the `len` bytes at `data` (any file: an archive, an ELF file, or
-// containers back to back) and stores what it found in `*out`. Compressed
-// bundles and OffloadBinaries are decoded under `max_decompressed_size`
-// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB), one at a time, and a
-// compressed bundle's hash computed (unless `flags` has
-// `CLANGOFFLOAD_INSPECT_TABLES_ONLY`); a wrong hash is a container error
-// unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
-// in the inspection (containers' errors, `clangoffload_inspection_get_error`).
-// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
-//
-// Ownership: on success `*out` is a new handle owned by the caller,
-// released with `clangoffload_inspection_free` (exactly once). On failure
-// `*out` is untouched.
-//
-// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
-// and unchanged until it is freed.
-//
-// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
-// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
-//
-// # Safety
-// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
-// handle pointer.
-clangoffload_status clangoffload_inspect(const uint8_t *data,
-                                         size_t len,
-                                         uint32_t flags,
-                                         uint64_t max_decompressed_size,
-                                         struct clangoffload_inspection **out);
-
-// `clangoffload_inspect` with every compressed bundle decoded whole (as
-// without `CLANGOFFLOAD_INSPECT_TABLES_ONLY`: the same inspection) on up to
-// `threads` threads (0: one), each bundle admitted by its declared
-// decompressed size under a memory budget of `memory_budget` bytes across
-// those threads (0: 256 MiB, or the largest bundle's buffer when that is
-// more; one larger than the budget is decoded alone), and `done_with` (if
-// set) told of each compressed bundle's input bytes once it is decoded, so
-// that a caller who mapped the file can let go of their pages. `flags`:
-// `CLANGOFFLOAD_SKIP_HASH_CHECK` only.
-//
-// Ownership: on success `*out` is a new handle owned by the caller,
-// released with `clangoffload_inspection_free` (exactly once). On failure
-// `*out` is untouched.
-//
-// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
-// and unchanged until it is freed. `done_with` and `context` are used
-// during the call only.
-//
-// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
-// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `done_with` may be NULL.
-//
-// # Safety
-// As `clangoffload_inspect`; `done_with`, if set, must be callable with
-// `context` from any thread, several at once, during the call.
-clangoffload_status clangoffload_inspect_parallel(const uint8_t *data,
-                                                  size_t len,
-                                                  uint32_t flags,
-                                                  uint64_t max_decompressed_size,
-                                                  size_t threads,
-                                                  uint64_t memory_budget,
-                                                  clangoffload_done_with_fn done_with,
-                                                  void *context,
-                                                  struct clangoffload_inspection **out);
-
-// Releases a handle from `clangoffload_inspect`; views taken from it
-// become invalid.
-//
-// Ownership: the handle is released; the buffer it borrowed stays the
-// caller's.
-//
-// NULL: a NULL `inspection` does nothing.
-//
-// # Safety
-// `inspection` is NULL or a live handle not yet freed.
-void clangoffload_inspection_free(struct clangoffload_inspection *inspection);
-
 // How many files were read: the input, then every archive member.
 //
 // Ownership: nothing to free; returns a plain number.
@@ -4271,6 +4196,81 @@ size_t clangoffload_inspection_error_count(const struct clangoffload_inspection 
 clangoffload_status clangoffload_inspection_get_error(const struct clangoffload_inspection *inspection,
                                                       size_t index,
                                                       struct clangoffload_inspection_error *out);
+
+// Inspects the `len` bytes at `data` (any file: an archive, an ELF file, or
+// containers back to back) and stores what it found in `*out`. Compressed
+// bundles and OffloadBinaries are decoded under `max_decompressed_size`
+// each (`CLANGOFFLOAD_DEFAULT_LIMIT`: 1 GiB), one at a time, and a
+// compressed bundle's hash computed (unless `flags` has
+// `CLANGOFFLOAD_INSPECT_TABLES_ONLY`); a wrong hash is a container error
+// unless `flags` has `CLANGOFFLOAD_SKIP_HASH_CHECK`. Damage in the input is no failure: it is
+// in the inspection (containers' errors, `clangoffload_inspection_get_error`).
+// Any other flag bit gives `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_inspection_free` (exactly once). On failure
+// `*out` is untouched.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
+// and unchanged until it is freed.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `data` is NULL or readable for `len` bytes; `out` is NULL or a writable
+// handle pointer.
+clangoffload_status clangoffload_inspect(const uint8_t *data,
+                                         size_t len,
+                                         uint32_t flags,
+                                         uint64_t max_decompressed_size,
+                                         struct clangoffload_inspection **out);
+
+// `clangoffload_inspect` with every compressed bundle decoded whole (as
+// without `CLANGOFFLOAD_INSPECT_TABLES_ONLY`: the same inspection) on up to
+// `threads` threads (0: one), each bundle admitted by its declared
+// decompressed size under a memory budget of `memory_budget` bytes across
+// those threads (0: 256 MiB, or the largest bundle's buffer when that is
+// more; one larger than the budget is decoded alone), and `done_with` (if
+// set) told of each compressed bundle's input bytes once it is decoded, so
+// that a caller who mapped the file can let go of their pages. `flags`:
+// `CLANGOFFLOAD_SKIP_HASH_CHECK` only.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_inspection_free` (exactly once). On failure
+// `*out` is untouched.
+//
+// Lifetime: the handle borrows the `len` bytes at `data`: keep them alive
+// and unchanged until it is freed. `done_with` and `context` are used
+// during the call only.
+//
+// NULL: `data` may be NULL only when `len` is 0; `out` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`; `done_with` may be NULL.
+//
+// # Safety
+// As `clangoffload_inspect`; `done_with`, if set, must be callable with
+// `context` from any thread, several at once, during the call.
+clangoffload_status clangoffload_inspect_parallel(const uint8_t *data,
+                                                  size_t len,
+                                                  uint32_t flags,
+                                                  uint64_t max_decompressed_size,
+                                                  size_t threads,
+                                                  uint64_t memory_budget,
+                                                  clangoffload_done_with_fn done_with,
+                                                  void *context,
+                                                  struct clangoffload_inspection **out);
+
+// Releases a handle from `clangoffload_inspect`; views taken from it
+// become invalid.
+//
+// Ownership: the handle is released; the buffer it borrowed stays the
+// caller's.
+//
+// NULL: a NULL `inspection` does nothing.
+//
+// # Safety
+// `inspection` is NULL or a live handle not yet freed.
+void clangoffload_inspection_free(struct clangoffload_inspection *inspection);
 
 // Parses the kpack archive in `len` bytes at `data` (header and the whole
 // table of contents, every type checked; no code object touched) and
