@@ -210,8 +210,11 @@ pub unsafe extern "C" fn clangoffload_archive_write(
         let out = unsafe { out_arg(out) }?;
         let mut named = Vec::new();
         for input in inputs {
-            // SAFETY: the views are readable for the call, as the caller promises.
-            named.push(unsafe { (input.id.as_slice()?, input.payload.as_slice()?) });
+            // SAFETY: `input.id` is a view readable for the call, as the caller promises.
+            let id = unsafe { input.id.as_slice() }?;
+            // SAFETY: `input.payload` is a view readable for the call, as the caller promises.
+            let payload = unsafe { input.payload.as_slice() }?;
+            named.push((id, payload));
         }
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bytes = write_archive_indexed(&named).map_err(|e| unsafe { report(&e, err) })?;

@@ -108,8 +108,10 @@ pub unsafe extern "C" fn clangoffload_bundle_next_entry(
     ffi_guard!({
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises writable records.
-        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        // SAFETY: `cursor` is NULL or writable, as the caller promises.
+        let cursor = unsafe { out_arg(cursor) }?;
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
         let bundle = Bundle::parse_lenient(data)
@@ -216,8 +218,10 @@ pub unsafe extern "C" fn clangoffload_bundle_select_entry_for_device(
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
         let device = device_id(unsafe { str_arg(device, device_len) }?)?;
-        // SAFETY: writable, as the caller promises.
-        let (out, out_match) = unsafe { (out_arg(out)?, out_arg(out_match)?) };
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `out_match` is NULL or writable, as the caller promises.
+        let out_match = unsafe { out_arg(out_match) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let bundle = Bundle::parse(data).map_err(|e| unsafe { report(&e, err) })?;
         let (how, entry) =
@@ -299,9 +303,12 @@ pub unsafe extern "C" fn clangoffload_fatbin_select_for_device(
         let data = unsafe { slice_arg(data, len) }?;
         // SAFETY: readable for device_len bytes, as the caller promises.
         let device = device_id(unsafe { str_arg(device, device_len) }?)?;
-        // SAFETY: writable, as the caller promises.
-        let (out, out_match, out_needed) =
-            unsafe { (out_arg(out)?, out_arg(out_match)?, out_arg(out_needed)?) };
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `out_match` is NULL or writable, as the caller promises.
+        let out_match = unsafe { out_arg(out_match) }?;
+        // SAFETY: `out_needed` is NULL or writable, as the caller promises.
+        let out_needed = unsafe { out_arg(out_needed) }?;
         let options = clangoffload::DecompressOptions {
             verify_hash: flags & crate::compressed::CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
             ..clangoffload::DecompressOptions::default()
@@ -640,8 +647,10 @@ pub unsafe extern "C" fn clangoffload_bundle_select_for_device(
             .iter()
             .position(|e| e.index() == entry.index())
             .ok_or(clangoffload_status::NotFound)?;
-        // SAFETY: writable, as the caller promises.
-        let (out_index, out_match) = unsafe { (out_arg(out_index)?, out_arg(out_match)?) };
+        // SAFETY: `out_index` is NULL or writable, as the caller promises.
+        let out_index = unsafe { out_arg(out_index) }?;
+        // SAFETY: `out_match` is NULL or writable, as the caller promises.
+        let out_match = unsafe { out_arg(out_match) }?;
         *out_index = index;
         *out_match = how.into();
         Ok(())
@@ -779,8 +788,10 @@ pub unsafe extern "C" fn clangoffload_bundle_layout(
     total_size: *mut u64,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: arrays of `count` readable records, as the caller promises.
-        let (ids, sizes) = unsafe { (array_arg(ids, count)?, array_arg(sizes, count)?) };
+        // SAFETY: `ids` is NULL or readable for `count` records, as the caller promises.
+        let ids = unsafe { array_arg(ids, count) }?;
+        // SAFETY: `sizes` is NULL or readable for `count` records, as the caller promises.
+        let sizes = unsafe { array_arg(sizes, count) }?;
         let ids = ids
             .iter()
             // SAFETY: each view is readable, as the caller promises.

@@ -397,8 +397,10 @@ pub unsafe extern "C" fn clangoffload_containers_next(
     ffi_guard!({
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: the caller promises writable records.
-        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        // SAFETY: `cursor` is NULL or writable, as the caller promises.
+        let cursor = unsafe { out_arg(cursor) }?;
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
         if *cursor > len_u64(len) {
             return Err(clangoffload_status::InvalidArgument);
         }

@@ -112,8 +112,10 @@ pub unsafe extern "C" fn clangoffload_cover(
         if flags & !CLANGOFFLOAD_COVERAGE_VERIFY != 0 {
             return Err(clangoffload_status::InvalidArgument);
         }
-        // SAFETY: readable for their lengths, as the caller promises.
-        let (data, name) = unsafe { (slice_arg(data, len)?, str_arg(name, name_len)?) };
+        // SAFETY: `data` is NULL or readable for `len` bytes, as the caller promises.
+        let data = unsafe { slice_arg(data, len) }?;
+        // SAFETY: `name` is NULL or readable for `name_len` bytes, as the caller promises.
+        let name = unsafe { str_arg(name, name_len) }?;
         // SAFETY: readable for `device_count` views, as the caller promises.
         let views = unsafe { array_arg(devices, device_count) }?;
         // SAFETY: writable, as the caller promises.

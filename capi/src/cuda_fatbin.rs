@@ -553,8 +553,10 @@ pub unsafe extern "C" fn clangoffload_cuda_select(
                     && l.member == chosen.member
             })
             .ok_or(clangoffload_status::NotFound)?;
-        // SAFETY: writable, as the caller promises.
-        let (out_entry, out_match) = unsafe { (out_arg(out_entry)?, out_arg(out_match)?) };
+        // SAFETY: `out_entry` is NULL or writable, as the caller promises.
+        let out_entry = unsafe { out_arg(out_entry) }?;
+        // SAFETY: `out_match` is NULL or writable, as the caller promises.
+        let out_match = unsafe { out_arg(out_match) }?;
         *out_entry = index;
         *out_match = match chosen.kind {
             CudaMatch::Cubin => CLANGOFFLOAD_CUDA_MATCH_CUBIN,
@@ -896,8 +898,10 @@ pub unsafe extern "C" fn clangoffload_cuda_sm_parse(
         // SAFETY: the caller promises `len` readable bytes.
         let text = unsafe { str_arg(text, len) }?;
         let sm = Sm::parse(text).ok_or(clangoffload_status::InvalidArgument)?;
-        // SAFETY: writable, as the caller promises.
-        let (out_arch, out_variant) = unsafe { (out_arg(out_arch)?, out_arg(out_variant)?) };
+        // SAFETY: `out_arch` is NULL or writable, as the caller promises.
+        let out_arch = unsafe { out_arg(out_arch) }?;
+        // SAFETY: `out_variant` is NULL or writable, as the caller promises.
+        let out_variant = unsafe { out_arg(out_variant) }?;
         *out_arch = sm.number;
         *out_variant = variant_number(sm.variant);
         Ok(())
@@ -1017,14 +1021,12 @@ pub unsafe extern "C" fn clangoffload_cuda_code_parse(
         // SAFETY: the caller promises `len` readable bytes.
         let text = unsafe { str_arg(text, len) }?;
         let name = CodeName::parse(text).ok_or(clangoffload_status::InvalidArgument)?;
-        // SAFETY: writable, as the caller promises.
-        let (out_kind, out_arch, out_variant) = unsafe {
-            (
-                out_arg(out_kind)?,
-                out_arg(out_arch)?,
-                out_arg(out_variant)?,
-            )
-        };
+        // SAFETY: `out_kind` is NULL or writable, as the caller promises.
+        let out_kind = unsafe { out_arg(out_kind) }?;
+        // SAFETY: `out_arch` is NULL or writable, as the caller promises.
+        let out_arch = unsafe { out_arg(out_arch) }?;
+        // SAFETY: `out_variant` is NULL or writable, as the caller promises.
+        let out_variant = unsafe { out_arg(out_variant) }?;
         *out_kind = name.kind.raw();
         *out_arch = name.sm.number;
         *out_variant = variant_number(name.sm.variant);

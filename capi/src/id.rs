@@ -132,13 +132,12 @@ pub unsafe extern "C" fn clangoffload_entry_id_is_compatible(
     out: *mut bool,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: both strings readable for their lengths, as promised.
-        let (co, req) = unsafe {
-            (
-                str_arg(code_object, code_object_len)?,
-                str_arg(requested, requested_len)?,
-            )
-        };
+        // SAFETY: `code_object` is NULL or readable for `code_object_len` bytes, as the caller
+        // promises.
+        let co = unsafe { str_arg(code_object, code_object_len) }?;
+        // SAFETY: `requested` is NULL or readable for `requested_len` bytes, as the caller
+        // promises.
+        let req = unsafe { str_arg(requested, requested_len) }?;
         let (co, req) = (BundleEntryId::parse(co)?, BundleEntryId::parse(req)?);
         let (co, req) = if flags & CLANGOFFLOAD_AS_BUNDLER != 0 {
             as_read_by_bundler(&co, &req)?
@@ -211,8 +210,10 @@ pub unsafe extern "C" fn clangoffload_entry_ids_find_conflict(
         let (Some(&a), Some(&b)) = (a, b) else {
             return Err(clangoffload_status::NotFound);
         };
-        // SAFETY: writable, as the caller promises.
-        let (first, second) = unsafe { (out_arg(out_first)?, out_arg(out_second)?) };
+        // SAFETY: `out_first` is NULL or writable, as the caller promises.
+        let first = unsafe { out_arg(out_first) }?;
+        // SAFETY: `out_second` is NULL or writable, as the caller promises.
+        let second = unsafe { out_arg(out_second) }?;
         *first = a;
         *second = b;
         Ok(())
@@ -340,13 +341,12 @@ pub unsafe extern "C" fn clangoffload_target_id_is_compatible(
     out: *mut bool,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: both strings readable for their lengths, as promised.
-        let (co, req) = unsafe {
-            (
-                TargetId::parse(str_arg(code_object, code_object_len)?)?,
-                TargetId::parse(str_arg(requested, requested_len)?)?,
-            )
-        };
+        // SAFETY: `code_object` is NULL or readable for `code_object_len` bytes, as the caller
+        // promises.
+        let co = TargetId::parse(unsafe { str_arg(code_object, code_object_len) }?)?;
+        // SAFETY: `requested` is NULL or readable for `requested_len` bytes, as the caller
+        // promises.
+        let req = TargetId::parse(unsafe { str_arg(requested, requested_len) }?)?;
         // SAFETY: writable, as the caller promises.
         *unsafe { out_arg(out) }? = co.is_compatible_with(&req);
         Ok(())

@@ -843,8 +843,10 @@ pub unsafe extern "C" fn clangoffload_kpack_candidates(
             .marker
             .as_ref()
             .map_err(|_| clangoffload_status::NotFound)?;
-        // SAFETY: readable, as the caller promises.
-        let (isa, dir) = unsafe { (isa.as_slice()?, host_dir.as_slice()?) };
+        // SAFETY: `isa` is a view readable for the call, as the caller promises.
+        let isa = unsafe { isa.as_slice() }?;
+        // SAFETY: `host_dir` is a view readable for the call, as the caller promises.
+        let dir = unsafe { host_dir.as_slice() }?;
         // SAFETY: NULL or readable, as the caller promises.
         let given = unsafe { environment.as_ref() };
         let value = |set: bool, view: clangoffload_bytes| {
@@ -859,8 +861,10 @@ pub unsafe extern "C" fn clangoffload_kpack_candidates(
             ),
             None => Environment::default(),
         };
-        // SAFETY: writable, as the caller promises.
-        let (out, out_disabled) = unsafe { (out_arg(out)?, out_arg(out_disabled)?) };
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        // SAFETY: `out_disabled` is NULL or writable, as the caller promises.
+        let out_disabled = unsafe { out_arg(out_disabled) }?;
         let paths: Vec<_> = marker.search_paths().collect();
         let list = candidates(&environment, &paths, &arch_list(isa), &|rel| {
             place(dir, rel)
@@ -1015,8 +1019,10 @@ pub unsafe extern "C" fn clangoffload_kpack_check(
             .map_err(|e| unsafe { report(&e, err) })?;
         let mut named = Vec::new();
         for (&handle, view) in handles.iter().zip(views) {
-            // SAFETY: live handles and readable views, as the caller promises.
-            let (kpack, name) = unsafe { (handle_arg(handle)?, view.as_slice()?) };
+            // SAFETY: `handle` is NULL or a live handle, as the caller promises.
+            let kpack = unsafe { handle_arg(handle) }?;
+            // SAFETY: `view` is a view readable for the call, as the caller promises.
+            let name = unsafe { view.as_slice() }?;
             named.push(Named {
                 name,
                 archive: &kpack.archive,

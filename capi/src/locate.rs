@@ -105,8 +105,10 @@ pub unsafe extern "C" fn clangoffload_elf_offload_section_next(
     ffi_guard!({
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: writable, as the caller promises.
-        let (index, out) = unsafe { (out_arg(index)?, out_arg(out)?) };
+        // SAFETY: `index` is NULL or writable, as the caller promises.
+        let index = unsafe { out_arg(index) }?;
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let fail = |e| unsafe { report(&e, err) };
         if *index == u32::MAX {
@@ -380,8 +382,10 @@ pub unsafe extern "C" fn clangoffload_scan_cursor_next(
         check_scan_flags(flags)?;
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: writable, as the caller promises.
-        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        // SAFETY: `cursor` is NULL or writable, as the caller promises.
+        let cursor = unsafe { out_arg(cursor) }?;
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
         let (next, hit) = scan_step(data, flags, (*cursor).into());
         *cursor = next.into();
         *out = hit?;
@@ -424,8 +428,10 @@ pub unsafe extern "C" fn clangoffload_scan_next(
         check_scan_flags(flags)?;
         // SAFETY: the caller promises `len` readable bytes.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: writable, as the caller promises.
-        let (cursor, out) = unsafe { (out_arg(cursor)?, out_arg(out)?) };
+        // SAFETY: `cursor` is NULL or writable, as the caller promises.
+        let cursor = unsafe { out_arg(cursor) }?;
+        // SAFETY: `out` is NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
         let from = ScanCursor {
             offset: *cursor,
             ..ScanCursor::default()

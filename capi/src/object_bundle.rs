@@ -272,9 +272,11 @@ pub unsafe extern "C" fn clangoffload_object_bundle_write(
             .try_reserve_exact(inputs.len())
             .map_err(|_| clangoffload_status::OutOfMemory)?;
         for input in inputs {
-            // SAFETY: the views are readable for the call, as the caller promises.
-            let pair = unsafe { (input.id.as_slice()?, input.payload.as_slice()?) };
-            pairs.push(pair);
+            // SAFETY: `input.id` is a view readable for the call, as the caller promises.
+            let id = unsafe { input.id.as_slice() }?;
+            // SAFETY: `input.payload` is a view readable for the call, as the caller promises.
+            let payload = unsafe { input.payload.as_slice() }?;
+            pairs.push((id, payload));
         }
         // SAFETY: `err` is NULL or writable, as the caller promises.
         let object = clangoffload::object::ObjectFile::parse(host)

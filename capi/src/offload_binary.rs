@@ -461,8 +461,11 @@ pub unsafe extern "C" fn clangoffload_offload_binary_write(
             list.try_reserve_exact(pairs.len())
                 .map_err(|_| clangoffload_status::OutOfMemory)?;
             for pair in pairs {
-                // SAFETY: valid views, as the caller promises.
-                list.push(unsafe { (pair.key.as_slice()?, pair.value.as_slice()?) });
+                // SAFETY: `pair.key` is a view readable for the call, as the caller promises.
+                let key = unsafe { pair.key.as_slice() }?;
+                // SAFETY: `pair.value` is a view readable for the call, as the caller promises.
+                let value = unsafe { pair.value.as_slice() }?;
+                list.push((key, value));
             }
             strings.push(list);
         }

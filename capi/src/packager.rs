@@ -479,13 +479,16 @@ pub unsafe extern "C" fn clangoffload_packager_package(
             .try_reserve_exact(records.len())
             .map_err(|_| clangoffload_status::OutOfMemory)?;
         for record in records {
-            // SAFETY: the views are readable for the call, as the caller promises.
-            images.push(unsafe {
-                PackageImage {
-                    argument: record.argument.as_slice()?,
-                    file: record.file.as_slice()?,
-                    data: record.data.as_slice()?,
-                }
+            // SAFETY: `record.argument` is a view readable for the call, as the caller promises.
+            let argument = unsafe { record.argument.as_slice() }?;
+            // SAFETY: `record.file` is a view readable for the call, as the caller promises.
+            let file = unsafe { record.file.as_slice() }?;
+            // SAFETY: `record.data` is a view readable for the call, as the caller promises.
+            let data = unsafe { record.data.as_slice() }?;
+            images.push(PackageImage {
+                argument,
+                file,
+                data,
             });
         }
         let format = Format {

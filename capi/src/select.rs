@@ -104,8 +104,10 @@ pub unsafe extern "C" fn clangoffload_select(
         // SAFETY: the caller promises `len` readable bytes that outlive the
         // handle.
         let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable for their lengths, as the caller promises.
-        let (name, device) = unsafe { (str_arg(name, name_len)?, str_arg(device, device_len)?) };
+        // SAFETY: `name` is NULL or readable for `name_len` bytes, as the caller promises.
+        let name = unsafe { str_arg(name, name_len) }?;
+        // SAFETY: `device` is NULL or readable for `device_len` bytes, as the caller promises.
+        let device = unsafe { str_arg(device, device_len) }?;
         // SAFETY: the caller promises a writable pointer.
         let out = unsafe { out_arg(out) }?;
         let device = match Device::parse(device) {

@@ -323,8 +323,10 @@ pub unsafe extern "C" fn clangoffload_job_get_listed(
     ffi_guard!({
         // SAFETY: live, as the caller promises.
         let job = unsafe { handle_arg(job) }?;
-        // SAFETY: writable, as the caller promises.
-        let (member, id) = unsafe { (out_arg(member)?, out_arg(id)?) };
+        // SAFETY: `member` is NULL or writable, as the caller promises.
+        let member = unsafe { out_arg(member) }?;
+        // SAFETY: `id` is NULL or writable, as the caller promises.
+        let id = unsafe { out_arg(id) }?;
         let (in_member, listed) = job
             .listed
             .get(index)

@@ -259,13 +259,10 @@ pub unsafe extern "C" fn clangoffload_bundler_bundle(
         let request = unsafe { handle_arg(request) }?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
-        // SAFETY: the request's views are readable, as the caller promises.
-        let (file_type, name) = unsafe {
-            (
-                request.file_type.as_slice()?,
-                request.input_name.as_slice()?,
-            )
-        };
+        // SAFETY: `request.file_type` is a view readable for the call, as the caller promises.
+        let file_type = unsafe { request.file_type.as_slice() }?;
+        // SAFETY: `request.input_name` is a view readable for the call, as the caller promises.
+        let name = unsafe { request.input_name.as_slice() }?;
         let file_type =
             core::str::from_utf8(file_type).map_err(|_| clangoffload_status::InvalidUtf8)?;
         // SAFETY: as above.
