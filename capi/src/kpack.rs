@@ -91,10 +91,11 @@ pub unsafe extern "C" fn clangoffload_kpack_parse(
         let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
         // SAFETY: the caller promises a writable pointer.
         let out = unsafe { out_arg(out) }?;
-        // SAFETY (both): `err` is NULL or writable, as the caller promises.
+        // SAFETY: `err` is NULL or writable, as the caller promises.
         let archive = Archive::parse(data).map_err(|e| unsafe { report(&e, err) })?;
         let mut entries = Vec::new();
         for entry in archive.entries() {
+            // SAFETY: `err` is NULL or writable, as the caller promises.
             let entry = entry.map_err(|e| unsafe { report(&e, err) })?;
             entries
                 .try_reserve(1)

@@ -456,10 +456,15 @@ pub unsafe extern "C" fn clangoffload_kpack_writer_new(
             CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL => Scheme::ZstdPerKernel,
             _ => return Err(clangoffload_status::InvalidArgument),
         };
+        // SAFETY: `options.group_name` is a view readable for the call, as
+        // the caller promises.
+        let group_name = unsafe { options.group_name.as_slice() }?;
+        // SAFETY: `options.arch_family` is a view readable for the call, as
+        // the caller promises.
+        let arch_family = unsafe { options.arch_family.as_slice() }?;
         let mut writer = ArchiveWriter::new(&ArchiveOptions {
-            // SAFETY (both): readable, as the caller promises.
-            group_name: unsafe { options.group_name.as_slice() }?,
-            arch_family: unsafe { options.arch_family.as_slice() }?,
+            group_name,
+            arch_family,
             arches: &arches,
             scheme,
             level: options.level,
@@ -511,17 +516,28 @@ pub unsafe extern "C" fn clangoffload_kpack_writer_add(
         let pairs = unsafe { array_arg(entry.metadata, entry.metadata_count) }?;
         let mut metadata = Vec::new();
         for pair in pairs {
-            // SAFETY (both): readable, as the caller promises.
-            metadata.push((unsafe { pair.name.as_slice() }?, unsafe {
-                pair.value.as_slice()
-            }?));
+            // SAFETY: `pair.name` is a view readable for the call, as the
+            // caller promises.
+            let name = unsafe { pair.name.as_slice() }?;
+            // SAFETY: `pair.value` is a view readable for the call, as the
+            // caller promises.
+            let value = unsafe { pair.value.as_slice() }?;
+            metadata.push((name, value));
         }
         writer.out.clear();
+        // SAFETY: `entry.key` is a view readable for the call, as the caller
+        // promises.
+        let key = unsafe { entry.key.as_slice() }?;
+        // SAFETY: `entry.arch` is a view readable for the call, as the
+        // caller promises.
+        let arch = unsafe { entry.arch.as_slice() }?;
+        // SAFETY: `entry.code` is a view readable for the call, as the
+        // caller promises.
+        let code = unsafe { entry.code.as_slice() }?;
         let new = NewEntry {
-            // SAFETY (all three): readable, as the caller promises.
-            key: unsafe { entry.key.as_slice() }?,
-            arch: unsafe { entry.arch.as_slice() }?,
-            code: unsafe { entry.code.as_slice() }?,
+            key,
+            arch,
+            code,
             metadata: &metadata,
         };
         writer
@@ -559,8 +575,9 @@ pub unsafe extern "C" fn clangoffload_kpack_writer_finish(
         // SAFETY: NULL or a live handle used by this call only, as the
         // caller promises.
         let writer = unsafe { out_arg(writer) }?;
-        // SAFETY (both): NULL or writable, as the caller promises.
+        // SAFETY: `prefix` is NULL or writable, as the caller promises.
         let prefix = unsafe { out_arg(prefix) }?;
+        // SAFETY: `toc` is NULL or writable, as the caller promises.
         let toc = unsafe { out_arg(toc) }?;
         let (head, table) = writer
             .writer

@@ -122,6 +122,8 @@ mod tests {
             super::CLANGOFFLOAD_VERSION_PATCH
         );
         assert_eq!(v, env!("CARGO_PKG_VERSION"));
+        // SAFETY: `clangoffload_version` returns a static NUL-terminated
+        // string.
         let s = unsafe { std::ffi::CStr::from_ptr(super::clangoffload_version()) };
         assert_eq!(s.to_str().unwrap(), v);
     }

@@ -662,6 +662,8 @@ mod tests {
         let data = fixture("llvm22/hip-4096.bundle");
         let mut index = 0u32;
         let mut out = core::mem::MaybeUninit::<clangoffload_offload_section>::zeroed();
+        // SAFETY: `data` is live for the call, `index` and `out` writable;
+        // a NULL error record is allowed.
         let next = |index: &mut u32, out: &mut core::mem::MaybeUninit<_>| unsafe {
             clangoffload_elf_offload_section_next(
                 data.as_ptr(),

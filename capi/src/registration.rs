@@ -117,17 +117,18 @@ pub unsafe extern "C" fn clangoffload_wrap_c_source(
         }
         // SAFETY: NULL or readable, as the caller promises.
         let options = unsafe { options.as_ref() }.ok_or(clangoffload_status::NullArgument)?;
-        // SAFETY: the views are readable for the call, as the caller promises.
-        let (triple, input_name) = unsafe {
-            (
-                str_arg(options.triple.ptr.cast(), options.triple.len)?,
-                str_arg(options.input_name.ptr.cast(), options.input_name.len)?,
-            )
-        };
+        // SAFETY: `options.triple` is a view readable for the call, as the
+        // caller promises.
+        let triple = unsafe { str_arg(options.triple.ptr.cast(), options.triple.len) }?;
+        // SAFETY: `options.input_name` is a view readable for the call, as
+        // the caller promises.
+        let input_name = unsafe { str_arg(options.input_name.ptr.cast(), options.input_name.len) }?;
         // SAFETY: readable for `len` bytes, as the caller promises.
         let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: writable, as the caller promises.
-        let (head, tail) = unsafe { (out_arg(head)?, out_arg(tail)?) };
+        // SAFETY: `head` is NULL or writable, as the caller promises.
+        let head = unsafe { out_arg(head) }?;
+        // SAFETY: `tail` is NULL or writable, as the caller promises.
+        let tail = unsafe { out_arg(tail) }?;
         let wrap = WrapOptions {
             kind: OffloadKind::from_raw(options.kind),
             triple,
@@ -320,6 +321,8 @@ mod tests {
             len: 0,
         };
         let (mut head, mut tail, mut err) = (empty(), empty(), clangoffload_error::default());
+        // SAFETY: `options`, its views and `data` are live for the call;
+        // `head`, `tail` and `err` are writable locals.
         let status = unsafe {
             clangoffload_wrap_c_source(
                 &options,
@@ -334,6 +337,8 @@ mod tests {
             assert_eq!(err.status, status.code());
             return Err((status, message(&err).to_owned()));
         }
+        // SAFETY: on OK, `head` and `tail` are buffers the library made,
+        // `len` initialized bytes at `ptr`, live until freed below.
         let part = |b: &clangoffload_buffer| unsafe { std::slice::from_raw_parts(b.ptr, b.len) };
         let mut text = part(&head).to_vec();
         // In pieces of three lines, to show that they join.
@@ -341,15 +346,18 @@ mod tests {
             text.extend_from_slice(&hex(piece));
         }
         text.extend_from_slice(part(&tail));
-        unsafe {
-            clangoffload_buffer_free(&mut head);
-            clangoffload_buffer_free(&mut tail);
-        }
+        // SAFETY: `head` is the library's buffer, freed once; `part`'s
+        // slices of it are no longer used.
+        unsafe { clangoffload_buffer_free(&mut head) };
+        // SAFETY: `tail` likewise.
+        unsafe { clangoffload_buffer_free(&mut tail) };
         Ok(String::from_utf8(text).unwrap())
     }
 
     fn hex(data: &[u8]) -> Vec<u8> {
         let mut needed = 0;
+        // SAFETY: `data` is live for the call; NULL with capacity 0 asks
+        // for the length, written to the local `needed`.
         let status = unsafe {
             clangoffload_wrap_hex(
                 data.as_ptr(),
@@ -367,6 +375,8 @@ mod tests {
         assert_eq!(status, expected);
         let mut out = vec![0u8; needed];
         let mut len = 0;
+        // SAFETY: `data` is live for the call; `out` is writable for
+        // `out.len()` bytes and `len` is a writable local.
         let status = unsafe {
             clangoffload_wrap_hex(
                 data.as_ptr(),
@@ -455,6 +465,7 @@ mod tests {
 
         let mut err = clangoffload_error::default();
         let triple = "x86_64-pc-windows-msvc";
+        // SAFETY: `triple` is live for the call; `err` is a writable local.
         let status = unsafe {
             clangoffload_wrap_check_triple(triple.as_ptr().cast(), triple.len(), &mut err)
         };
@@ -464,6 +475,8 @@ mod tests {
             "COFF object format; only ELF hosts are supported"
         );
         let triple = "x86_64-unknown-linux-gnu";
+        // SAFETY: `triple` is live for the call; NULL asks for no error
+        // record.
         let status = unsafe {
             clangoffload_wrap_check_triple(
                 triple.as_ptr().cast(),
@@ -477,14 +490,20 @@ mod tests {
     #[test]
     fn pointer_checks() {
         let mut len = 0;
+        // SAFETY: the input is 2 live bytes; the NULL output with capacity
+        // 4 is refused before anything is written; `len` is a writable local.
         let status =
             unsafe { clangoffload_wrap_hex(b"ab".as_ptr(), 2, std::ptr::null_mut(), 4, &mut len) };
         assert_eq!(status, S::NullArgument);
         let mut small = [0u8; 13];
+        // SAFETY: the input is 2 live bytes; `small` is writable for its
+        // length; `len` is a writable local.
         let status = unsafe {
             clangoffload_wrap_hex(b"ab".as_ptr(), 2, small.as_mut_ptr(), small.len(), &mut len)
         };
         assert_eq!((status, len, small), (S::BufferTooSmall, 14, [0; 13]));
+        // SAFETY: as above, but a NULL length, refused before anything is
+        // written.
         let status = unsafe {
             clangoffload_wrap_hex(
                 b"ab".as_ptr(),
@@ -495,6 +514,8 @@ mod tests {
             )
         };
         assert_eq!(status, S::NullArgument);
+        // SAFETY: NULL options are refused before any other argument is
+        // read or written.
         let status = unsafe {
             clangoffload_wrap_c_source(
                 std::ptr::null(),

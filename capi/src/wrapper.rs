@@ -332,9 +332,12 @@ pub unsafe extern "C" fn clangoffload_device_images_fill(
                 EntriesBegin: entries_begin,
                 EntriesEnd: entries_end,
             };
-            // SAFETY: index < needed <= capacity, and `out` is writable for
-            // `capacity` aligned records, as the caller promises.
-            unsafe { out.add(index).write(record) };
+            // SAFETY: index < needed <= capacity, so the offset stays inside
+            // the caller's array of `capacity` records at `out`.
+            let slot = unsafe { out.add(index) };
+            // SAFETY: `out` is writable for `capacity` aligned records, as
+            // the caller promises, and `slot` is one of them.
+            unsafe { slot.write(record) };
         });
         Ok(())
     })
@@ -434,6 +437,9 @@ mod tests {
         };
         let mut out = vec![blank; cap];
         let (mut count, mut skipped) = (usize::MAX, usize::MAX);
+        // SAFETY: `data` is live for the call; `out` is writable for `cap`
+        // records (NULL when there are none); `count` and `skipped` are
+        // writable locals; NULL entries are allowed.
         let status = unsafe {
             clangoffload_device_images_fill(
                 data.as_ptr(),
@@ -493,7 +499,12 @@ mod tests {
                     r.ImageEnd.cast::<u8>().cast_const(),
                 );
                 assert!(range.start <= s && s <= e && e <= range.end);
-                unsafe { std::slice::from_raw_parts(s, usize::try_from(e.offset_from(s)).unwrap()) }
+                // SAFETY: `s` and `e` lie in `data`, one allocation, `s`
+                // first (asserted just above).
+                let len = usize::try_from(unsafe { e.offset_from(s) }).unwrap();
+                // SAFETY: `[s, e)` is `len` initialized bytes of `data`,
+                // which outlives `texts`.
+                unsafe { std::slice::from_raw_parts(s, len) }
             })
             .collect();
         assert_eq!(texts, [&b"first image"[..], b"second", b"third!"]);
@@ -511,16 +522,19 @@ mod tests {
         };
         let mut magic = 0;
         assert_eq!(
+            // SAFETY: `w` and `magic` are live locals.
             unsafe { clangoffload_fatbin_wrapper_check(&w, &mut magic) },
             clangoffload_status::Ok
         );
         assert_eq!(magic, CLANGOFFLOAD_FATBIN_MAGIC_HIP);
         w.version = 2;
         assert_eq!(
+            // SAFETY: `w` is a live local; a NULL magic is allowed.
             unsafe { clangoffload_fatbin_wrapper_check(&w, std::ptr::null_mut()) },
             clangoffload_status::InvalidArgument
         );
         assert_eq!(
+            // SAFETY: a NULL wrapper is refused before `magic` is written.
             unsafe { clangoffload_fatbin_wrapper_check(std::ptr::null(), &mut magic) },
             clangoffload_status::NullArgument
         );

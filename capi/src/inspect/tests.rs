@@ -39,25 +39,34 @@ fn view(bytes: clangoffload_bytes) -> Vec<u8> {
 fn a_damaged_compressed_bundle_is_reported_with_both_hashes() {
     let mut fatbin = fixture("compressed/concat/hip.hip_fatbin");
     fatbin[8192 + 16] ^= 0xff;
-    with_inspection(&fatbin, 0, |h| unsafe {
-        assert_eq!(clangoffload_inspection_container_count(h), 4);
-        let c = get(|out| clangoffload_inspection_get_container(h, 1, out)).unwrap();
+    with_inspection(&fatbin, 0, |h| {
+        // SAFETY: `h` is live during the check.
+        assert_eq!(unsafe { clangoffload_inspection_container_count(h) }, 4);
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let c = get(|out| unsafe { clangoffload_inspection_get_container(h, 1, out) }).unwrap();
         assert_eq!(c.kind, clangoffload_container_kind::Compressed);
         assert_eq!(c.offset, 8192);
         assert!(c.has_computed_hash && c.computed_hash != c.compressed.hash);
         assert_eq!(c.error_status, clangoffload_status::HashMismatch.code());
         assert!(view(c.error).starts_with(b"hash mismatch"));
         assert_eq!(view(c.method_name), b"zstd");
-        assert_eq!(clangoffload_inspection_entry_count(h, 1), c.entry_count);
-        let e = get(|out| clangoffload_inspection_get_entry(h, 1, 0, out)).unwrap();
+        // SAFETY: `h` is live during the check.
+        let entries = unsafe { clangoffload_inspection_entry_count(h, 1) };
+        assert_eq!(entries, c.entry_count);
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let e = get(|out| unsafe { clangoffload_inspection_get_entry(h, 1, 0, out) }).unwrap();
         assert_eq!(view(e.id), b"host-x86_64-unknown-linux-gnu-");
-        let past = get(|out| clangoffload_inspection_get_entry(h, 1, c.entry_count, out));
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let past =
+            get(|out| unsafe { clangoffload_inspection_get_entry(h, 1, c.entry_count, out) });
         assert_eq!(past.unwrap_err(), clangoffload_status::IndexOutOfRange);
-        assert_eq!(clangoffload_inspection_error_count(h), 0);
+        // SAFETY: `h` is live during the check.
+        assert_eq!(unsafe { clangoffload_inspection_error_count(h) }, 0);
     });
     // The hash not checked: no error.
-    with_inspection(&fatbin, CLANGOFFLOAD_SKIP_HASH_CHECK, |h| unsafe {
-        let c = get(|out| clangoffload_inspection_get_container(h, 1, out)).unwrap();
+    with_inspection(&fatbin, CLANGOFFLOAD_SKIP_HASH_CHECK, |h| {
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let c = get(|out| unsafe { clangoffload_inspection_get_container(h, 1, out) }).unwrap();
         assert_eq!(c.error_status, 0);
     });
 }
@@ -65,17 +74,21 @@ fn a_damaged_compressed_bundle_is_reported_with_both_hashes() {
 #[test]
 fn host_objects_give_code_objects_notes_and_files() {
     let object = fixture("offload/hip.o");
-    with_inspection(&object, 0, |h| unsafe {
-        let file = get(|out| clangoffload_inspection_get_file(h, 0, out)).unwrap();
+    with_inspection(&object, 0, |h| {
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let file = get(|out| unsafe { clangoffload_inspection_get_file(h, 0, out) }).unwrap();
         assert!(!file.has_name && file.is_elf);
         assert_eq!(file.parent, 0);
         assert_eq!(view(file.objdump_format), b"elf64-x86-64");
-        let c = get(|out| clangoffload_inspection_get_container(h, 0, out)).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let c = get(|out| unsafe { clangoffload_inspection_get_container(h, 0, out) }).unwrap();
         assert_eq!(view(c.place.section), b".hip_fatbin");
-        let e = get(|out| clangoffload_inspection_get_entry(h, 0, 2, out)).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let e = get(|out| unsafe { clangoffload_inspection_get_entry(h, 0, 2, out) }).unwrap();
         assert!(e.is_code_object && e.target_matches);
         assert_eq!(view(e.code_object_target), b"gfx90a");
-        let n = get(|out| clangoffload_inspection_get_note(h, 0, out)).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let n = get(|out| unsafe { clangoffload_inspection_get_note(h, 0, out) }).unwrap();
         assert_eq!(n.kind, clangoffload_inspection_note_kind::Wrapper);
         assert_eq!(view(n.wrapper_name), b"HIPF");
         assert_eq!((n.wrapper.resolved, n.wrapper.target.len), (1, 18_160));
@@ -85,19 +98,27 @@ fn host_objects_give_code_objects_notes_and_files() {
 #[test]
 fn images_and_their_strings() {
     let archive = fixture("offload/offload.a");
-    with_inspection(&archive, 0, |h| unsafe {
-        assert!(clangoffload_inspection_file_count(h) > 1);
-        let image = get(|out| clangoffload_inspection_get_image(h, 0, 0, out)).unwrap();
+    with_inspection(&archive, 0, |h| {
+        // SAFETY: `h` is live during the check.
+        assert!(unsafe { clangoffload_inspection_file_count(h) } > 1);
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let image = get(|out| unsafe { clangoffload_inspection_get_image(h, 0, 0, out) }).unwrap();
         assert_eq!(view(image.image_kind_name), b"elf");
         assert_eq!(view(image.offload_kind_name), b"openmp");
         assert_eq!(
-            clangoffload_inspection_string_count(h, 0, 0),
+            // SAFETY: `h` is live during the check.
+            unsafe { clangoffload_inspection_string_count(h, 0, 0) },
             image.string_count
         );
-        let pair = get(|out| clangoffload_inspection_get_string(h, 0, 0, 0, out)).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let pair =
+            get(|out| unsafe { clangoffload_inspection_get_string(h, 0, 0, 0, out) }).unwrap();
         assert_eq!(view(pair.key), b"arch");
-        let c = get(|out| clangoffload_inspection_get_container(h, 0, out)).unwrap();
-        let file = get(|out| clangoffload_inspection_get_file(h, c.place.file, out)).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let c = get(|out| unsafe { clangoffload_inspection_get_container(h, 0, out) }).unwrap();
+        // SAFETY: `h` is live during the check; `out` is a writable record.
+        let file =
+            get(|out| unsafe { clangoffload_inspection_get_file(h, c.place.file, out) }).unwrap();
         assert_eq!((view(file.name), file.parent), (b"embed.o".to_vec(), 0));
     });
 }
@@ -108,22 +129,24 @@ fn null_and_unknown_flags_are_refused() {
     // SAFETY: NULL with length 0 is allowed; `handle` is writable.
     let status = unsafe { clangoffload_inspect(core::ptr::null(), 0, 4, 0, &mut handle) };
     assert_eq!(status, clangoffload_status::InvalidArgument);
-    // SAFETY: as above.
+    // SAFETY: NULL with length 1 is refused before anything is read;
+    // `handle` is writable.
     let status = unsafe { clangoffload_inspect(core::ptr::null(), 1, 0, 0, &mut handle) };
     assert_eq!(status, clangoffload_status::NullArgument);
-    // SAFETY: NULL handles are allowed.
-    unsafe {
-        assert_eq!(
-            clangoffload_inspection_container_count(core::ptr::null()),
-            0
-        );
-        clangoffload_inspection_free(core::ptr::null_mut());
-    }
-    with_inspection(&[], 0, |h| unsafe {
-        assert_eq!(clangoffload_inspection_file_count(h), 1);
-        assert_eq!(clangoffload_inspection_container_count(h), 0);
+    // SAFETY: a NULL handle is allowed (it has no containers).
+    let count = unsafe { clangoffload_inspection_container_count(core::ptr::null()) };
+    assert_eq!(count, 0);
+    // SAFETY: freeing NULL is allowed and does nothing.
+    unsafe { clangoffload_inspection_free(core::ptr::null_mut()) };
+    with_inspection(&[], 0, |h| {
+        // SAFETY: `h` is live during the check.
+        assert_eq!(unsafe { clangoffload_inspection_file_count(h) }, 1);
+        // SAFETY: `h` is live during the check.
+        assert_eq!(unsafe { clangoffload_inspection_container_count(h) }, 0);
         let out = core::ptr::null_mut();
-        let status = clangoffload_inspection_get_file(h, 0, out);
+        // SAFETY: `h` is live during the check; a NULL record is refused
+        // before anything is written.
+        let status = unsafe { clangoffload_inspection_get_file(h, 0, out) };
         assert_eq!(status, clangoffload_status::NullArgument);
     });
 }
