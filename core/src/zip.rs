@@ -345,15 +345,7 @@ impl<'data> Member<'data> {
         let stored = self.stored()?;
         let bytes = match self.method {
             0 => Cow::Borrowed(stored),
-            8 => {
-                let size = usize::try_from(self.size).unwrap_or(usize::MAX);
-                let out = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, size)
-                    .map_err(|_| here(ZipFault::BadDeflate))?;
-                if out.len() != size {
-                    return Err(here(ZipFault::BadDeflate));
-                }
-                Cow::Owned(out)
-            }
+            8 => Cow::Owned(inflate(stored, self.size).map_err(here)?),
             other => return Err(here(ZipFault::UnsupportedMethod(other))),
         };
         if crc32(&bytes) != self.crc {
@@ -366,6 +358,33 @@ impl<'data> Member<'data> {
     pub fn entry_offset(&self) -> u64 {
         to_u64(self.entry)
     }
+}
+
+/// Inflates the raw deflate stream `stored` into exactly `size` bytes,
+/// allocated once (no growing buffer, so a member takes its size in memory
+/// and no more).
+#[cfg(feature = "alloc")]
+fn inflate(stored: &[u8], size: u64) -> Result<alloc::vec::Vec<u8>, ZipFault> {
+    use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+    use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
+    use miniz_oxide::inflate::TINFLStatus;
+    let too_large = ZipFault::TooLarge { size, limit: size };
+    let len = usize::try_from(size).map_err(|_| too_large)?;
+    let mut out = alloc::vec::Vec::new();
+    out.try_reserve_exact(len).map_err(|_| too_large)?;
+    out.resize(len, 0);
+    let mut state = alloc::boxed::Box::new(DecompressorOxide::new());
+    let (status, _, written) = decompress(
+        &mut state,
+        stored,
+        &mut out,
+        0,
+        TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+    );
+    if status != TINFLStatus::Done || written != len {
+        return Err(ZipFault::BadDeflate);
+    }
+    Ok(out)
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as ZIP stores it).
