@@ -1069,6 +1069,11 @@ fn c_select(
     device: &[u8],
 ) -> Result<(usize, clangoffload_device_match), Fault> {
     c_out(|out: *mut (usize, clangoffload_device_match)| {
+        // SAFETY: `out` points to a writable tuple; only the address of
+        // its field is taken.
+        let index = unsafe { std::ptr::addr_of_mut!((*out).0) };
+        // SAFETY: as above.
+        let how = unsafe { std::ptr::addr_of_mut!((*out).1) };
         // SAFETY: a live handle; `device` is readable for its length; the two
         // outputs are fields of the writable `out`, written together on
         // success.
@@ -1077,8 +1082,8 @@ fn c_select(
                 h.ptr,
                 ptr(device).cast(),
                 device.len(),
-                std::ptr::addr_of_mut!((*out).0),
-                std::ptr::addr_of_mut!((*out).1),
+                index,
+                how,
             )
         }
     })
@@ -1164,6 +1169,11 @@ fn c_select_entry(
 ) -> Result<(EntryRec, clangoffload_device_match), Fault> {
     c_out_err(
         |out: *mut (clangoffload_bundle_entry, clangoffload_device_match), err| {
+            // SAFETY: `out` points to a writable tuple; only the address of
+            // its field is taken.
+            let entry = unsafe { std::ptr::addr_of_mut!((*out).0) };
+            // SAFETY: as above.
+            let how = unsafe { std::ptr::addr_of_mut!((*out).1) };
             // SAFETY: `data` and `device` are readable for their lengths;
             // the outputs are fields of the writable `out`, written together
             // on success; `err` is writable.
@@ -1173,8 +1183,8 @@ fn c_select_entry(
                     data.len(),
                     ptr(device).cast(),
                     device.len(),
-                    std::ptr::addr_of_mut!((*out).0),
-                    std::ptr::addr_of_mut!((*out).1),
+                    entry,
+                    how,
                     err,
                 )
             }

@@ -41,10 +41,10 @@ fn select_with(
     let mut needed = 0usize;
     let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
     let mut how = std::mem::MaybeUninit::<c::clangoffload_device_match>::uninit();
-    // SAFETY: every buffer is live and writable for the call; the views
-    // read below borrow `data` or `scratch`, both alive.
-    unsafe {
-        let status = c::clangoffload_fatbin_select_for_device(
+    // SAFETY: every buffer is live and writable for the call (`scratch`
+    // for `cap` bytes, NULL when there are none).
+    let status = unsafe {
+        c::clangoffload_fatbin_select_for_device(
             data.as_ptr(),
             data.len(),
             device.as_ptr().cast(),
@@ -60,24 +60,30 @@ fn select_with(
             entry.as_mut_ptr(),
             how.as_mut_ptr(),
             null_mut(),
-        );
-        if status != c::clangoffload_status::Ok {
-            return (status, needed, None);
-        }
-        let entry = entry.assume_init();
-        let code = std::slice::from_raw_parts(entry.payload.ptr, entry.payload.len).to_vec();
-        let id = std::slice::from_raw_parts(entry.id.ptr, entry.id.len);
-        if CompressedBundle::is_compressed(data) && cap > 0 {
-            assert_eq!(entry.payload.ptr, scratch.as_ptr());
-            assert_eq!(entry.id.ptr, scratch.as_ptr().add(code.len()));
-            assert_eq!(needed, code.len() + id.len());
-        }
-        (
-            status,
-            needed,
-            Some((code, entry.offset, String::from_utf8_lossy(id).into_owned())),
         )
+    };
+    if status != c::clangoffload_status::Ok {
+        return (status, needed, None);
     }
+    // SAFETY: written whole on OK.
+    let entry = unsafe { entry.assume_init() };
+    // SAFETY: the payload view borrows `data` or `scratch`, both alive.
+    let code = unsafe { std::slice::from_raw_parts(entry.payload.ptr, entry.payload.len) }.to_vec();
+    // SAFETY: the ID view borrows `data` or `scratch`, both alive.
+    let id = unsafe { std::slice::from_raw_parts(entry.id.ptr, entry.id.len) };
+    if CompressedBundle::is_compressed(data) && cap > 0 {
+        assert_eq!(entry.payload.ptr, scratch.as_ptr());
+        // SAFETY: the payload, `code.len()` bytes, is at the start of
+        // `scratch`, so the offset stays inside it.
+        let after_code = unsafe { scratch.as_ptr().add(code.len()) };
+        assert_eq!(entry.id.ptr, after_code);
+        assert_eq!(needed, code.len() + id.len());
+    }
+    (
+        status,
+        needed,
+        Some((code, entry.offset, String::from_utf8_lossy(id).into_owned())),
+    )
 }
 
 #[test]

@@ -234,13 +234,13 @@ fn jobs_agree_with_core_on_every_fixture() {
                         let dir = scratch(&format!("agree-{compared}"));
                         let out = dir.join("out");
                         let path_c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
+                        // SAFETY: the job is live; a NULL error record is
+                        // allowed.
+                        let failure =
+                            unsafe { c::clangoffload_job_failure(job, std::ptr::null_mut()) };
                         // SAFETY: the job is live; the path NUL-terminated.
-                        let (failure, wrote) = unsafe {
-                            (
-                                c::clangoffload_job_failure(job, std::ptr::null_mut()),
-                                c::clangoffload_job_write_path(job, 0, path_c.as_ptr()),
-                            )
-                        };
+                        let wrote =
+                            unsafe { c::clangoffload_job_write_path(job, 0, path_c.as_ptr()) };
                         assert_eq!(
                             failure == c::clangoffload_status::Ok,
                             plan.failure().is_none(),
@@ -260,21 +260,21 @@ fn jobs_agree_with_core_on_every_fixture() {
                         );
                         let fds = [std::os::fd::AsRawFd::as_raw_fd(&input)];
                         let mut output = std::mem::MaybeUninit::uninit();
-                        // SAFETY: the job is live; the descriptors open; the
-                        // record writable.
-                        let (wrote, got) = unsafe {
-                            (
-                                c::clangoffload_job_write_fd_from(
-                                    job,
-                                    0,
-                                    std::os::fd::AsRawFd::as_raw_fd(&to),
-                                    fds.as_ptr(),
-                                    1,
-                                    std::ptr::null_mut(),
-                                ),
-                                c::clangoffload_job_get_output(job, 0, output.as_mut_ptr()),
+                        // SAFETY: the job is live; the descriptors open,
+                        // `fds` one of them; a NULL error record is allowed.
+                        let wrote = unsafe {
+                            c::clangoffload_job_write_fd_from(
+                                job,
+                                0,
+                                std::os::fd::AsRawFd::as_raw_fd(&to),
+                                fds.as_ptr(),
+                                1,
+                                std::ptr::null_mut(),
                             )
                         };
+                        // SAFETY: the job is live; the record writable.
+                        let got =
+                            unsafe { c::clangoffload_job_get_output(job, 0, output.as_mut_ptr()) };
                         assert_eq!(
                             (wrote, got),
                             (c::clangoffload_status::Ok, c::clangoffload_status::Ok),
@@ -323,25 +323,34 @@ fn an_exact_id_wins_in_the_c_selection_calls() {
         let mut handle = std::ptr::null_mut();
         let mut index = usize::MAX;
         let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
-        // SAFETY: data and target are live for the calls; the handle is
-        // freed once; the out-records are writable.
-        let (parsed, found, direct, entry) = unsafe {
-            let parsed = c::clangoffload_bundle_parse(
+        // SAFETY: `data` is live for the call and outlives the handle,
+        // freed below; `handle` is writable.
+        let parsed = unsafe {
+            c::clangoffload_bundle_parse(
                 data.as_ptr(),
                 data.len(),
                 0,
                 &mut handle,
                 std::ptr::null_mut(),
-            );
-            let found = c::clangoffload_bundle_find_compatible(
+            )
+        };
+        // SAFETY: the handle is live (or NULL, refused); `target` is live
+        // for the call; `index` is writable.
+        let found = unsafe {
+            c::clangoffload_bundle_find_compatible(
                 handle,
                 target.as_ptr().cast(),
                 target.len(),
                 0,
                 &mut index,
-            );
-            c::clangoffload_bundle_free(handle);
-            let direct = c::clangoffload_bundle_find_compatible_entry(
+            )
+        };
+        // SAFETY: the handle from the parse above, freed once.
+        unsafe { c::clangoffload_bundle_free(handle) };
+        // SAFETY: `data` and `target` are live for the call; `entry` is a
+        // writable record.
+        let direct = unsafe {
+            c::clangoffload_bundle_find_compatible_entry(
                 data.as_ptr(),
                 data.len(),
                 target.as_ptr().cast(),
@@ -349,8 +358,7 @@ fn an_exact_id_wins_in_the_c_selection_calls() {
                 0,
                 entry.as_mut_ptr(),
                 std::ptr::null_mut(),
-            );
-            (parsed, found, direct, entry.assume_init())
+            )
         };
         assert_eq!(parsed, c::clangoffload_status::Ok);
         assert_eq!(
@@ -359,6 +367,8 @@ fn an_exact_id_wins_in_the_c_selection_calls() {
             "{target}"
         );
         assert_eq!(direct, c::clangoffload_status::Ok, "{target}");
+        // SAFETY: written whole on OK, asserted just above.
+        let entry = unsafe { entry.assume_init() };
         // SAFETY: the view borrows `data`.
         let payload = unsafe { std::slice::from_raw_parts(entry.payload.ptr, entry.payload.len) };
         assert_eq!(payload, [&b"906"[..], b"90a"][want], "{target}");
@@ -376,27 +386,33 @@ fn a_write_error_says_what_the_system_said() {
     let read_only = std::fs::File::open(root().join("Cargo.toml")).unwrap();
     let mut job = std::ptr::null_mut();
     let mut err = std::mem::MaybeUninit::<c::clangoffload_error>::zeroed();
-    // SAFETY: data, options and views live for the calls; the job freed once;
-    // the record writable.
-    let (made, wrote, err) = unsafe {
-        let made = c::clangoffload_bundler_unbundle(
+    // SAFETY: data, options and views live for the call; `job` writable.
+    let made = unsafe {
+        c::clangoffload_bundler_unbundle(
             data.as_ptr(),
             data.len(),
             &options,
             &mut job,
             std::ptr::null_mut(),
-        );
-        let wrote = c::clangoffload_job_write_fd_from(
+        )
+    };
+    // SAFETY: the job is live; no input descriptors (NULL with count 0);
+    // the error record writable.
+    let wrote = unsafe {
+        c::clangoffload_job_write_fd_from(
             job,
             0,
             std::os::fd::AsRawFd::as_raw_fd(&read_only),
             std::ptr::null(),
             0,
             err.as_mut_ptr(),
-        );
-        c::clangoffload_job_free(job);
-        (made, wrote, err.assume_init())
+        )
     };
+    // SAFETY: the job from the unbundling above, freed once.
+    unsafe { c::clangoffload_job_free(job) };
+    // SAFETY: zeroed is a valid error record (a plain C struct of integers
+    // and bytes), whatever the call wrote.
+    let err = unsafe { err.assume_init() };
     assert_eq!(made, c::clangoffload_status::Ok);
     assert_eq!(wrote, c::clangoffload_status::IoError);
     // SAFETY: the library NUL-terminates the message.
@@ -532,13 +548,11 @@ unsafe extern "C" fn streamed_read(
     bytes: *mut u8,
     len: usize,
 ) -> i32 {
-    // SAFETY: as for `streamed_write`; `len` bytes writable during the call.
-    let (s, bytes) = unsafe {
-        (
-            &mut *context.cast::<Streamed>(),
-            std::slice::from_raw_parts_mut(bytes, len),
-        )
-    };
+    // SAFETY: the context is the `Streamed` the test passed with the
+    // call, reached by nothing else during this callback.
+    let s = unsafe { &mut *context.cast::<Streamed>() };
+    // SAFETY: the library passes `len` bytes writable during the call.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(bytes, len) };
     s.read_backs += 1;
     let from = offset as usize;
     match s.outputs[output].get(from..from + len) {
@@ -572,13 +586,11 @@ unsafe extern "C" fn streamed_write(
     bytes: *const u8,
     len: usize,
 ) -> i32 {
-    // SAFETY: as above; `len` bytes live during the call.
-    let (s, bytes) = unsafe {
-        (
-            &mut *context.cast::<Streamed>(),
-            std::slice::from_raw_parts(bytes, len),
-        )
-    };
+    // SAFETY: the context is the `Streamed` the test passed with the
+    // call, reached by nothing else during this callback.
+    let s = unsafe { &mut *context.cast::<Streamed>() };
+    // SAFETY: the library passes `len` bytes live during the call.
+    let bytes = unsafe { std::slice::from_raw_parts(bytes, len) };
     let out = &mut s.outputs[output];
     if out.len() as u64 != offset {
         s.gaps += 1;

@@ -51,13 +51,11 @@ type FormatCase = (
 );
 
 unsafe extern "C" fn collect(context: *mut c_void, kind: u32, message: *const u8, len: usize) {
-    // SAFETY: the test passes a Notes and the library a live view.
-    let (notes, text) = unsafe {
-        (
-            &mut *context.cast::<Notes>(),
-            std::slice::from_raw_parts(message, len),
-        )
-    };
+    // SAFETY: the context is the `Notes` the test passed with the call,
+    // reached by nothing else during this callback.
+    let notes = unsafe { &mut *context.cast::<Notes>() };
+    // SAFETY: the library passes a view of `len` bytes live during the call.
+    let text = unsafe { std::slice::from_raw_parts(message, len) };
     notes.push((kind, String::from_utf8(text.to_vec()).unwrap()));
 }
 
@@ -104,36 +102,37 @@ fn extract(
     };
     let mut outputs = Vec::new();
     // SAFETY: the job is live until freed below.
-    unsafe {
-        for output in 0..clangoffload_job_output_count(job) {
-            let mut name = view(&[]);
-            assert_eq!(
-                clangoffload_job_output_name(job, output, &mut name),
-                clangoffload_status::Ok
-            );
-            let mut bytes = Vec::new();
-            for i in 0..clangoffload_job_piece_count(job, output) {
-                let mut piece = clangoffload_piece {
-                    kind: clangoffload_piece_kind::Zeros,
-                    input: 0,
-                    input_offset: 0,
-                    bytes: view(&[]),
-                    zeros: 0,
-                };
-                assert_eq!(
-                    clangoffload_job_get_piece(job, output, i, &mut piece),
-                    clangoffload_status::Ok
-                );
-                if piece.kind == clangoffload_piece_kind::Input {
-                    let at = piece.input_offset as usize;
-                    assert_eq!(&data[at..at + piece.bytes.len], slice(piece.bytes));
-                }
-                bytes.extend_from_slice(slice(piece.bytes));
+    let output_count = unsafe { clangoffload_job_output_count(job) };
+    for output in 0..output_count {
+        let mut name = view(&[]);
+        // SAFETY: the job is live; `name` is a writable view.
+        let status = unsafe { clangoffload_job_output_name(job, output, &mut name) };
+        assert_eq!(status, clangoffload_status::Ok);
+        let mut bytes = Vec::new();
+        // SAFETY: the job is live until freed below.
+        let piece_count = unsafe { clangoffload_job_piece_count(job, output) };
+        for i in 0..piece_count {
+            let mut piece = clangoffload_piece {
+                kind: clangoffload_piece_kind::Zeros,
+                input: 0,
+                input_offset: 0,
+                bytes: view(&[]),
+                zeros: 0,
+            };
+            // SAFETY: the job is live; `piece` is a writable record.
+            let status = unsafe { clangoffload_job_get_piece(job, output, i, &mut piece) };
+            assert_eq!(status, clangoffload_status::Ok);
+            if piece.kind == clangoffload_piece_kind::Input {
+                let at = piece.input_offset as usize;
+                assert_eq!(&data[at..at + piece.bytes.len], slice(piece.bytes));
             }
-            outputs.push((slice(name).to_vec(), bytes));
+            bytes.extend_from_slice(slice(piece.bytes));
         }
-        clangoffload_job_free(job);
+        outputs.push((slice(name).to_vec(), bytes));
     }
+    // SAFETY: the job from the extraction above, freed once; the views
+    // into it are copied.
+    unsafe { clangoffload_job_free(job) };
     (outputs, notes, status)
 }
 
@@ -247,72 +246,68 @@ fn listings_hold_every_image_with_its_strings() {
     };
     assert_eq!(status, clangoffload_status::Ok);
     // SAFETY: the handle is live until freed below.
-    unsafe {
-        assert_eq!(clangoffload_packager_image_count(images), 2);
-        let mut out = std::mem::zeroed::<clangoffload_packager_image>();
-        assert_eq!(
-            clangoffload_packager_get_image(images, 1, &mut out),
-            clangoffload_status::Ok
-        );
-        assert!(out.compressed);
-        assert_eq!((out.version, out.offload_kind, out.image_kind), (3, 4, 1));
-        assert_eq!(slice(out.image), single.as_slice());
-        assert!(slice(out.member).is_empty());
-        let mut strings = Vec::new();
-        for s in 0..out.string_count {
-            let mut pair = clangoffload_string_pair {
-                key: view(&[]),
-                value: view(&[]),
-            };
-            assert_eq!(
-                clangoffload_packager_get_string(images, 1, s, &mut pair),
-                clangoffload_status::Ok
-            );
-            strings.push((slice(pair.key).to_vec(), slice(pair.value).to_vec()));
-        }
-        assert!(
-            strings.contains(&(b"arch".to_vec(), b"abc".to_vec())),
-            "{strings:?}"
-        );
+    assert_eq!(unsafe { clangoffload_packager_image_count(images) }, 2);
+    // SAFETY: all zeros is a valid image record (integers, bools, and views
+    // whose NULL pointers are not read).
+    let mut out = unsafe { std::mem::zeroed::<clangoffload_packager_image>() };
+    // SAFETY: the handle is live; `out` is a writable record.
+    let status = unsafe { clangoffload_packager_get_image(images, 1, &mut out) };
+    assert_eq!(status, clangoffload_status::Ok);
+    assert!(out.compressed);
+    assert_eq!((out.version, out.offload_kind, out.image_kind), (3, 4, 1));
+    assert_eq!(slice(out.image), single.as_slice());
+    assert!(slice(out.member).is_empty());
+    let mut strings = Vec::new();
+    for s in 0..out.string_count {
         let mut pair = clangoffload_string_pair {
             key: view(&[]),
             value: view(&[]),
         };
-        assert_eq!(
-            clangoffload_packager_get_string(images, 1, out.string_count, &mut pair),
-            clangoffload_status::IndexOutOfRange
-        );
-        assert_eq!(
-            clangoffload_packager_get_image(images, 2, &mut out),
-            clangoffload_status::IndexOutOfRange
-        );
-        clangoffload_packager_images_free(images);
-        clangoffload_packager_images_free(null_mut());
-        assert_eq!(clangoffload_packager_image_count(null()), 0);
+        // SAFETY: the handle is live; `pair` is a writable record.
+        let status = unsafe { clangoffload_packager_get_string(images, 1, s, &mut pair) };
+        assert_eq!(status, clangoffload_status::Ok);
+        strings.push((slice(pair.key).to_vec(), slice(pair.value).to_vec()));
     }
+    assert!(
+        strings.contains(&(b"arch".to_vec(), b"abc".to_vec())),
+        "{strings:?}"
+    );
+    let mut pair = clangoffload_string_pair {
+        key: view(&[]),
+        value: view(&[]),
+    };
+    // SAFETY: the handle is live; `pair` is a writable record.
+    let status =
+        unsafe { clangoffload_packager_get_string(images, 1, out.string_count, &mut pair) };
+    assert_eq!(status, clangoffload_status::IndexOutOfRange);
+    // SAFETY: the handle is live; `out` is a writable record.
+    let status = unsafe { clangoffload_packager_get_image(images, 2, &mut out) };
+    assert_eq!(status, clangoffload_status::IndexOutOfRange);
+    // SAFETY: the handle from the listing above, freed once; `out`'s views
+    // into it are not read again.
+    unsafe { clangoffload_packager_images_free(images) };
+    // SAFETY: freeing NULL is allowed and does nothing.
+    unsafe { clangoffload_packager_images_free(null_mut()) };
+    // SAFETY: a NULL handle is answered, not read.
+    assert_eq!(unsafe { clangoffload_packager_image_count(null()) }, 0);
     // Archive members are named.
     let data = fixture("offload.a");
     let mut images = null_mut();
-    // SAFETY: as above.
-    unsafe {
-        assert_eq!(
-            clangoffload_packager_list(
-                data.as_ptr(),
-                data.len(),
-                &options,
-                &mut images,
-                null_mut()
-            ),
-            clangoffload_status::Ok
-        );
-        let mut out = std::mem::zeroed::<clangoffload_packager_image>();
-        assert_eq!(
-            clangoffload_packager_get_image(images, 0, &mut out),
-            clangoffload_status::Ok
-        );
-        assert!(!slice(out.member).is_empty());
-        clangoffload_packager_images_free(images);
-    }
+    // SAFETY: `data` outlives the handle, freed below; `options` is live
+    // for the call; `images` is writable.
+    let status = unsafe {
+        clangoffload_packager_list(data.as_ptr(), data.len(), &options, &mut images, null_mut())
+    };
+    assert_eq!(status, clangoffload_status::Ok);
+    // SAFETY: all zeros is a valid image record (integers, bools, and views
+    // whose NULL pointers are not read).
+    let mut out = unsafe { std::mem::zeroed::<clangoffload_packager_image>() };
+    // SAFETY: the handle is live; `out` is a writable record.
+    let status = unsafe { clangoffload_packager_get_image(images, 0, &mut out) };
+    assert_eq!(status, clangoffload_status::Ok);
+    assert!(!slice(out.member).is_empty());
+    // SAFETY: the handle from the listing above, freed once.
+    unsafe { clangoffload_packager_images_free(images) };
 }
 
 #[test]
@@ -320,32 +315,33 @@ fn image_files_and_packages() {
     let argument = b"file=a.o,triple=t,file=b.bc";
     let mut files = [view(&[]); 2];
     let mut count = 0;
-    // SAFETY: every pointer is live for the call.
-    unsafe {
-        assert_eq!(
-            clangoffload_packager_image_files(
-                argument.as_ptr(),
-                argument.len(),
-                null_mut(),
-                0,
-                &mut count,
-                null_mut()
-            ),
-            clangoffload_status::BufferTooSmall
-        );
-        assert_eq!(count, 2);
-        assert_eq!(
-            clangoffload_packager_image_files(
-                argument.as_ptr(),
-                argument.len(),
-                files.as_mut_ptr(),
-                2,
-                &mut count,
-                null_mut()
-            ),
-            clangoffload_status::Ok
-        );
-    }
+    // SAFETY: `argument` is live for the call; NULL with capacity 0 asks
+    // for the count, written to the local `count`.
+    let status = unsafe {
+        clangoffload_packager_image_files(
+            argument.as_ptr(),
+            argument.len(),
+            null_mut(),
+            0,
+            &mut count,
+            null_mut(),
+        )
+    };
+    assert_eq!(status, clangoffload_status::BufferTooSmall);
+    assert_eq!(count, 2);
+    // SAFETY: `argument` is live for the call; `files` is writable for 2
+    // views; `count` is a writable local.
+    let status = unsafe {
+        clangoffload_packager_image_files(
+            argument.as_ptr(),
+            argument.len(),
+            files.as_mut_ptr(),
+            2,
+            &mut count,
+            null_mut(),
+        )
+    };
+    assert_eq!(status, clangoffload_status::Ok);
     assert_eq!([slice(files[0]), slice(files[1])], [&b"a.o"[..], b"b.bc"]);
     let mut err = clangoffload_error::default();
     // SAFETY: as above.
@@ -383,9 +379,10 @@ fn image_files_and_packages() {
         ptr: null_mut(),
         len: 0,
     };
-    // SAFETY: every pointer is live for the call; the buffer is freed once.
-    unsafe {
-        let status = clangoffload_packager_package(
+    // SAFETY: `image` (one record) and `format` are live for the call;
+    // `buffer` is writable.
+    let status = unsafe {
+        clangoffload_packager_package(
             &image,
             1,
             &format,
@@ -393,14 +390,15 @@ fn image_files_and_packages() {
             null_mut(),
             &mut buffer,
             null_mut(),
-        );
-        assert_eq!(status, clangoffload_status::Ok);
-        assert_eq!(
-            std::slice::from_raw_parts(buffer.ptr, buffer.len),
-            fixture("single.offbin")
-        );
-        clangoffload_buffer_free(&mut buffer);
-    }
+        )
+    };
+    assert_eq!(status, clangoffload_status::Ok);
+    // SAFETY: on OK, `buffer` is the library's, `len` initialized bytes at
+    // `ptr`, live until freed below.
+    let packaged = unsafe { std::slice::from_raw_parts(buffer.ptr, buffer.len) };
+    assert_eq!(packaged, fixture("single.offbin"));
+    // SAFETY: the library's buffer, freed once; `packaged` is not used again.
+    unsafe { clangoffload_buffer_free(&mut buffer) };
     // Option checks, with LLVM's words, to notify and the record.
     let cases: [FormatCase; 3] = [
         (

@@ -74,10 +74,9 @@ fn a_compressed_bundles_chosen_entry_is_decoded_alone_and_named_as_extract_names
     let selection = select(&data, "gfx906:xnack-").unwrap();
     // SAFETY: a live handle.
     assert_eq!(unsafe { clangoffload_selection_count(selection) }, 2);
-    assert_eq!(
-        unsafe { clangoffload_selection_failure_count(selection) },
-        0
-    );
+    // SAFETY: a live handle.
+    let failures = unsafe { clangoffload_selection_failure_count(selection) };
+    assert_eq!(failures, 0);
     for index in 0..2 {
         let chosen = get(selection, index);
         assert_eq!(chosen.kind, clangoffload_container_kind::Compressed);
@@ -110,15 +109,13 @@ fn a_compressed_bundles_chosen_entry_is_decoded_alone_and_named_as_extract_names
         unsafe { clangoffload_buffer_free(&mut code) };
     }
     let mut out = std::mem::MaybeUninit::uninit();
-    // SAFETY: a live handle.
-    assert_eq!(
-        unsafe { clangoffload_selection_get(selection, 2, out.as_mut_ptr()) },
-        S::IndexOutOfRange
-    );
-    assert_eq!(
-        unsafe { clangoffload_selection_get(selection, 0, std::ptr::null_mut()) },
-        S::NullArgument
-    );
+    // SAFETY: a live handle; `out` is a writable record (not written: the
+    // index is past the end).
+    let status = unsafe { clangoffload_selection_get(selection, 2, out.as_mut_ptr()) };
+    assert_eq!(status, S::IndexOutOfRange);
+    // SAFETY: a live handle; the NULL record is refused, not written.
+    let status = unsafe { clangoffload_selection_get(selection, 0, std::ptr::null_mut()) };
+    assert_eq!(status, S::NullArgument);
     // SAFETY: released once.
     unsafe { clangoffload_selection_free(selection) };
 }
@@ -171,5 +168,6 @@ fn bad_devices_inputs_and_arguments_are_refused() {
     assert_eq!(status, S::NullArgument);
     // SAFETY: NULL handles are answered, not read.
     assert_eq!(unsafe { clangoffload_selection_count(std::ptr::null()) }, 0);
+    // SAFETY: freeing NULL is allowed and does nothing.
     unsafe { clangoffload_selection_free(std::ptr::null_mut()) };
 }
