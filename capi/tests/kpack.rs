@@ -48,12 +48,12 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
         let status =
             unsafe { clangoffload_kpack_parse(data.as_ptr(), data.len(), &mut kpack, &mut err) };
         assert_eq!(status, S::Ok, "{path}");
+        // SAFETY: all zeros is a valid `clangoffload_kpack_info` (integers
+        // and views whose NULL pointers are not read).
         let mut info: clangoffload_kpack_info = unsafe { std::mem::zeroed() };
         // SAFETY: live handle, writable record.
-        assert_eq!(
-            unsafe { clangoffload_kpack_get_info(kpack, &mut info) },
-            S::Ok
-        );
+        let status = unsafe { clangoffload_kpack_get_info(kpack, &mut info) };
+        assert_eq!(status, S::Ok);
         let scheme = if path.starts_with("zstd") {
             CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL
         } else {
@@ -66,23 +66,20 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
             ptr: std::ptr::null(),
             len: 0,
         };
-        // SAFETY: as above.
-        assert_eq!(
-            unsafe { clangoffload_kpack_get_arch(kpack, 0, &mut arch) },
-            S::Ok
-        );
+        // SAFETY: live handle; `arch` is a writable view.
+        let status = unsafe { clangoffload_kpack_get_arch(kpack, 0, &mut arch) };
+        assert_eq!(status, S::Ok);
         assert_eq!(bytes(arch), lines[0][2].as_bytes());
-        assert_eq!(
-            unsafe { clangoffload_kpack_get_arch(kpack, 1, &mut arch) },
-            S::IndexOutOfRange
-        );
+        // SAFETY: live handle; `arch` is a writable view.
+        let status = unsafe { clangoffload_kpack_get_arch(kpack, 1, &mut arch) };
+        assert_eq!(status, S::IndexOutOfRange);
         for (i, line) in lines.iter().enumerate() {
+            // SAFETY: all zeros is a valid `clangoffload_kpack_entry`
+            // (integers and views whose NULL pointers are not read).
             let mut entry: clangoffload_kpack_entry = unsafe { std::mem::zeroed() };
-            // SAFETY: as above.
-            assert_eq!(
-                unsafe { clangoffload_kpack_get_entry(kpack, i, &mut entry) },
-                S::Ok
-            );
+            // SAFETY: live handle; `entry` is a writable record.
+            let status = unsafe { clangoffload_kpack_get_entry(kpack, i, &mut entry) };
+            assert_eq!(status, S::Ok);
             assert_eq!(bytes(entry.key), line[1].as_bytes());
             assert_eq!(bytes(entry.arch), line[2].as_bytes());
             assert_eq!(entry.ordinal, line[3].parse::<u64>().unwrap());
@@ -91,11 +88,9 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
                 ptr: std::ptr::null(),
                 len: 0,
             };
-            // SAFETY: as above.
-            assert_eq!(
-                unsafe { clangoffload_kpack_entry_id(kpack, i, &mut id) },
-                S::Ok
-            );
+            // SAFETY: live handle; `id` is a writable view.
+            let status = unsafe { clangoffload_kpack_entry_id(kpack, i, &mut id) };
+            assert_eq!(status, S::Ok);
             assert_eq!(
                 bytes(id),
                 bytes(entry.target),
@@ -103,7 +98,8 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
             );
             let mut buf = vec![0u8; entry.original_size as usize];
             let mut written = 0usize;
-            // SAFETY: as above; `buf` writable for its length.
+            // SAFETY: live handle; `buf` writable for its length; `written`
+            // and `err` writable locals.
             let status = unsafe {
                 clangoffload_kpack_read(
                     kpack,
@@ -120,7 +116,8 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
             let md5 = clangoffload::compressed::truncated_md5(&buf);
             assert_eq!(format!("{md5:016x}"), line[5], "{path} {i}");
             // One byte short: refused, nothing written past the buffer.
-            // SAFETY: as above.
+            // SAFETY: live handle; `buf` writable for more than the length
+            // given; `written` and `err` writable locals.
             let status = unsafe {
                 clangoffload_kpack_read(
                     kpack,
@@ -134,19 +131,17 @@ fn every_entry_of_every_archive_reads_as_rocm_kpack_reads_it() {
             };
             assert_eq!(status, S::BufferTooSmall);
         }
+        // SAFETY: all zeros is a valid `clangoffload_kpack_entry` (integers
+        // and views whose NULL pointers are not read).
         let mut entry: clangoffload_kpack_entry = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        unsafe {
-            assert_eq!(
-                clangoffload_kpack_get_entry(kpack, lines.len(), &mut entry),
-                S::IndexOutOfRange
-            );
-            assert_eq!(
-                clangoffload_kpack_get_entry(kpack, 0, std::ptr::null_mut()),
-                S::NullArgument
-            );
-            clangoffload_kpack_free(kpack);
-        }
+        // SAFETY: live handle; `entry` is a writable record.
+        let status = unsafe { clangoffload_kpack_get_entry(kpack, lines.len(), &mut entry) };
+        assert_eq!(status, S::IndexOutOfRange);
+        // SAFETY: live handle; the NULL record is refused, not written.
+        let status = unsafe { clangoffload_kpack_get_entry(kpack, 0, std::ptr::null_mut()) };
+        assert_eq!(status, S::NullArgument);
+        // SAFETY: the handle from the parse above, freed once.
+        unsafe { clangoffload_kpack_free(kpack) };
     }
 }
 
@@ -164,21 +159,21 @@ fn what_is_no_archive_is_refused_where_it_fails() {
     assert_eq!(status, S::UnsupportedKpackVersion);
     assert_eq!(err.offset, 4);
     assert!(kpack.is_null());
-    // SAFETY: as above.
+    // SAFETY: the input is live for the call; nothing is kept on failure.
     let status = unsafe { clangoffload_kpack_parse(b"ELF".as_ptr(), 3, &mut kpack, &mut err) };
     assert_eq!(status, S::NotKpack);
-    // SAFETY: NULL arguments only.
-    unsafe {
-        assert_eq!(
-            clangoffload_kpack_parse(data.as_ptr(), data.len(), std::ptr::null_mut(), &mut err),
-            S::NullArgument
-        );
-        assert_eq!(
-            clangoffload_kpack_parse(std::ptr::null(), 1, &mut kpack, &mut err),
-            S::NullArgument
-        );
-        clangoffload_kpack_free(std::ptr::null_mut());
-    }
+    // SAFETY: the NULL output is refused before anything is read; `err`
+    // is writable.
+    let status = unsafe {
+        clangoffload_kpack_parse(data.as_ptr(), data.len(), std::ptr::null_mut(), &mut err)
+    };
+    assert_eq!(status, S::NullArgument);
+    // SAFETY: the NULL input is refused before anything is read; `kpack`
+    // and `err` are writable.
+    let status = unsafe { clangoffload_kpack_parse(std::ptr::null(), 1, &mut kpack, &mut err) };
+    assert_eq!(status, S::NullArgument);
+    // SAFETY: freeing NULL is allowed and does nothing.
+    unsafe { clangoffload_kpack_free(std::ptr::null_mut()) };
 }
 
 fn parse(path: &str, data: &[u8]) -> *mut clangoffload_kpack {
@@ -218,6 +213,8 @@ fn resolution_through_the_c_abi_is_the_runtimes() {
     let arches = [view(b"amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-")];
     let key = b"pkg/stage/lib/libtwo.so#0";
     let resolve = |handles: &[*const clangoffload_kpack], flags| {
+        // SAFETY: all zeros is a valid `clangoffload_kpack_resolution`
+        // (integers only).
         let mut out: clangoffload_kpack_resolution = unsafe { std::mem::zeroed() };
         // SAFETY: live handles, views and record.
         let status = unsafe {
@@ -237,12 +234,12 @@ fn resolution_through_the_c_abi_is_the_runtimes() {
     assert_eq!((status, first.kpack_error), (S::Ok, 5));
     let (status, fall) = resolve(&handles, 0);
     assert_eq!((status, fall.kpack_error, fall.archive), (S::Ok, 0, 1));
+    // SAFETY: all zeros is a valid `clangoffload_kpack_entry` (integers and
+    // views whose NULL pointers are not read).
     let mut entry: clangoffload_kpack_entry = unsafe { std::mem::zeroed() };
     // SAFETY: live handle, writable record.
-    assert_eq!(
-        unsafe { clangoffload_kpack_get_entry(handles[1], fall.entry, &mut entry) },
-        S::Ok
-    );
+    let status = unsafe { clangoffload_kpack_get_entry(handles[1], fall.entry, &mut entry) };
+    assert_eq!(status, S::Ok);
     assert_eq!(
         (bytes(entry.key), bytes(entry.arch)),
         (key.to_vec(), b"gfx90a".to_vec())

@@ -110,10 +110,8 @@ fn a_host_split_and_its_archive_written_through_the_c_abi() {
         len: 0,
     };
     // SAFETY: a live handle; out is writable.
-    assert_eq!(
-        unsafe { clangoffload_kpack_split_get_host(handle, &mut host) },
-        S::Ok
-    );
+    let status = unsafe { clangoffload_kpack_split_get_host(handle, &mut host) };
+    assert_eq!(status, S::Ok);
     assert!(bytes(host) == std::fs::read(dir.join("none/lib/libtwoz.so")).unwrap());
     // SAFETY: a live handle.
     let count = unsafe { clangoffload_kpack_split_code_object_count(handle) };
@@ -130,26 +128,20 @@ fn a_host_split_and_its_archive_written_through_the_c_abi() {
     };
     let (mut writer, mut prefix_len) = (std::ptr::null_mut(), 0u64);
     // SAFETY: every pointer is live for the call.
-    assert_eq!(
-        unsafe { clangoffload_kpack_writer_new(&options, &mut writer, &mut prefix_len) },
-        S::Ok
-    );
+    let status = unsafe { clangoffload_kpack_writer_new(&options, &mut writer, &mut prefix_len) };
+    assert_eq!(status, S::Ok);
     let mut archive = vec![0u8; prefix_len as usize];
     let mut entries = Vec::new();
     for i in 0..count {
         // SAFETY: a zeroed record is written by the call.
         let mut object: clangoffload_kpack_split_code_object = unsafe { std::mem::zeroed() };
         // SAFETY: a live handle; out is writable.
-        assert_eq!(
-            unsafe { clangoffload_kpack_split_get_code_object(handle, i, &mut object) },
-            S::Ok
-        );
+        let status = unsafe { clangoffload_kpack_split_get_code_object(handle, i, &mut object) };
+        assert_eq!(status, S::Ok);
         let (mut code, mut err) = (view(&[]), error());
         // SAFETY: a live handle used by this call only.
-        assert_eq!(
-            unsafe { clangoffload_kpack_split_code(handle, i, &mut code, &mut err) },
-            S::Ok
-        );
+        let status = unsafe { clangoffload_kpack_split_code(handle, i, &mut code, &mut err) };
+        assert_eq!(status, S::Ok);
         assert_eq!(code.len as u64, object.size);
         if bytes(object.arch) != b"gfx90a" {
             continue;
@@ -174,18 +166,14 @@ fn a_host_split_and_its_archive_written_through_the_c_abi() {
         };
         let mut out = view(&[]);
         // SAFETY: a live writer; the entry's views are live.
-        assert_eq!(
-            unsafe { clangoffload_kpack_writer_add(writer, &entry, &mut out, &mut err) },
-            S::Ok
-        );
+        let status = unsafe { clangoffload_kpack_writer_add(writer, &entry, &mut out, &mut err) };
+        assert_eq!(status, S::Ok);
         archive.extend_from_slice(&bytes(out));
         entries.push(bytes(object.key));
         // The same key and architecture again: refused.
         // SAFETY: as above.
-        assert_eq!(
-            unsafe { clangoffload_kpack_writer_add(writer, &entry, &mut out, &mut err) },
-            S::MalformedKpack
-        );
+        let status = unsafe { clangoffload_kpack_writer_add(writer, &entry, &mut out, &mut err) };
+        assert_eq!(status, S::MalformedKpack);
     }
     assert_eq!(
         entries,
@@ -193,10 +181,9 @@ fn a_host_split_and_its_archive_written_through_the_c_abi() {
     );
     let (mut prefix, mut toc, mut err) = (view(&[]), view(&[]), error());
     // SAFETY: a live writer; outputs writable.
-    assert_eq!(
-        unsafe { clangoffload_kpack_writer_finish(writer, &mut prefix, &mut toc, &mut err) },
-        S::Ok
-    );
+    let status =
+        unsafe { clangoffload_kpack_writer_finish(writer, &mut prefix, &mut toc, &mut err) };
+    assert_eq!(status, S::Ok);
     archive.extend_from_slice(&bytes(toc));
     let prefix = bytes(prefix);
     archive[..prefix.len()].copy_from_slice(&prefix);
@@ -205,17 +192,16 @@ fn a_host_split_and_its_archive_written_through_the_c_abi() {
     // What the archive holds: libtwoz's two gfx90a code objects, readable.
     let (mut kpack, mut err) = (std::ptr::null_mut(), error());
     // SAFETY: archive outlives the handle.
-    assert_eq!(
-        unsafe { clangoffload_kpack_parse(archive.as_ptr(), archive.len(), &mut kpack, &mut err) },
-        S::Ok
-    );
+    let status =
+        unsafe { clangoffload_kpack_parse(archive.as_ptr(), archive.len(), &mut kpack, &mut err) };
+    assert_eq!(status, S::Ok);
     // SAFETY: a live handle.
     assert_eq!(unsafe { clangoffload_kpack_entry_count(kpack) }, 2);
-    // SAFETY: live handles, freed once.
-    unsafe {
-        clangoffload_kpack_free(kpack);
-        clangoffload_kpack_split_free(handle);
-    }
+    // SAFETY: the archive's handle, from the parse above, freed once.
+    unsafe { clangoffload_kpack_free(kpack) };
+    // SAFETY: the split's handle, freed once; nothing read from it is used
+    // after.
+    unsafe { clangoffload_kpack_split_free(handle) };
 }
 
 #[test]
@@ -233,41 +219,43 @@ fn refusals_and_null_arguments() {
     // SAFETY: a live handle, freed once.
     unsafe { clangoffload_kpack_split_free(handle) };
     assert_eq!(split(&input, b"x", 7).unwrap_err().0, S::InvalidArgument);
-    // SAFETY: NULL arguments, which the calls refuse.
-    unsafe {
-        let mut out = std::ptr::null_mut();
-        assert_eq!(
-            clangoffload_kpack_split_host(
-                input.as_ptr(),
-                input.len(),
-                std::ptr::null(),
-                &mut out,
-                std::ptr::null_mut()
-            ),
-            S::NullArgument
-        );
-        assert_eq!(
-            clangoffload_kpack_split_code_object_count(std::ptr::null()),
-            0
-        );
-        assert_eq!(
-            clangoffload_kpack_split_get_host(std::ptr::null(), std::ptr::null_mut()),
-            S::NullArgument
-        );
-        let mut v = view(&[]);
-        assert_eq!(
-            clangoffload_kpack_split_code(std::ptr::null_mut(), 0, &mut v, std::ptr::null_mut()),
-            S::NullArgument
-        );
-        assert_eq!(
-            clangoffload_kpack_writer_new(
-                std::ptr::null(),
-                &mut std::ptr::null_mut(),
-                std::ptr::null_mut()
-            ),
-            S::NullArgument
-        );
-        clangoffload_kpack_split_free(std::ptr::null_mut());
-        clangoffload_kpack_writer_free(std::ptr::null_mut());
-    }
+    let mut out = std::ptr::null_mut();
+    // SAFETY: `input` is live for the call; the NULL name is refused
+    // before anything is written to `out`.
+    let status = unsafe {
+        clangoffload_kpack_split_host(
+            input.as_ptr(),
+            input.len(),
+            std::ptr::null(),
+            &mut out,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, S::NullArgument);
+    // SAFETY: a NULL handle is answered, not read.
+    let count = unsafe { clangoffload_kpack_split_code_object_count(std::ptr::null()) };
+    assert_eq!(count, 0);
+    // SAFETY: a NULL handle is refused, not read.
+    let status =
+        unsafe { clangoffload_kpack_split_get_host(std::ptr::null(), std::ptr::null_mut()) };
+    assert_eq!(status, S::NullArgument);
+    let mut v = view(&[]);
+    // SAFETY: a NULL handle is refused, not read; `v` is not written.
+    let status = unsafe {
+        clangoffload_kpack_split_code(std::ptr::null_mut(), 0, &mut v, std::ptr::null_mut())
+    };
+    assert_eq!(status, S::NullArgument);
+    // SAFETY: NULL options are refused, not read; nothing is written.
+    let status = unsafe {
+        clangoffload_kpack_writer_new(
+            std::ptr::null(),
+            &mut std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, S::NullArgument);
+    // SAFETY: freeing NULL is allowed and does nothing.
+    unsafe { clangoffload_kpack_split_free(std::ptr::null_mut()) };
+    // SAFETY: freeing NULL is allowed and does nothing.
+    unsafe { clangoffload_kpack_writer_free(std::ptr::null_mut()) };
 }
