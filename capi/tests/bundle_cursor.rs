@@ -47,6 +47,8 @@ fn walk(
     let mut cursor = clangoffload_bundle_cursor::default();
     let (mut entry, mut err, mut seen) = (empty_entry(), clangoffload_error::default(), Vec::new());
     loop {
+        // SAFETY: `data` is live for the call; `cursor`, `entry` and `err`
+        // are writable locals.
         let s = unsafe {
             clangoffload_bundle_next_entry(
                 data.as_ptr(),
@@ -57,6 +59,7 @@ fn walk(
             )
         };
         if s != clangoffload_status::Ok {
+            // SAFETY: as above, with no error record (NULL is allowed).
             let again = unsafe {
                 clangoffload_bundle_next_entry(
                     data.as_ptr(),
@@ -74,19 +77,22 @@ fn walk(
 
 fn handle_entries(data: &[u8], flags: u32) -> Vec<(u64, u64, usize)> {
     let mut bundle = null_mut();
+    // SAFETY: `data` outlives the handle, freed below; `bundle` is writable.
     let s = unsafe {
         clangoffload_bundle_parse(data.as_ptr(), data.len(), flags, &mut bundle, null_mut())
     };
     assert_eq!(s, clangoffload_status::Ok);
     let mut out = Vec::new();
-    for i in 0..unsafe { clangoffload_bundle_entry_count(bundle) } {
+    // SAFETY: the handle is live until freed below.
+    let count = unsafe { clangoffload_bundle_entry_count(bundle) };
+    for i in 0..count {
         let mut e = empty_entry();
-        assert_eq!(
-            unsafe { clangoffload_bundle_get_entry(bundle, i, &mut e) },
-            clangoffload_status::Ok
-        );
+        // SAFETY: the handle is live; `e` is a writable record.
+        let status = unsafe { clangoffload_bundle_get_entry(bundle, i, &mut e) };
+        assert_eq!(status, clangoffload_status::Ok);
         out.push((e.descriptor_offset, e.offset, e.payload.len));
     }
+    // SAFETY: the handle from the parse above, freed once.
     unsafe { clangoffload_bundle_free(bundle) };
     out
 }
@@ -122,6 +128,8 @@ fn a_damaged_bundle_gives_its_good_entries_then_the_handles_fault() {
     assert_eq!(again, clangoffload_status::End);
     let mut bundle = null_mut();
     let mut expected = clangoffload_error::default();
+    // SAFETY: `data` is live for the call; the parse fails, so no handle
+    // is kept; `bundle` and `expected` are writable locals.
     let strict = unsafe {
         clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut bundle, &mut expected)
     };
@@ -143,6 +151,7 @@ fn a_damaged_bundle_gives_its_good_entries_then_the_handles_fault() {
 fn finding_without_a_handle_agrees_with_the_handle() {
     let data = fixture("llvm22/hip-4096.bundle");
     let mut bundle = null_mut();
+    // SAFETY: `data` outlives the handle, freed below; `bundle` is writable.
     unsafe { clangoffload_bundle_parse(data.as_ptr(), data.len(), 0, &mut bundle, null_mut()) };
     for target in [
         "hipv4-amdgcn-amd-amdhsa--gfx906",
@@ -152,6 +161,8 @@ fn finding_without_a_handle_agrees_with_the_handle() {
     ] {
         for flags in [0, CLANGOFFLOAD_HIP_OPENMP_COMPATIBLE] {
             let mut index = 0usize;
+            // SAFETY: the handle is live; `target` is live for the call;
+            // `index` is a writable local.
             let by_handle = unsafe {
                 clangoffload_bundle_find_compatible(
                     bundle,
@@ -162,6 +173,8 @@ fn finding_without_a_handle_agrees_with_the_handle() {
                 )
             };
             let mut entry = empty_entry();
+            // SAFETY: `data` and `target` are live for the call; `entry` is
+            // a writable record.
             let direct = unsafe {
                 clangoffload_bundle_find_compatible_entry(
                     data.as_ptr(),
@@ -176,6 +189,7 @@ fn finding_without_a_handle_agrees_with_the_handle() {
             assert_eq!(direct, by_handle, "{target} {flags}");
             if direct == clangoffload_status::Ok {
                 let mut e = empty_entry();
+                // SAFETY: the handle is live; `e` is a writable record.
                 unsafe { clangoffload_bundle_get_entry(bundle, index, &mut e) };
                 assert_eq!(entry.descriptor_offset, e.descriptor_offset);
             }
@@ -189,6 +203,8 @@ fn finding_without_a_handle_agrees_with_the_handle() {
         "gfx9-generic",
     ] {
         let (mut index, mut how) = (0usize, clangoffload_device_match::Native);
+        // SAFETY: the handle is live; `device` is live for the call; `index`
+        // and `how` are writable locals.
         let by_handle = unsafe {
             clangoffload_bundle_select_for_device(
                 bundle,
@@ -199,6 +215,8 @@ fn finding_without_a_handle_agrees_with_the_handle() {
             )
         };
         let (mut entry, mut how2) = (empty_entry(), clangoffload_device_match::Spirv);
+        // SAFETY: `data` and `device` are live for the call; `entry` and
+        // `how2` are writable locals.
         let direct = unsafe {
             clangoffload_bundle_select_entry_for_device(
                 data.as_ptr(),
@@ -215,11 +233,14 @@ fn finding_without_a_handle_agrees_with_the_handle() {
             assert_eq!(how2, how);
         }
     }
+    // SAFETY: the handle from the parse above, freed once.
     unsafe { clangoffload_bundle_free(bundle) };
 
     // NULL pointers are reported, never followed.
     let mut entry = empty_entry();
     let t = "hipv4-amdgcn-amd-amdhsa--gfx906";
+    // SAFETY: the NULL input is refused before anything is read; `t` is
+    // live and `entry` writable.
     let s = unsafe {
         clangoffload_bundle_find_compatible_entry(
             null(),
@@ -232,6 +253,8 @@ fn finding_without_a_handle_agrees_with_the_handle() {
         )
     };
     assert_eq!(s, clangoffload_status::NullArgument);
+    // SAFETY: the NULL cursor is refused before anything is written;
+    // `data` is live and `entry` writable.
     let s = unsafe {
         clangoffload_bundle_next_entry(
             data.as_ptr(),
@@ -257,6 +280,8 @@ fn a_cursor_from_elsewhere_is_checked_not_trusted() {
         let mut cursor = clangoffload_bundle_cursor { index, offset };
         let (mut entry, mut read) = (empty_entry(), 0);
         for _ in 0..8 {
+            // SAFETY: `data` is live for the call; `cursor` (whatever it
+            // holds: the call checks it) and `entry` are writable locals.
             let s = unsafe {
                 clangoffload_bundle_next_entry(
                     data.as_ptr(),
