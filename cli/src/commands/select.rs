@@ -200,7 +200,13 @@ pub fn split_host_choices(file: &str, data: &[u8], device: &str) -> Option<Vec<C
     let stem = Path::new(file)
         .file_name()
         .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
-    records(&args, &stem, &host, &mut report).ok()?;
+    if let Err(Failure(why)) = records(&args, &stem, &host, &mut report) {
+        // The host is one: what stopped its resolution is its verdict.
+        let mut failed = Choice::of("kpack record", None, b"");
+        failed.reason = why;
+        failed.error = true;
+        report.choices.push(failed);
+    }
     Some(report.choices)
 }
 
