@@ -296,6 +296,23 @@ fn directories_reached_twice_are_walked_once() {
     tree(tmp.path());
     std::os::unix::fs::symlink(tmp.path().join("pkg/hip"), tmp.path().join("pkg/again")).unwrap();
     std::os::unix::fs::symlink(tmp.path().join("pkg"), tmp.path().join("pkg/hip/loop")).unwrap();
+    // A broken link is a finding of its own; the rest is covered.
+    std::os::unix::fs::symlink(
+        tmp.path().join("nowhere"),
+        tmp.path().join("pkg/hip/broken"),
+    )
+    .unwrap();
     let report = coverage(&[tmp.path().join("pkg").to_str().unwrap()]);
-    assert_eq!(report["files"].as_array().unwrap().len(), 11);
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), 12);
+    let broken = files
+        .iter()
+        .find(|f| f["file"].as_str().unwrap().ends_with("broken"))
+        .unwrap();
+    assert!(
+        broken["error"].as_str().unwrap().contains("No such file"),
+        "{broken}"
+    );
+    let missing = clangoffload(&["coverage", tmp.path().join("absent").to_str().unwrap()]);
+    assert!(!missing.status.success());
 }

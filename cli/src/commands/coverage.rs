@@ -86,9 +86,15 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     };
     let mut rows = Vec::new();
     let progress = Progress::new(files.len());
-    for (n, (package, path)) in files.iter().enumerate() {
+    for (n, (package, path, error)) in files.iter().enumerate() {
         progress.show(n, path);
-        rows.extend(cover_file(*package, path, &devices, args.verify)?);
+        rows.extend(cover_file(
+            *package,
+            path,
+            error.as_deref(),
+            &devices,
+            args.verify,
+        )?);
     }
     if !given {
         // Devices some file targets that the list lacks: asked about too.
@@ -102,9 +108,9 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         }
         if !extra.is_empty() {
             let mut more = Vec::new();
-            for (n, (package, path)) in files.iter().enumerate() {
+            for (n, (package, path, error)) in files.iter().enumerate() {
                 progress.show(n, path);
-                more.extend(cover_file(*package, path, &extra, false)?);
+                more.extend(cover_file(*package, path, error.as_deref(), &extra, false)?);
             }
             for (row, other) in rows.iter_mut().zip(more) {
                 row.cells.extend(other.cells);
@@ -137,6 +143,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
 fn cover_file(
     package: usize,
     path: &Path,
+    walked: Option<&str>,
     devices: &[String],
     verify: bool,
 ) -> Result<Vec<Row>, Failure> {
@@ -149,6 +156,9 @@ fn cover_file(
         targets: Vec::new(),
         findings: Vec::new(),
     };
+    if let Some(error) = walked {
+        return Ok(vec![row(name, Some(error.to_owned()))]);
+    }
     let input = match crate::io::Input::open(path, false) {
         Ok(input) => input,
         Err(e) => return Ok(vec![row(name, Some(crate::io::os_message(&e)))]),
@@ -217,44 +227,48 @@ fn kpack_cell(choices: &[super::select::Choice]) -> Cell {
 }
 
 /// Every regular file under `paths`, each once, in sorted order, with the
-/// index of the path it was found under. A directory reached twice (by a
-/// symbolic link) is walked once; a file reached twice is covered once.
-fn walk(paths: &[PathBuf]) -> Result<Vec<(usize, PathBuf)>, Failure> {
+/// index of the path it was found under, and why it cannot be walked where
+/// it cannot (a broken link, a directory that cannot be read): those are
+/// findings, not the end of the run. A directory reached twice (by a
+/// symbolic link) is walked once; a file reached twice is covered once. A
+/// PATH that does not exist is an error.
+fn walk(paths: &[PathBuf]) -> Result<Vec<(usize, PathBuf, Option<String>)>, Failure> {
     let mut seen = std::collections::HashSet::new();
     let mut files = Vec::new();
     for (package, path) in paths.iter().enumerate() {
+        if let Err(e) = std::fs::metadata(path) {
+            let message = crate::io::os_message(&e);
+            return Err(Failure(format!("'{}': {message}", path.display())));
+        }
         let mut stack = vec![path.clone()];
         let mut found = Vec::new();
         while let Some(path) = stack.pop() {
-            let real = std::fs::canonicalize(&path).map_err(|e| {
-                Failure(format!(
-                    "'{}': {}",
-                    path.display(),
-                    crate::io::os_message(&e)
-                ))
-            })?;
+            let real = match std::fs::canonicalize(&path) {
+                Ok(real) => real,
+                Err(e) => {
+                    found.push((path, Some(crate::io::os_message(&e))));
+                    continue;
+                }
+            };
             if !seen.insert(real.clone()) {
                 continue;
             }
             if real.is_dir() {
-                let mut entries: Vec<PathBuf> = std::fs::read_dir(&path)
-                    .map_err(|e| {
-                        Failure(format!(
-                            "'{}': {}",
-                            path.display(),
-                            crate::io::os_message(&e)
-                        ))
-                    })?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .collect();
-                entries.sort();
-                stack.extend(entries.into_iter().rev());
+                match std::fs::read_dir(&path) {
+                    Ok(read) => {
+                        let mut entries: Vec<PathBuf> =
+                            read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+                        entries.sort();
+                        stack.extend(entries.into_iter().rev());
+                    }
+                    Err(e) => found.push((path, Some(crate::io::os_message(&e)))),
+                }
             } else if real.is_file() {
-                found.push(path);
+                found.push((path, None));
             }
         }
         found.sort();
-        files.extend(found.into_iter().map(|p| (package, p)));
+        files.extend(found.into_iter().map(|(p, e)| (package, p, e)));
     }
     Ok(files)
 }
