@@ -326,18 +326,22 @@ fn full_decode_through_c(
     let mut size = 0usize;
     let mut entry = std::mem::MaybeUninit::<c::clangoffload_bundle_entry>::uninit();
     let mut matched = std::mem::MaybeUninit::<c::clangoffload_device_match>::uninit();
-    // SAFETY: every buffer is live and writable for its call.
-    unsafe {
-        let status = c::clangoffload_compressed_decompressed_size(
+    // SAFETY: `data` is live for the call; `size` is a writable local.
+    let status = unsafe {
+        c::clangoffload_compressed_decompressed_size(
             data.as_ptr(),
             data.len(),
             0,
             &mut size,
             std::ptr::null_mut(),
-        );
-        assert_eq!(status, c::clangoffload_status::Ok);
-        let out = buffer(kept, size, how);
-        let status = c::clangoffload_compressed_decompress(
+        )
+    };
+    assert_eq!(status, c::clangoffload_status::Ok);
+    let out = buffer(kept, size, how);
+    // SAFETY: `data` is live for the call; `out` is writable for its
+    // length; `size` is a writable local.
+    let status = unsafe {
+        c::clangoffload_compressed_decompress(
             data.as_ptr(),
             data.len(),
             0,
@@ -346,9 +350,14 @@ fn full_decode_through_c(
             out.len(),
             &mut size,
             std::ptr::null_mut(),
-        );
-        assert_eq!(status, c::clangoffload_status::Ok);
-        let status = c::clangoffload_bundle_select_entry_for_device(
+        )
+    };
+    assert_eq!(status, c::clangoffload_status::Ok);
+    // SAFETY: the first `size` bytes of `out` (the decoded bundle) and
+    // `device` are live for the call; `entry` and `matched` are writable
+    // records.
+    let status = unsafe {
+        c::clangoffload_bundle_select_entry_for_device(
             out.as_ptr(),
             size,
             device.as_ptr().cast(),
@@ -356,10 +365,11 @@ fn full_decode_through_c(
             entry.as_mut_ptr(),
             matched.as_mut_ptr(),
             std::ptr::null_mut(),
-        );
-        assert_eq!(status, c::clangoffload_status::Ok);
-        entry.assume_init().payload.len
-    }
+        )
+    };
+    assert_eq!(status, c::clangoffload_status::Ok);
+    // SAFETY: written whole on OK, asserted just above.
+    unsafe { entry.assume_init() }.payload.len
 }
 
 fn select(c: &mut Criterion) {
