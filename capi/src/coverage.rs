@@ -134,11 +134,7 @@ pub unsafe extern "C" fn clangoffload_cover(
             }?);
         }
         let decoding = Decoding {
-            max_size: if max_size == 0 {
-                clangoffload::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE
-            } else {
-                max_size
-            },
+            max_size: crate::compressed::limits(max_size).max_uncompressed_size,
             verify_hash: false,
             verbose: false,
         };

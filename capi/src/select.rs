@@ -116,11 +116,7 @@ pub unsafe extern "C" fn clangoffload_select(
         }?;
         let stem = name.rsplit('/').next().unwrap_or(name);
         let decoding = Decoding {
-            max_size: if max_size == 0 {
-                clangoffload::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE
-            } else {
-                max_size
-            },
+            max_size: crate::compressed::limits(max_size).max_uncompressed_size,
             verify_hash: false,
             verbose: false,
         };
@@ -290,13 +286,7 @@ pub unsafe extern "C" fn clangoffload_selection_read(
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
         let options = clangoffload::DecompressOptions {
-            limits: clangoffload::Limits {
-                max_uncompressed_size: if max_size == 0 {
-                    clangoffload::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE
-                } else {
-                    max_size
-                },
-            },
+            limits: crate::compressed::limits(max_size),
             verify_hash: flags & CLANGOFFLOAD_SKIP_HASH_CHECK == 0,
             ..clangoffload::DecompressOptions::default()
         };

@@ -13,7 +13,7 @@ use crate::bundler::{Piece, What};
 use crate::cuda_fatbin::select::candidates;
 use crate::cuda_fatbin::{CudaMatch, Sm, SmVariant};
 use crate::select::{Device, How, Outcome, Selection, Selector};
-use crate::{Bundle, BundleEntryId, DecompressOptions, FileKind, Limits};
+use crate::{Bundle, BundleEntryId, FileKind};
 
 /// Current GPUs, as their runtimes name them, asked about by default
 /// beside the devices a tree's code targets: AMD Instinct and Radeon
@@ -195,13 +195,7 @@ fn unit_targets(what: &What<'_>, decoding: crate::bundler::Decoding) -> Vec<(Str
             .map(|b| of_bundle(&b))
             .unwrap_or_default(),
         What::Compressed(compressed) => {
-            let options = DecompressOptions {
-                limits: Limits {
-                    max_uncompressed_size: decoding.max_size,
-                },
-                verify_hash: false,
-                ..DecompressOptions::default()
-            };
+            let options = decoding.options(false);
             compressed
                 .decompress_table(&options)
                 .ok()
@@ -310,13 +304,7 @@ pub fn findings(
                     found.push(Finding::Uncompressed { offset, size });
                 }
                 What::Compressed(compressed) if verify => {
-                    let options = DecompressOptions {
-                        limits: Limits {
-                            max_uncompressed_size: decoding.max_size,
-                        },
-                        verify_hash: true,
-                        ..DecompressOptions::default()
-                    };
+                    let options = decoding.options(true);
                     if let Err(error) = compressed.decompress_range(0, &mut [], &options, true) {
                         let mut text = String::new();
                         let _ = write!(text, "{error}");

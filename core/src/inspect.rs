@@ -47,9 +47,7 @@ use crate::kind::ElfKind;
 use crate::locate::{offload_sections, wrapper_targets, SectionKind, Wrapper};
 use crate::object::{ObjectFile, Section};
 use crate::offload_binary::{ImageKind, OffloadKind};
-use crate::{
-    Bundle, CompressedBundle, DecompressOptions, Error, FileKind, Limits, OffloadBinary, Result,
-};
+use crate::{Bundle, CompressedBundle, DecompressOptions, Error, FileKind, OffloadBinary, Result};
 
 /// Everything [`inspect`] found, in file order.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -316,12 +314,7 @@ pub fn inspect_to(data: &[u8], decoding: Decoding, depth: Depth) -> Inspection<'
     let mut walk = Walk {
         depth,
         found: Inspection::default(),
-        options: DecompressOptions {
-            limits: Limits {
-                max_uncompressed_size: decoding.max_size,
-            },
-            ..DecompressOptions::default()
-        },
+        options: decoding.options(true),
         verify_hash: decoding.verify_hash,
     };
     walk.file(None, None, data);
@@ -575,13 +568,7 @@ pub fn inspect_parallel<'data>(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let mut found = inspect_to(data, decoding, Depth::Tables);
-    let options = DecompressOptions {
-        limits: Limits {
-            max_uncompressed_size: decoding.max_size,
-        },
-        verify_hash: false,
-        ..DecompressOptions::default()
-    };
+    let options = decoding.options(false);
     let todo: Vec<Mutex<&mut InspectedContainer<'data>>> = found
         .containers
         .iter_mut()
@@ -725,7 +712,7 @@ mod tests {
     use crate::locate::WrapperKind;
 
     const DEFAULT: Decoding = Decoding {
-        max_size: Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
+        max_size: crate::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
         verify_hash: true,
         verbose: false,
     };

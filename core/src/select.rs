@@ -477,13 +477,7 @@ mod amd {
             offset: unit.at,
             problem: CompressedProblem::Decode(error),
         };
-        let options = crate::DecompressOptions {
-            limits: crate::Limits {
-                max_uncompressed_size: decoding.max_size,
-            },
-            verify_hash: false,
-            ..crate::DecompressOptions::default()
-        };
+        let options = decoding.options(false);
         let table = compressed.decompress_table(&options).map_err(fail)?;
         let bundle =
             Bundle::parse_table(&table, compressed.uncompressed_size()).map_err(|error| {

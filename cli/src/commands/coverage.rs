@@ -36,23 +36,15 @@ fn parse(args: &[String]) -> Result<Args, Failure> {
         html: None,
         verify: false,
     };
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .or_else(|| rest.next().map(String::as_str))
-                .ok_or_else(usage)
-        };
+    let mut words = crate::flags::words::Words::new(args);
+    while let Some((flag, inline)) = words.next_word() {
+        let mut value = || words.value(inline).ok_or_else(usage);
         match flag {
             "--device" => parsed.devices.push(value()?.to_owned()),
             "--json" => parsed.json = true,
             "--html" => parsed.html = Some(PathBuf::from(value()?)),
             "--verify" => parsed.verify = true,
-            _ if !arg.starts_with('-') => parsed.paths.push(PathBuf::from(arg)),
+            _ if !flag.starts_with('-') => parsed.paths.push(PathBuf::from(flag)),
             _ => return Err(usage()),
         }
     }

@@ -50,17 +50,9 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
             prefix: from_env("ROCM_KPACK_PATH_PREFIX"),
         },
     };
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .or_else(|| rest.next().map(String::as_str))
-                .ok_or_else(usage)
-        };
+    let mut words = crate::flags::words::Words::new(args);
+    while let Some((flag, inline)) = words.next_word() {
+        let mut value = || words.value(inline).ok_or_else(usage);
         match flag {
             "--device" => parsed.device = value()?,
             "-o" => parsed.dir = Some(PathBuf::from(value()?)),
@@ -76,7 +68,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
             "--rocm-kpack-path" => parsed.environment.path = Some(value()?.into()),
             "--rocm-kpack-path-prefix" => parsed.environment.prefix = Some(value()?.into()),
             "--rocm-kpack-disable" => parsed.environment.disable = Some(value()?.into()),
-            _ if parsed.file.is_empty() && !arg.starts_with('-') => parsed.file = arg,
+            _ if parsed.file.is_empty() && !flag.starts_with('-') => parsed.file = flag,
             _ => return Err(usage()),
         }
     }

@@ -8,6 +8,7 @@ pub mod fatbinary;
 pub mod nvprune;
 pub mod packager;
 pub mod response;
+pub mod words;
 
 /// How an option takes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

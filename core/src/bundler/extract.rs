@@ -379,13 +379,7 @@ fn compressed_ids(
         offset: at,
         problem: super::CompressedProblem::Decode(error),
     };
-    let options = crate::DecompressOptions {
-        limits: crate::Limits {
-            max_uncompressed_size: decoding.max_size,
-        },
-        verify_hash: false,
-        ..crate::DecompressOptions::default()
-    };
+    let options = decoding.options(false);
     let table = compressed.decompress_table(&options).map_err(fail)?;
     if !Bundle::is_bundle(&table) {
         return Err(BundlerError::Compressed {

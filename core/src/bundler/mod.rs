@@ -101,6 +101,20 @@ pub struct Decoding {
     pub verbose: bool,
 }
 
+impl Decoding {
+    /// The decompression options of this decoding's limit, the hash checked
+    /// when `verify_hash` says (whatever `self.verify_hash` is).
+    pub fn options(&self, verify_hash: bool) -> crate::DecompressOptions {
+        crate::DecompressOptions {
+            limits: crate::Limits {
+                max_uncompressed_size: self.max_size,
+            },
+            verify_hash,
+            ..crate::DecompressOptions::default()
+        }
+    }
+}
+
 impl Default for Decoding {
     fn default() -> Self {
         Decoding {
