@@ -229,10 +229,10 @@ pub struct Reader<'data> {
 
 impl<'data> Reader<'data> {
     /// Reads a version 3 symbol table (LLVM 22's) and its string table:
-    /// the header ([`ErrorKind::Truncated`] if `symtab` is shorter),
+    /// the header ([`ErrorKind::Truncated`](crate::ErrorKind::Truncated) if `symtab` is shorter),
     /// the producer, the module and symbol ranges and every symbol's
     /// name must lie inside their tables
-    /// ([`ErrorKind::MalformedBitcode`], located in `symtab`). The
+    /// ([`ErrorKind::MalformedBitcode`](crate::ErrorKind::MalformedBitcode), located in `symtab`). The
     /// version is not checked here: see [`Reader::is_current`].
     pub fn parse(symtab: &'data [u8], strtab: &'data [u8]) -> Result<Self> {
         let header = header(symtab)?;

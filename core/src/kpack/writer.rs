@@ -74,8 +74,8 @@ struct Stored {
     metadata: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
-/// An archive written one code object at a time: [`placeholder`]
-/// (Self::placeholder) first, then each [`add`](Self::add)'s bytes in
+/// An archive written one code object at a time:
+/// [`placeholder`](Self::placeholder) first, then each [`add`](Self::add)'s bytes in
 /// turn, then [`finish`](Self::finish)'s table after them and its prefix
 /// over the placeholder. The bytes are [`write_archive`]'s for the same
 /// entries. It keeps the table (keys, architectures, sizes, metadata),
