@@ -3,7 +3,9 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::ffi::{c_char, c_void};
+#[cfg(feature = "std")]
+use core::ffi::c_char;
+use core::ffi::c_void;
 
 use clangoffload::bundler::UnbundleRequest;
 use clangoffload::bundler::{self, BundleRequest, Compression, FileType, Listed, Plan};

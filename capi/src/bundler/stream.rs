@@ -5,11 +5,18 @@
 
 use core::ffi::c_void;
 
+// The stream is built with std only (core streams with libzstd); the sink's
+// types are in every build.
+#[cfg(feature = "std")]
 use clangoffload::bundler::{self, BundlerError};
 
+#[cfg(feature = "std")]
 use super::extraction::clangoffload_extraction;
+#[cfg(feature = "std")]
 use super::notify::{clangoffload_notify_fn, Notifier};
+#[cfg(feature = "std")]
 use super::options::fail;
+#[cfg(feature = "std")]
 use crate::ffi::handle_arg;
 use crate::status::{clangoffload_error, clangoffload_status};
 

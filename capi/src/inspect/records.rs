@@ -2,6 +2,8 @@
 //! headers), entries, OffloadBinary images and their strings, notes and
 //! errors, each as a C record of views.
 
+use alloc::string::String;
+
 use clangoffload::inspect::{InspectedContainer, Note as InspectedNote, NoteKind, Place};
 use clangoffload::Container;
 
