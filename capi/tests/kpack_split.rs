@@ -220,7 +220,7 @@ fn refusals_and_null_arguments() {
     unsafe { clangoffload_kpack_split_free(handle) };
     assert_eq!(split(&input, b"x", 7).unwrap_err().0, S::InvalidArgument);
     let mut out = std::ptr::null_mut();
-    // SAFETY: `input` is live for the call; the NULL name is refused
+    // SAFETY: `input` is live for the call; the NULL options are refused
     // before anything is written to `out`.
     let status = unsafe {
         clangoffload_kpack_split_host(
