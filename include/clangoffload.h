@@ -1233,6 +1233,11 @@ typedef struct clangoffload_container {
   struct clangoffload_bytes data;
 } clangoffload_container;
 
+// Told of a part of the input a job is done with (`data`, `len` bytes of
+// it), with the caller's `context`; may be called from several threads at
+// once.
+typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
+
 // One file of device code.
 typedef struct clangoffload_covered_file {
   // Its name: the name given, or `<name>!<member>` inside a ZIP archive.
@@ -1572,11 +1577,6 @@ typedef struct clangoffload_inspection_error {
   // Its message (not NUL-terminated).
   struct clangoffload_bytes message;
 } clangoffload_inspection_error;
-
-// Told of a part of the input a job is done with (`data`, `len` bytes of
-// it), with the caller's `context`; may be called from several threads at
-// once.
-typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
 
 // What a kpack archive says of itself; views borrow the parsed buffer.
 typedef struct clangoffload_kpack_info {
@@ -3370,16 +3370,20 @@ clangoffload_status clangoffload_containers_next(const uint8_t *data,
 // Ownership: on success `*out` is a new handle owned by the caller,
 // released with `clangoffload_coverage_free`.
 //
-// Lifetime: the handle owns everything it holds; the inputs are read
-// during the call only.
+// `done_with`, if set, is told (with `context`) of each ZIP member's
+// stored bytes once they are decoded, so that a caller reading a mapped
+// file may let those pages go.
+//
+// Lifetime: the handle owns everything it holds; the inputs, `done_with`
+// and `context` are used during the call only.
 //
 // NULL: `data`, `name` and `devices` may be NULL only when their lengths
-// are 0; `out` must not be NULL.
+// are 0; `out` must not be NULL; `done_with` may be NULL.
 //
 // # Safety
 // `data` and `name` are NULL or readable for their lengths; `devices`
 // readable for `device_count` views of readable bytes; `out` NULL or
-// writable.
+// writable; `done_with`, if set, callable with `context` during the call.
 clangoffload_status clangoffload_cover(const uint8_t *data,
                                        size_t len,
                                        const char *name,
@@ -3388,6 +3392,8 @@ clangoffload_status clangoffload_cover(const uint8_t *data,
                                        size_t device_count,
                                        uint32_t flags,
                                        uint64_t max_size,
+                                       clangoffload_done_with_fn done_with,
+                                       void *context,
                                        struct clangoffload_coverage **out);
 
 // Releases a handle from `clangoffload_cover`.

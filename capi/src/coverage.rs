@@ -86,16 +86,20 @@ pub struct clangoffload_coverage_target {
 /// Ownership: on success `*out` is a new handle owned by the caller,
 /// released with `clangoffload_coverage_free`.
 ///
-/// Lifetime: the handle owns everything it holds; the inputs are read
-/// during the call only.
+/// `done_with`, if set, is told (with `context`) of each ZIP member's
+/// stored bytes once they are decoded, so that a caller reading a mapped
+/// file may let those pages go.
+///
+/// Lifetime: the handle owns everything it holds; the inputs, `done_with`
+/// and `context` are used during the call only.
 ///
 /// NULL: `data`, `name` and `devices` may be NULL only when their lengths
-/// are 0; `out` must not be NULL.
+/// are 0; `out` must not be NULL; `done_with` may be NULL.
 ///
 /// # Safety
 /// `data` and `name` are NULL or readable for their lengths; `devices`
 /// readable for `device_count` views of readable bytes; `out` NULL or
-/// writable.
+/// writable; `done_with`, if set, callable with `context` during the call.
 #[no_mangle]
 pub unsafe extern "C" fn clangoffload_cover(
     data: *const u8,
@@ -106,6 +110,8 @@ pub unsafe extern "C" fn clangoffload_cover(
     device_count: usize,
     flags: u32,
     max_size: u64,
+    done_with: crate::inspect::clangoffload_done_with_fn,
+    context: *mut core::ffi::c_void,
     out: *mut *mut clangoffload_coverage,
 ) -> clangoffload_status {
     ffi_guard!({
@@ -139,7 +145,14 @@ pub unsafe extern "C" fn clangoffload_cover(
             verbose: false,
         };
         let verify = flags & CLANGOFFLOAD_COVERAGE_VERIFY != 0;
-        let files = cover(data, name, &parsed, decoding, verify)
+        let tell = |part: &[u8]| {
+            if let Some(done_with) = done_with {
+                // SAFETY: callable with `context` during the call, as the
+                // caller promises; the part is live during the call.
+                unsafe { done_with(context, part.as_ptr(), part.len()) }
+            }
+        };
+        let files = cover(data, name, &parsed, decoding, verify, &tell)
             .into_iter()
             .map(|covered| File {
                 entries: covered

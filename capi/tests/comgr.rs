@@ -181,6 +181,8 @@ fn coverage_cells(bytes: &[u8]) -> Vec<(bool, String)> {
                     1,
                     0,
                     0,
+                    None,
+                    std::ptr::null_mut(),
                     &mut handle,
                 )
             };

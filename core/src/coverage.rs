@@ -375,15 +375,18 @@ pub struct Covered {
 
 /// Covers the file `data` named `name` for `devices`: a ZIP archive (a
 /// wheel) member by member, each decoded in turn (at most `decoding`'s
-/// limit each) and let go before the next; any other file as it is. Files
-/// and members without device code give nothing; one that cannot be read
-/// gives its error, never an abort of the rest.
+/// limit each) and let go before the next, `done_with` told of each piece
+/// of a member's stored bytes as it is inflated (a caller reading a mapped
+/// file lets those pages go); any other file as it is. Files and members without
+/// device code give nothing; one that cannot be read gives its error, never
+/// an abort of the rest.
 pub fn cover(
     data: &[u8],
     name: &str,
     devices: &[Device<'_>],
     decoding: crate::bundler::Decoding,
     verify: bool,
+    done_with: &dyn Fn(&[u8]),
 ) -> Vec<Covered> {
     if !crate::zip::Zip::is_zip(data) {
         return cover_one(data, name, devices, decoding, verify)
@@ -407,7 +410,7 @@ pub fn cover(
             continue;
         }
         let inner = alloc::format!("{name}!{}", String::from_utf8_lossy(member.name));
-        match member.contents(decoding.max_size) {
+        match member.contents_releasing(decoding.max_size, done_with) {
             Ok(bytes) => covered.extend(cover_one(&bytes, &inner, devices, decoding, verify)),
             Err(error) => covered.push(failed(&inner, &error)),
         }

@@ -328,6 +328,18 @@ impl<'data> Member<'data> {
     /// `limit` bytes; the CRC-32 checked either way.
     #[cfg(feature = "alloc")]
     pub fn contents(&self, limit: u64) -> Result<alloc::borrow::Cow<'data, [u8]>, ZipError> {
+        self.contents_releasing(limit, &|_| {})
+    }
+
+    /// [`contents`](Self::contents), `done_with` told of each piece of the
+    /// stored bytes as soon as the inflater has consumed it (a caller
+    /// reading a mapped file lets those pages go while the member decodes).
+    #[cfg(feature = "alloc")]
+    pub fn contents_releasing(
+        &self,
+        limit: u64,
+        done_with: &dyn Fn(&[u8]),
+    ) -> Result<alloc::borrow::Cow<'data, [u8]>, ZipError> {
         use alloc::borrow::Cow;
         let here = |fault| ZipError {
             fault,
@@ -345,7 +357,7 @@ impl<'data> Member<'data> {
         let stored = self.stored()?;
         let bytes = match self.method {
             0 => Cow::Borrowed(stored),
-            8 => Cow::Owned(inflate(stored, self.size).map_err(here)?),
+            8 => Cow::Owned(inflate(stored, self.size, done_with).map_err(here)?),
             other => return Err(here(ZipFault::UnsupportedMethod(other))),
         };
         if crc32(&bytes) != self.crc {
@@ -362,29 +374,51 @@ impl<'data> Member<'data> {
 
 /// Inflates the raw deflate stream `stored` into exactly `size` bytes,
 /// allocated once (no growing buffer, so a member takes its size in memory
-/// and no more).
+/// and no more), feeding it 4 MiB at a time and telling `done_with` of each
+/// piece once consumed.
 #[cfg(feature = "alloc")]
-fn inflate(stored: &[u8], size: u64) -> Result<alloc::vec::Vec<u8>, ZipFault> {
-    use miniz_oxide::inflate::core::inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+fn inflate(
+    stored: &[u8],
+    size: u64,
+    done_with: &dyn Fn(&[u8]),
+) -> Result<alloc::vec::Vec<u8>, ZipFault> {
+    use miniz_oxide::inflate::core::inflate_flags::{
+        TINFL_FLAG_HAS_MORE_INPUT, TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+    };
     use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
     use miniz_oxide::inflate::TINFLStatus;
+    const PIECE: usize = 4 << 20;
     let too_large = ZipFault::TooLarge { size, limit: size };
     let len = usize::try_from(size).map_err(|_| too_large)?;
     let mut out = alloc::vec::Vec::new();
     out.try_reserve_exact(len).map_err(|_| too_large)?;
     out.resize(len, 0);
     let mut state = alloc::boxed::Box::new(DecompressorOxide::new());
-    let (status, _, written) = decompress(
-        &mut state,
-        stored,
-        &mut out,
-        0,
-        TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
-    );
-    if status != TINFLStatus::Done || written != len {
-        return Err(ZipFault::BadDeflate);
+    let (mut read, mut written) = (0usize, 0usize);
+    loop {
+        let rest = stored.get(read..).unwrap_or_default();
+        let piece = rest.get(..PIECE).unwrap_or(rest);
+        let more = if piece.len() < rest.len() {
+            TINFL_FLAG_HAS_MORE_INPUT
+        } else {
+            0
+        };
+        let (status, used, made) = decompress(
+            &mut state,
+            piece,
+            &mut out,
+            written,
+            TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF | more,
+        );
+        done_with(piece.get(..used).unwrap_or_default());
+        read = read.saturating_add(used);
+        written = written.saturating_add(made);
+        match status {
+            TINFLStatus::Done if written == len => return Ok(out),
+            TINFLStatus::NeedsMoreInput if more != 0 => {}
+            _ => return Err(ZipFault::BadDeflate),
+        }
     }
-    Ok(out)
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as ZIP stores it).

@@ -48,7 +48,9 @@ pub fn check(data: &[u8]) {
         verify_hash: false,
         verbose: false,
     };
-    for covered in cover(data, "input.whl", &devices, decoding, true) {
+    for covered in cover(data, "input.whl", &devices, decoding, true, &|part| {
+        within(data, part);
+    }) {
         if covered.error.is_none() {
             assert_eq!(covered.verdicts.len(), devices.len());
         }

@@ -104,7 +104,7 @@ pub fn coverage(
             let name = path.display().to_string();
             let data =
                 std::fs::read(path).map_err(|e| PyOSError::new_err(format!("'{name}': {e}")))?;
-            for covered in cover(&data, &name, &parsed, decoding, verify) {
+            for covered in cover(&data, &name, &parsed, decoding, verify, &|_| {}) {
                 out.push(CoveredFile {
                     cells: names
                         .iter()

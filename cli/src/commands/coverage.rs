@@ -170,7 +170,7 @@ fn cover_file(
         return Ok(vec![split]);
     }
     let names: Vec<&str> = devices.iter().map(String::as_str).collect();
-    let covered = cover(data, &name, &names, verify).map_err(Failure)?;
+    let covered = cover(&input, &name, &names, verify).map_err(Failure)?;
     Ok(covered
         .into_iter()
         .map(|f: CoveredFile| Row {

@@ -30,11 +30,12 @@ pub struct Cell {
 /// Covers `data` (a file named `name`, or a wheel) for `devices`; checks
 /// compressed bundles' hashes when `verify` asks.
 pub fn cover(
-    data: &[u8],
+    input: &crate::io::Input,
     name: &str,
     devices: &[&str],
     verify: bool,
 ) -> Result<Vec<CoveredFile>, String> {
+    let data = input.data();
     let views: Vec<c::clangoffload_bytes> =
         devices.iter().map(|d| super::view(d.as_bytes())).collect();
     let flags = if verify {
@@ -43,7 +44,8 @@ pub fn cover(
         0
     };
     let handle = Handle::make(c::clangoffload_coverage_free, |out| {
-        // SAFETY: every input is live for the call; `out` is writable.
+        // SAFETY: every input is live for the call; `release` may be
+        // called with `input`, which outlives the call; `out` is writable.
         let status = unsafe {
             c::clangoffload_cover(
                 data.as_ptr(),
@@ -54,6 +56,8 @@ pub fn cover(
                 views.len(),
                 flags,
                 0,
+                Some(super::inspection::release),
+                std::ptr::from_ref(input).cast_mut().cast(),
                 out,
             )
         };

@@ -16,7 +16,11 @@ pub use c::{
 };
 
 /// Lets go of the pages of a part of the input the library is done with.
-unsafe extern "C" fn release(context: *mut std::ffi::c_void, data: *const u8, len: usize) {
+pub(super) unsafe extern "C" fn release(
+    context: *mut std::ffi::c_void,
+    data: *const u8,
+    len: usize,
+) {
     // SAFETY: the context is the `Input` given with the call, live during
     // it, only read (its release is `&self`, safe from any thread).
     let input = unsafe { &*context.cast_const().cast::<crate::io::Input>() };
