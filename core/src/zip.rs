@@ -47,6 +47,8 @@ pub enum ZipFault {
     BadDeflate,
     /// The CRC-32 of the decoded bytes is not the one declared.
     BadCrc,
+    /// A stored member whose stored size is not its size.
+    SizeMismatch,
 }
 
 impl fmt::Display for ZipError {
@@ -71,6 +73,9 @@ impl fmt::Display for ZipError {
             }
             ZipFault::BadDeflate => f.write_str("ZIP member's deflate stream is damaged"),
             ZipFault::BadCrc => f.write_str("ZIP member's CRC-32 does not match its bytes"),
+            ZipFault::SizeMismatch => {
+                f.write_str("stored ZIP member's stored size is not its size")
+            }
         }?;
         write!(f, " (at offset {:#x})", self.offset)
     }
@@ -356,6 +361,8 @@ impl<'data> Member<'data> {
         }
         let stored = self.stored()?;
         let bytes = match self.method {
+            // A stored member's two sizes are one.
+            0 if self.compressed != self.size => return Err(here(ZipFault::SizeMismatch)),
             0 => Cow::Borrowed(stored),
             8 => Cow::Owned(inflate(stored, self.size, done_with).map_err(here)?),
             other => return Err(here(ZipFault::UnsupportedMethod(other))),
