@@ -5949,6 +5949,15 @@ clangoffload_status clangoffload_selection_get_failure(const struct clangoffload
                                                        size_t index,
                                                        struct clangoffload_bytes *out);
 
+// The name of a `CLANGOFFLOAD_SELECT_*` number (`native`, `generic`,
+// `spirv`, `cubin`, `ptx`), as `clangoffload select` prints it; empty for
+// any other number.
+//
+// Ownership: returns a view of static storage; never free it.
+//
+// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+struct clangoffload_bytes clangoffload_select_how_name(uint32_t how);
+
 // An English message for any status value (unknown values get "unknown
 // status").
 //

@@ -345,14 +345,33 @@ pub unsafe extern "C" fn clangoffload_selection_get_failure(
     }
 }
 
+/// Every way chosen code runs, with its number.
+const HOWS: [(select::How, u32); 5] = [
+    (select::How::Native, CLANGOFFLOAD_SELECT_NATIVE),
+    (select::How::Generic, CLANGOFFLOAD_SELECT_GENERIC),
+    (select::How::SpirV, CLANGOFFLOAD_SELECT_SPIRV),
+    (select::How::Cubin, CLANGOFFLOAD_SELECT_CUBIN),
+    (select::How::Ptx, CLANGOFFLOAD_SELECT_PTX),
+];
+
 pub(crate) fn how_of(how: select::How) -> u32 {
-    match how {
-        select::How::Native => CLANGOFFLOAD_SELECT_NATIVE,
-        select::How::Generic => CLANGOFFLOAD_SELECT_GENERIC,
-        select::How::SpirV => CLANGOFFLOAD_SELECT_SPIRV,
-        select::How::Cubin => CLANGOFFLOAD_SELECT_CUBIN,
-        select::How::Ptx => CLANGOFFLOAD_SELECT_PTX,
-    }
+    HOWS.iter().find(|(h, _)| *h == how).map_or(0, |(_, n)| *n)
+}
+
+/// The name of a `CLANGOFFLOAD_SELECT_*` number (`native`, `generic`,
+/// `spirv`, `cubin`, `ptx`), as `clangoffload select` prints it; empty for
+/// any other number.
+///
+/// Ownership: returns a view of static storage; never free it.
+///
+/// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+#[no_mangle]
+pub extern "C" fn clangoffload_select_how_name(how: u32) -> clangoffload_bytes {
+    let name = HOWS
+        .iter()
+        .find(|(_, n)| *n == how)
+        .map_or("", |(h, _)| h.name());
+    clangoffload_bytes::of(name.as_bytes())
 }
 
 fn kind_of(kind: FileKind) -> clangoffload_container_kind {

@@ -73,6 +73,25 @@ pub enum How {
     Ptx,
 }
 
+impl From<crate::id::DeviceMatch> for How {
+    fn from(how: crate::id::DeviceMatch) -> Self {
+        match how {
+            crate::id::DeviceMatch::Native => How::Native,
+            crate::id::DeviceMatch::Generic => How::Generic,
+            crate::id::DeviceMatch::SpirV => How::SpirV,
+        }
+    }
+}
+
+impl From<CudaMatch> for How {
+    fn from(how: CudaMatch) -> Self {
+        match how {
+            CudaMatch::Cubin => How::Cubin,
+            CudaMatch::Ptx => How::Ptx,
+        }
+    }
+}
+
 impl How {
     /// Its name in `select`'s output.
     pub fn name(self) -> &'static str {
@@ -349,14 +368,12 @@ fn cuda<'data>(fatbin: &Fatbin<'data>, listed: &[Listed<'data>], sm: u32) -> Out
         .and_then(|i| listed.get(i))
         .and_then(|l| l.name.clone())
         .unwrap_or_default();
-    let (how, reason) = match chosen.kind {
-        CudaMatch::Cubin => (How::Cubin, cubin_reason(chosen.sm, sm)),
-        CudaMatch::Ptx => (
-            How::Ptx,
-            alloc::format!(
-                "no cubin runs on sm_{sm}; {} PTX is JIT-compiled for it (the highest that runs)",
-                code_name(CudaMatch::Ptx, chosen.sm)
-            ),
+    let how = How::from(chosen.kind);
+    let reason = match chosen.kind {
+        CudaMatch::Cubin => cubin_reason(chosen.sm, sm),
+        CudaMatch::Ptx => alloc::format!(
+            "no cubin runs on sm_{sm}; {} PTX is JIT-compiled for it (the highest that runs)",
+            code_name(CudaMatch::Ptx, chosen.sm)
         ),
     };
     Outcome::Loads(Chosen {
@@ -648,11 +665,7 @@ mod amd {
                 "SPIR-V: no native or generic code; compiled for {wanted} when loaded"
             ),
         };
-        let how = match how {
-            DeviceMatch::Native => How::Native,
-            DeviceMatch::Generic => How::Generic,
-            DeviceMatch::SpirV => How::SpirV,
-        };
+        let how = How::from(how);
         Outcome::Loads(Chosen {
             id: id.to_vec(),
             how,

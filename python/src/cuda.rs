@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clangoffload::cuda_fatbin::host::{cuobjdump_base, CuobjdumpCounter, Listed};
 use clangoffload::cuda_fatbin::select::select_for_device as select_cuda;
-use clangoffload::cuda_fatbin::{CodeName, CudaMatch, Fatbin, Sm};
+use clangoffload::cuda_fatbin::{CodeName, Fatbin, Sm};
 use clangoffload::offset_in;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -131,10 +131,7 @@ impl FatbinAt<'_> {
         let Some(chosen) = select_cuda(&fatbin, sm.number) else {
             return Ok(None);
         };
-        let how = match chosen.kind {
-            CudaMatch::Cubin => "cubin",
-            CudaMatch::Ptx => "ptx",
-        };
+        let how = clangoffload::select::How::from(chosen.kind).name();
         // The chosen one alone, as the entries list it.
         let wanted = (chosen.entry.offset(), chosen.member);
         let mut entry = self.entries(py, Some(wanted))?.into_iter().next();

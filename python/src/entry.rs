@@ -122,7 +122,7 @@ impl Entry {
             start,
             code_object_target: None,
             target_matches: None,
-            how: Some(how_name(how)),
+            how: Some(clangoffload::select::How::from(how).name()),
             image: None,
             cuda: None,
         }
@@ -287,15 +287,6 @@ impl Entry {
             "<clangoffload.Entry {:?} at {:#x}, {} bytes>",
             self.id, self.offset, self.size
         )
-    }
-}
-
-/// How a code object was chosen, as Python sees it.
-fn how_name(how: DeviceMatch) -> &'static str {
-    match how {
-        DeviceMatch::Native => "native",
-        DeviceMatch::Generic => "generic",
-        DeviceMatch::SpirV => "spirv",
     }
 }
 

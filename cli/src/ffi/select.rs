@@ -102,13 +102,10 @@ impl<'data> Selection<'data> {
     }
 }
 
+/// The library's name of a `CLANGOFFLOAD_SELECT_*` number.
 pub fn how_name(how: u32) -> &'static str {
-    match how {
-        c::CLANGOFFLOAD_SELECT_NATIVE => "native",
-        c::CLANGOFFLOAD_SELECT_GENERIC => "generic",
-        c::CLANGOFFLOAD_SELECT_SPIRV => "spirv",
-        c::CLANGOFFLOAD_SELECT_CUBIN => "cubin",
-        c::CLANGOFFLOAD_SELECT_PTX => "ptx",
-        _ => "unknown",
-    }
+    let name = c::clangoffload_select_how_name(how);
+    // SAFETY: a view of the library's static storage.
+    let bytes = unsafe { super::slice(name) };
+    std::str::from_utf8(bytes).unwrap_or_default()
 }
