@@ -555,6 +555,87 @@ mod tests {
         assert_eq!(zip.members().count(), 1);
     }
 
+    /// An end of central directory record: `count` entries, the directory
+    /// at `directory`.
+    fn end(count: u16, directory: u32) -> Vec<u8> {
+        let mut e = Vec::new();
+        e.extend_from_slice(&END.to_le_bytes());
+        e.extend_from_slice(&[0; 6]);
+        e.extend_from_slice(&count.to_le_bytes());
+        e.extend_from_slice(&[0; 4]);
+        e.extend_from_slice(&directory.to_le_bytes());
+        e.extend_from_slice(&[0; 2]);
+        e
+    }
+
+    #[test]
+    fn lying_counts_and_offsets_are_located_errors() {
+        // A directory past the end of the file.
+        let past = end(1, 1000);
+        let error = Zip::parse(&past).unwrap_err();
+        assert_eq!(error.fault, ZipFault::Truncated("central directory"));
+        // A saturated count with no ZIP64 locator before it.
+        let saturated = end(0xFFFF, 0);
+        let error = Zip::parse(&saturated).unwrap_err();
+        assert_eq!(error.fault, ZipFault::Truncated("ZIP64 locator"));
+        // 65,534 entries claimed in a 22-byte file: one located error, then
+        // the walk ends.
+        let lying = end(0xFFFE, 0);
+        let zip = Zip::parse(&lying).unwrap();
+        let items: Vec<_> = zip.members().collect();
+        assert_eq!(items.len(), 1);
+        let error = items[0].unwrap_err();
+        assert_eq!(error.fault, ZipFault::Truncated("central directory entry"));
+        assert_eq!(error.offset, 0);
+        // A ZIP64 end record counting 2^63 entries: the same.
+        let mut zip64 = Vec::new();
+        zip64.extend_from_slice(&END64.to_le_bytes());
+        zip64.extend_from_slice(&[0; 28]);
+        zip64.extend_from_slice(&(1u64 << 63).to_le_bytes());
+        zip64.extend_from_slice(&[0; 8]);
+        zip64.extend_from_slice(&0u64.to_le_bytes());
+        zip64.extend_from_slice(&LOCATOR64.to_le_bytes());
+        zip64.extend_from_slice(&[0; 4]);
+        zip64.extend_from_slice(&0u64.to_le_bytes());
+        zip64.extend_from_slice(&[0; 4]);
+        zip64.extend_from_slice(&end(0xFFFF, 0xFFFF_FFFF));
+        let zip = Zip::parse(&zip64).unwrap();
+        assert_eq!(zip.members().count(), 1);
+        assert!(zip.members().next().unwrap().is_err());
+    }
+
+    #[test]
+    fn a_member_whose_data_lies_past_the_end_is_refused() {
+        let data = std::fs::read(WHEEL).unwrap();
+        let zip = Zip::parse(&data).unwrap();
+        let member = zip.members().nth(1).unwrap().unwrap();
+        let moved = Member {
+            local: data.len() as u64 - 10,
+            ..member
+        };
+        assert_eq!(
+            moved.stored().unwrap_err().fault,
+            ZipFault::Truncated("local header")
+        );
+        let long = Member {
+            compressed: u64::MAX,
+            ..member
+        };
+        assert_eq!(
+            long.stored().unwrap_err().fault,
+            ZipFault::Truncated("local header")
+        );
+        // A declared size the limit refuses, before anything is inflated.
+        let bomb = Member {
+            size: 1 << 40,
+            ..member
+        };
+        assert!(matches!(
+            bomb.contents(1 << 30).unwrap_err().fault,
+            ZipFault::TooLarge { .. }
+        ));
+    }
+
     #[test]
     fn crc32_is_ieees() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
