@@ -348,13 +348,13 @@ pub unsafe extern "C" fn clangoffload_fatbin_select_for_device(
                 if *out_needed > scratch_cap {
                     return Err(clangoffload_status::BufferTooSmall);
                 }
-                id::select_in_fatbin(data, &device, scratch, &options)
+                clangoffload::select::select_in_fatbin(data, &device, scratch, &options)
                     .map_err(reported)?
                     .ok_or(clangoffload_status::NotFound)?
             };
             found
         } else {
-            id::select_in_fatbin(data, &device, scratch, &options)
+            clangoffload::select::select_in_fatbin(data, &device, scratch, &options)
                 .map_err(reported)?
                 .ok_or(clangoffload_status::NotFound)?
         };

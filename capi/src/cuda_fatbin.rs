@@ -11,12 +11,12 @@ use core::ffi::c_char;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::select::{select_for_device, CudaMatch};
 use clangoffload::cuda_fatbin::{
-    prune_fatbins, prune_file_in_place, write_fatbin, CodeName, CompressMode, EntryKind, Fatbin,
-    FatbinEntry, NewEntry, Sm, SmVariant, WriteOptions,
+    prune_fatbins, write_fatbin, CodeName, CompressMode, EntryKind, Fatbin, FatbinEntry, NewEntry,
+    Sm, SmVariant, WriteOptions,
 };
+use clangoffload::cuda_host::{host_fatbins, prune_file_in_place, CuobjdumpCounter, FatbinSource};
 use clangoffload::{DecompressOptions, Error};
 
 use crate::compressed::limits;
@@ -1060,7 +1060,7 @@ pub unsafe extern "C" fn clangoffload_cuda_base_name(
     ffi_guard!({
         // SAFETY: the caller promises `path_len` readable bytes.
         let path = unsafe { str_arg(path, path_len) }?;
-        let base = clangoffload::cuda_fatbin::host::cuobjdump_base(path);
+        let base = clangoffload::cuda_host::cuobjdump_base(path);
         // SAFETY: as the caller promises.
         unsafe { write_bytes(base.as_bytes(), buf, cap, len) }
     })

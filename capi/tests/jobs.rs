@@ -622,7 +622,7 @@ fn an_extraction_streamed_gives_every_output_its_bytes() {
         "hip-compressed3.dll",
     ] {
         let input = std::fs::read(root().join("tests/fixtures/multi").join(file)).unwrap();
-        let whole = clangoffload::bundler::extract(
+        let whole = clangoffload::extract::extract(
             &input,
             b"f",
             clangoffload::bundler::Decoding::default(),
@@ -720,7 +720,7 @@ fn an_extraction_streamed_gives_every_output_its_bytes() {
 fn an_extraction_streamed_reading_back_checks_what_it_reads() {
     use clangoffload_capi::clangoffload_status as S;
     let input = std::fs::read(root().join("tests/fixtures/multi/libhip-compressed3.so")).unwrap();
-    let whole = clangoffload::bundler::extract(
+    let whole = clangoffload::extract::extract(
         &input,
         b"f",
         clangoffload::bundler::Decoding::default(),

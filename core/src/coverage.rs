@@ -9,9 +9,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
 
-use crate::bundler::{Piece, What};
+use crate::bundler::Piece;
 use crate::cuda_fatbin::select::candidates;
 use crate::cuda_fatbin::{CudaMatch, Sm, SmVariant};
+use crate::extract::What;
 use crate::select::{Device, How, Outcome, Selection, Selector};
 use crate::{Bundle, BundleEntryId, FileKind};
 
@@ -206,7 +207,7 @@ fn unit_targets(what: &What<'_>, decoding: crate::bundler::Decoding) -> Vec<(Str
                 })
                 .unwrap_or_default()
         }
-        What::Images(bytes) => crate::bundler::image_plan(bytes, 0)
+        What::Images(bytes) => crate::extract::image_plan(bytes, 0)
             .map(|(plan, namings)| {
                 namings
                     .iter()

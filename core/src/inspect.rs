@@ -37,10 +37,10 @@ use core::fmt;
 
 use crate::archive::Archive;
 use crate::bundle::BUNDLE_MAGIC;
-use crate::bundler::Decoding;
 use crate::bytes::to_u64;
 use crate::coff::{CoffFile, MACHINE_AMD64, MACHINE_ARM64, MACHINE_ARMNT, MACHINE_I386};
 use crate::compressed::truncated_md5;
+use crate::compressed::Decoding;
 use crate::container::{parse_container, Container, Containers};
 use crate::elf::{AmdgpuTarget, ElfFile};
 use crate::kind::ElfKind;

@@ -363,8 +363,12 @@ pub mod container;
 #[cfg(feature = "alloc")]
 pub mod coverage;
 pub mod cuda_fatbin;
+#[cfg(feature = "alloc")]
+pub mod cuda_host;
 pub mod elf;
 mod error;
+#[cfg(feature = "alloc")]
+pub mod extract;
 pub mod foreign;
 pub mod id;
 #[cfg(feature = "alloc")]
@@ -373,6 +377,8 @@ pub mod kind;
 pub mod kpack;
 pub mod locate;
 mod msgpack;
+#[cfg(feature = "alloc")]
+pub mod naming;
 pub mod object;
 pub mod object_bundle;
 pub mod offload_binary;
@@ -380,7 +386,6 @@ pub mod offload_binary;
 pub mod packager;
 pub mod registration;
 pub mod scan;
-#[cfg(feature = "alloc")]
 pub mod select;
 
 pub mod text_bundle;

@@ -301,10 +301,12 @@ pub struct Member<'data> {
     /// Its name as stored (`/`-separated).
     pub name: &'data [u8],
     entry: usize,
-    flags: u16,
+    /// Its general-purpose flags (bit 0: encrypted, which this reader refuses).
+    pub flags: u16,
     /// Its compression method (0 stored, 8 deflate).
     pub method: u16,
-    crc: u32,
+    /// Its CRC-32 as stored, checked against the decoded bytes.
+    pub crc: u32,
     /// Its stored size.
     pub compressed: u64,
     /// Its size once decoded.
@@ -429,6 +431,7 @@ fn inflate(
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as ZIP stores it).
+#[cfg(feature = "alloc")]
 fn crc32(bytes: &[u8]) -> u32 {
     // Evaluated at compile time: every index is below 256.
     #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]

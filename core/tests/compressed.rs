@@ -934,7 +934,8 @@ fn device_bundle() -> Vec<u8> {
 
 #[test]
 fn selecting_in_a_compressed_bundle_decodes_the_chosen_code_object_alone() {
-    use clangoffload::id::{select_for_device, select_in_compressed, select_in_fatbin};
+    use clangoffload::id::{select_for_device, select_in_compressed};
+    use clangoffload::select::select_in_fatbin;
     let bundle = device_bundle();
     let plain = Bundle::parse(&bundle).unwrap();
     let device = clangoffload::TargetId::parse("gfx90a:xnack+").unwrap();

@@ -19,8 +19,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use clangoffload::cuda_fatbin::host::{cuobjdump_base, host_fatbins, CuobjdumpCounter};
 use clangoffload::cuda_fatbin::{EntryKind, Fatbin, Sm};
+use clangoffload::cuda_host::{cuobjdump_base, host_fatbins, CuobjdumpCounter};
 use clangoffload::DecompressOptions;
 
 fn dir() -> PathBuf {

@@ -15,8 +15,8 @@
 
 use std::path::{Path, PathBuf};
 
-use clangoffload::cuda_fatbin::host::host_fatbins;
 use clangoffload::cuda_fatbin::{fatbins, Compression, Fatbin, FLAG_LZ4, FLAG_ZSTD};
+use clangoffload::cuda_host::host_fatbins;
 use clangoffload::scan::{scan, Found};
 use clangoffload::{Container, DecompressOptions, ErrorKind, Field};
 

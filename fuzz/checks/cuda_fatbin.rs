@@ -10,9 +10,9 @@
 //! pruning with everything kept changes nothing, with nothing kept leaves
 //! no ELF or PTX, and a pruned fat binary parses.
 
-use clangoffload::cuda_fatbin::host::host_fatbins;
 use clangoffload::cuda_fatbin::select::{runs_on, select_for_device};
 use clangoffload::cuda_fatbin::{prune, EntryKind, Fatbin, FatbinEntry};
+use clangoffload::cuda_host::host_fatbins;
 use clangoffload::{DecompressOptions, Limits};
 
 use super::within::within;

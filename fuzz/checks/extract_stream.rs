@@ -16,7 +16,8 @@
 
 use std::ops::ControlFlow;
 
-use clangoffload::bundler::{BundlerError, Decoding, Extraction, ExtractionSink};
+use clangoffload::bundler::{BundlerError, Decoding};
+use clangoffload::extract::{Extraction, ExtractionSink};
 
 struct Gathered {
     count: usize,

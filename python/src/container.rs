@@ -9,11 +9,12 @@
 use std::sync::{Arc, OnceLock};
 
 use clangoffload::bundler::Decoding;
-use clangoffload::cuda_fatbin::host::{host_fatbins, CuobjdumpCounter, FatbinSource};
 use clangoffload::cuda_fatbin::Fatbin;
-use clangoffload::id::{select_in_compressed, select_in_fatbin};
+use clangoffload::cuda_host::{host_fatbins, CuobjdumpCounter, FatbinSource};
+use clangoffload::id::select_in_compressed;
 use clangoffload::inspect::{bundle_entries, inspect_to, Depth};
 use clangoffload::scan::{scan, Found};
+use clangoffload::select::select_in_fatbin;
 use clangoffload::{
     offset_in, Bundle, CompressedBundle, Container as CoreContainer, DecompressOptions,
     OffloadBinary, TargetId,

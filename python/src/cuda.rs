@@ -6,9 +6,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use clangoffload::cuda_fatbin::host::{cuobjdump_base, CuobjdumpCounter, Listed};
 use clangoffload::cuda_fatbin::select::select_for_device as select_cuda;
 use clangoffload::cuda_fatbin::{CodeName, Fatbin, Sm};
+use clangoffload::cuda_host::{cuobjdump_base, CuobjdumpCounter, Listed};
 use clangoffload::offset_in;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -5,7 +5,8 @@
 use alloc::string::String;
 use core::ffi::c_void;
 
-use clangoffload::bundler::{BundlerError, Extraction};
+use clangoffload::bundler::BundlerError;
+use clangoffload::extract::Extraction;
 
 use super::job::clangoffload_job;
 use super::notify::{clangoffload_notify_fn, Notifier};

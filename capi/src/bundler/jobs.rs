@@ -229,7 +229,8 @@ pub unsafe extern "C" fn clangoffload_bundler_extract(
         read_job(data, len, options, out, err, |data, read, notifier| {
             // Outputs are named after the input's file name, without its
             // directory.
-            let plan = bundler::extract(data, stem(read.name), read.decoding, notifier)?;
+            let plan =
+                clangoffload::extract::extract(data, stem(read.name), read.decoding, notifier)?;
             Ok(clangoffload_job::from_plan(plan, String::new()))
         })
     }

@@ -8,7 +8,7 @@ use core::ffi::c_void;
 // The stream is built with std only (core streams with libzstd); the sink's
 // types are in every build.
 #[cfg(feature = "std")]
-use clangoffload::bundler::{self, BundlerError};
+use clangoffload::bundler::BundlerError;
 
 #[cfg(feature = "std")]
 use super::extraction::clangoffload_extraction;
@@ -103,7 +103,7 @@ struct CallbackSink {
 }
 
 #[cfg(feature = "std")]
-impl bundler::ExtractionSink for CallbackSink {
+impl clangoffload::extract::ExtractionSink for CallbackSink {
     fn next(&mut self) -> Option<usize> {
         let next = self.sink.next?;
         let mut container = 0usize;

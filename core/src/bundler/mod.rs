@@ -30,28 +30,21 @@
 
 mod bundle;
 mod error;
-mod extract;
-mod input;
+pub(crate) mod input;
 mod list;
 mod plan;
-#[cfg(feature = "zstd")]
-mod read_back;
 pub mod report;
-#[cfg(feature = "zstd")]
-mod streamed;
 mod targets;
 mod unbundle;
 
+pub use crate::compressed::Decoding;
 pub use bundle::{bundle, host_input, BundleRequest, Compression};
 pub use error::{BundlerError, CompressedProblem, Place};
-pub use extract::{extract, safe_name, ExtractedContainer, Extraction};
-pub(crate) use extract::{image_plan, Unit, What};
 pub use input::DecodedContainer;
 pub use list::{list, list_all, Listed};
 pub use plan::{Piece, Plan};
-#[cfg(feature = "zstd")]
-pub use streamed::ExtractionSink;
 pub use targets::{check_targets, Mode, Targets};
+pub(crate) use unbundle::bundle_warnings;
 pub use unbundle::{matches_target, unbundle, UnbundleRequest};
 
 use crate::text_bundle::Comment;
@@ -81,46 +74,6 @@ impl FileType {
             _ => Comment::for_file_type(name)
                 .map(FileType::Text)
                 .ok_or_else(|| BundlerError::InvalidFileType(name.into())),
-        }
-    }
-}
-
-/// How compressed bundles are decoded while a job reads its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decoding {
-    /// The most bytes each compressed bundle of an input may decompress to:
-    /// a bundle over it is refused before it is inflated. Jobs hold only
-    /// what they write from (`extract`: the bundles in flight), so a file
-    /// whose bundles add up to more is still read.
-    pub max_size: u64,
-    /// Whether a wrong hash fails the job (LLVM never checks it).
-    pub verify_hash: bool,
-    /// Whether the job reports what LLVM's `-verbose` prints: each plain
-    /// bundle, and each compressed bundle with its hash (computed even when
-    /// not verified).
-    pub verbose: bool,
-}
-
-impl Decoding {
-    /// The decompression options of this decoding's limit, the hash checked
-    /// when `verify_hash` says (whatever `self.verify_hash` is).
-    pub fn options(&self, verify_hash: bool) -> crate::DecompressOptions {
-        crate::DecompressOptions {
-            limits: crate::Limits {
-                max_uncompressed_size: self.max_size,
-            },
-            verify_hash,
-            ..crate::DecompressOptions::default()
-        }
-    }
-}
-
-impl Default for Decoding {
-    fn default() -> Self {
-        Decoding {
-            max_size: crate::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
-            verify_hash: true,
-            verbose: false,
         }
     }
 }

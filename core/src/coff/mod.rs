@@ -35,6 +35,8 @@ use crate::bytes::{range, to_u64};
 use crate::elf::Class;
 use crate::{Error, ErrorKind, Field, Result};
 
+pub use crate::error::CoffUnsupported;
+
 #[cfg(feature = "alloc")]
 mod edit;
 
@@ -158,37 +160,6 @@ impl Symbol {
     /// The section number: 1-based; 0 undefined, negative special.
     pub fn section(&self) -> i16 {
         i16::from_le_bytes(self.section_number.get().to_le_bytes())
-    }
-}
-
-/// Why a well-formed COFF file is not one this crate handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CoffUnsupported {
-    /// A big object (`-mbig-obj`: more than 65279 sections).
-    BigObject,
-    /// An optional header that is neither PE32 nor PE32+.
-    OptionalHeaderMagic(u16),
-    /// A PE image where an object is to be rewritten (llvm-objcopy rewrites
-    /// images too; this crate writes objects only).
-    ImageRewrite,
-    /// A `.file` symbol whose name ends in zero-filled auxiliary records,
-    /// which llvm-objcopy shortens (renumbering every later symbol).
-    FileSymbolPadding,
-}
-
-impl core::fmt::Display for CoffUnsupported {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            CoffUnsupported::BigObject => f.write_str("COFF big object"),
-            CoffUnsupported::OptionalHeaderMagic(m) => {
-                write!(f, "optional header magic {m:#x} (neither PE32 nor PE32+)")
-            }
-            CoffUnsupported::ImageRewrite => f.write_str("rewriting a PE image"),
-            CoffUnsupported::FileSymbolPadding => {
-                f.write_str(".file symbol with empty auxiliary records")
-            }
-        }
     }
 }
 

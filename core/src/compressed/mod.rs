@@ -53,7 +53,9 @@ pub use header::{
 pub use md5::truncated_md5;
 #[cfg(feature = "zstd")]
 pub use md5::truncated_md5s;
-pub use stream::{CompressionMethod, DecompressOptions, Limits, StreamFault, ZstdDecoder};
+pub use stream::{
+    CompressionMethod, Decoding, DecompressOptions, Limits, StreamFault, ZstdDecoder,
+};
 #[cfg(feature = "alloc")]
 pub use writer::{compress, CompressOptions};
 pub use zstd_frame::ZstdFrameHeader;

@@ -45,8 +45,6 @@ use crate::{Error, ErrorKind, Field, Result};
 
 mod decode;
 mod elf_extent;
-#[cfg(feature = "alloc")]
-pub mod host;
 mod lz4;
 #[cfg(feature = "alloc")]
 mod lz4hc;
@@ -61,9 +59,10 @@ pub use decode::{image_of, Compression};
 pub use name::CodeName;
 pub use select::{select_for_device, CudaMatch};
 #[cfg(feature = "alloc")]
+pub(crate) use writer::layout_overflow;
+#[cfg(feature = "alloc")]
 pub use writer::{
-    prune, prune_fatbins, prune_file_in_place, prune_in_place, write_fatbin, CompressMode,
-    NewEntry, WriteOptions,
+    prune, prune_fatbins, prune_in_place, write_fatbin, CompressMode, NewEntry, WriteOptions,
 };
 
 /// The magic that starts every fat binary, as a little-endian `u32`.

@@ -41,12 +41,12 @@
 use alloc::vec::Vec;
 
 use super::{
-    fatbins, host, lz4hc, ptx, Compression, EntryHeader, EntryKind, Fatbin, FatbinEntry,
-    FatbinHeader, OptionsRecord, Sm, SmVariant, ENTRY_HEADER_SIZE, FATBIN_HEADER_SIZE,
-    FATBIN_MAGIC, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_BINARY_OPTIONS, FLAG_DEBUG,
-    FLAG_FAMILY_SPECIFIC, FLAG_HOST_LINUX, FLAG_LZ4, FLAG_ZSTD,
+    fatbins, lz4hc, ptx, Compression, EntryHeader, EntryKind, Fatbin, FatbinEntry, FatbinHeader,
+    OptionsRecord, Sm, SmVariant, ENTRY_HEADER_SIZE, FATBIN_HEADER_SIZE, FATBIN_MAGIC, FLAG_64BIT,
+    FLAG_ARCH_SPECIFIC, FLAG_BINARY_OPTIONS, FLAG_DEBUG, FLAG_FAMILY_SPECIFIC, FLAG_HOST_LINUX,
+    FLAG_LZ4, FLAG_ZSTD,
 };
-use crate::bytes::{extend, grow, range, reserve, to_u64};
+use crate::bytes::{extend, grow, reserve, to_u64};
 use crate::compressed::writer::zstd_frame;
 use crate::compressed::DecompressOptions;
 use crate::elf::ElfFile;
@@ -190,7 +190,7 @@ fn pad8(n: u64) -> Option<u64> {
     n.checked_add(7).map(|n| n & !7)
 }
 
-fn layout_overflow() -> Error {
+pub(crate) fn layout_overflow() -> Error {
     Error::new(ErrorKind::LayoutOverflow, 0)
 }
 
@@ -522,38 +522,4 @@ pub fn prune_fatbins(
         }
     }
     Ok(out)
-}
-
-/// Prunes every fat binary of a file in place, as [`prune_in_place`] does
-/// for one section: a raw fat binary (several back to back), or the
-/// `.nv_fatbin` and `__nv_relfatbin` sections of an ELF or COFF/PE host,
-/// whose other bytes do not change. Returns how many fat binaries changed;
-/// a file holding none gives 0. All or nothing: on an error (reported at
-/// its offset in the file) `file` is left as it was.
-pub fn prune_file_in_place(
-    file: &mut [u8],
-    keep: &dyn Fn(EntryKind, Sm) -> bool,
-    options: &DecompressOptions,
-) -> Result<usize> {
-    let mut pruned = Vec::new();
-    let mut changed = 0usize;
-    for (offset, size) in host::fatbin_sections(file)? {
-        let mut section = range(file, offset, size)
-            .ok_or_else(layout_overflow)?
-            .to_vec();
-        let n = prune_in_place(&mut section, keep, options).map_err(|e| e.shifted(offset))?;
-        if n > 0 {
-            changed = changed.saturating_add(n);
-            pruned.push((offset, section));
-        }
-    }
-    for (offset, section) in pruned {
-        let start = usize::try_from(offset).map_err(|_| layout_overflow())?;
-        start
-            .checked_add(section.len())
-            .and_then(|end| file.get_mut(start..end))
-            .ok_or_else(layout_overflow)?
-            .copy_from_slice(&section);
-    }
-    Ok(changed)
 }

@@ -12,7 +12,7 @@ use core::fmt;
 pub use entry_id::{BundleEntryId, OFFLOAD_KINDS};
 pub use select::{
     first_compatible, first_compatible_of, is_exactly, mismatch, parse_device, select_for_device,
-    select_image, select_in_fatbin, DeviceMatch, Loadable, Mismatch,
+    select_image, DeviceMatch, Loadable, Mismatch,
 };
 #[cfg(feature = "alloc")]
 pub use select::{select_in_compressed, ChosenEntry};

@@ -30,8 +30,6 @@ mod toc;
 #[cfg(feature = "alloc")]
 mod writer;
 
-use core::fmt;
-
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
@@ -39,6 +37,8 @@ use crate::bytes::to_u64;
 use crate::compressed::decompress::Stream;
 use crate::compressed::{CompressionMethod, DecompressOptions};
 use crate::{Error, ErrorKind, Field, Result};
+
+pub use crate::error::{KpackFault, MAX_FRAMES};
 
 #[cfg(feature = "alloc")]
 pub use check::{check, Finding, Named};
@@ -70,9 +70,6 @@ pub const KPACK_VERSION: u32 = 1;
 /// Where the blob area starts: the header is padded to this.
 pub const BLOB_ALIGNMENT: u64 = 64;
 
-/// The most zstd frames the runtime's reader accepts in one archive.
-pub const MAX_FRAMES: u64 = 1 << 20;
-
 /// The fixed fields of a kpack archive's header.
 #[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
@@ -100,72 +97,6 @@ impl Scheme {
         match self {
             Scheme::Stored => "none",
             Scheme::ZstdPerKernel => "zstd-per-kernel",
-        }
-    }
-}
-
-/// What is wrong with a kpack archive's table of contents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum KpackFault {
-    /// The MessagePack ends inside a value.
-    Truncated,
-    /// Byte 0xc1, which MessagePack never uses.
-    ReservedByte,
-    /// Maps and arrays nest deeper than any archive does.
-    TooDeep,
-    /// A value is not of the type the runtime reads.
-    WrongType {
-        /// What the value is (a key's name).
-        what: &'static str,
-        /// The type it must have.
-        expected: &'static str,
-    },
-    /// A value the runtime needs is absent.
-    Missing {
-        /// Its key.
-        what: &'static str,
-    },
-    /// `compression_scheme` is neither `none` nor `zstd-per-kernel`.
-    UnknownScheme,
-    /// An entry's ordinal names no stored code object.
-    OrdinalOutOfRange {
-        /// The ordinal.
-        ordinal: u64,
-        /// How many there are.
-        count: u64,
-    },
-    /// The zstd blob counts more frames than the runtime accepts
-    /// ([`MAX_FRAMES`]) or than its size can hold.
-    TooManyFrames {
-        /// The count it states.
-        count: u64,
-    },
-    /// A binary key given twice for one architecture (to the writer).
-    DuplicateEntry,
-}
-
-impl fmt::Display for KpackFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            KpackFault::Truncated => f.write_str("the MessagePack ends inside a value"),
-            KpackFault::ReservedByte => f.write_str("byte 0xc1, which MessagePack never uses"),
-            KpackFault::TooDeep => f.write_str("maps and arrays nest too deep"),
-            KpackFault::WrongType { what, expected } => write!(f, "{what} is not {expected}"),
-            KpackFault::Missing { what } => write!(f, "no {what}"),
-            KpackFault::UnknownScheme => {
-                f.write_str("compression_scheme is neither \"none\" nor \"zstd-per-kernel\"")
-            }
-            KpackFault::OrdinalOutOfRange { ordinal, count } => write!(
-                f,
-                "ordinal {ordinal} names no code object (the archive stores {count})"
-            ),
-            KpackFault::DuplicateEntry => {
-                f.write_str("a binary key is given twice for one architecture")
-            }
-            KpackFault::TooManyFrames { count } => write!(
-                f,
-                "the zstd blob counts {count} frames (at most {MAX_FRAMES}, and 4 bytes each)"
-            ),
         }
     }
 }
@@ -422,10 +353,10 @@ impl<'data> Archive<'data> {
 /// `<stem>.<index>.<key>.<ID>`, the ID the bundle entry ID it came from
 /// (`metadata.target`) or else its architecture, each part made safe as a
 /// file name as bundle entries' names are
-/// ([`crate::bundler::safe_name`]).
+/// ([`crate::naming::safe_name`]).
 #[cfg(feature = "alloc")]
 pub fn output_name(stem: &str, index: usize, entry: &Entry<'_>) -> alloc::string::String {
-    use crate::bundler::safe_name;
+    use crate::naming::safe_name;
     alloc::format!(
         "{stem}.{index}.{}.{}",
         safe_name(entry.key),

@@ -11,11 +11,10 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::ops::{ControlFlow, Range};
 
-use super::extract::{add_bundle, Unit, What};
-use super::input::{decode_table, Budget, Loaded, LoadedBytes};
-use super::plan::Piece;
 use super::read_back::Layout;
-use super::{BundlerError, CompressedProblem, Extraction, Observer, Plan};
+use super::{add_bundle, Extraction, Unit, What};
+use crate::bundler::input::{decode_table, Budget, Loaded, LoadedBytes};
+use crate::bundler::{BundlerError, CompressedProblem, Observer, Piece, Plan};
 use crate::bytes::to_u64;
 use crate::compressed::later::Queue;
 use crate::compressed::many::{walk_many, Walked};
@@ -395,8 +394,9 @@ fn write_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundler::{extract, Decoding};
+    use crate::bundler::Decoding;
     use crate::compressed::MemoryBudget;
+    use crate::extract::extract;
     use alloc::vec;
 
     macro_rules! fixture {

@@ -1,27 +1,17 @@
-//! The code a device loads from each container of a file, by its
-//! runtime's rule, and why (`clangoffload select`): for an AMD device, the
-//! HIP runtime's choice from each bundle, compressed bundle and
-//! OffloadBinary ([`crate::id::select_for_device`],
-//! [`crate::id::select_image`]); for an NVIDIA one (`sm_90`), the CUDA
-//! driver's from each fat binary ([`crate::cuda_fatbin::select_for_device`]).
-//! A container for the other vendor gives the device nothing, and says so.
-//! Each choice is named as `extract` names that entry's file, so that
-//! `select -o` writes the same file `extract` would.
-//!
-//! A split host's `HIPK` records are resolved by [`crate::kpack`]: their
-//! archives are files the caller opens.
+//! Every container of a file, found and named once, asked device by device.
 
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use crate::bundler::{BundlerError, Decoding, Extraction, Observer};
-use crate::cuda_fatbin::host::{cuobjdump_base, host_fatbins, CuobjdumpCounter, Listed};
+use crate::bundler::{BundlerError, Decoding, Observer};
 use crate::cuda_fatbin::select::{candidates, Candidate};
 use crate::cuda_fatbin::{
     select_for_device as cuda_select, CodeName, CudaMatch, EntryKind, Fatbin, Sm, SmVariant,
 };
+use crate::cuda_host::{cuobjdump_base, host_fatbins, CuobjdumpCounter, Listed};
+use crate::extract::Extraction;
 use crate::id::{IdError, TargetId};
 use crate::{DecompressOptions, FileKind};
 
@@ -434,9 +424,8 @@ mod amd {
     use core::fmt::Write;
 
     use super::{Chosen, Code, How, Outcome};
-    use crate::bundler::{
-        BundlerError, CompressedProblem, Decoding, Extraction, Piece, Place, Unit, What,
-    };
+    use crate::bundler::{BundlerError, CompressedProblem, Decoding, Piece, Place};
+    use crate::extract::{Extraction, Unit, What};
     use crate::id::{mismatch, select_for_device, select_image, DeviceMatch, TargetId, Triple};
     use crate::{Bundle, BundleEntryId, CompressedBundle};
 
@@ -526,7 +515,7 @@ mod amd {
         bytes: &'data [u8],
         device: &TargetId<'_>,
     ) -> Result<Outcome<'data>, BundlerError> {
-        let (plan, namings) = crate::bundler::image_plan(bytes, unit.at)?;
+        let (plan, namings) = crate::extract::image_plan(bytes, unit.at)?;
         let pairs = namings.iter().map(|n| (&n.triple[..], &n.arch[..]));
         let Some(index) = select_image(pairs, device) else {
             let rejected = namings.iter().map(|n| {

@@ -11,27 +11,37 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::input::{self, Budget, Buffers, Loaded, LoadedBytes};
-use super::unbundle::bundle_warnings;
-use super::{BundlerError, Decoding, Observer, Plan};
+use crate::bundler::input::{self, Budget, Buffers, Loaded, LoadedBytes};
+use crate::bundler::{
+    bundle_warnings, BundlerError, CompressedProblem, Decoding, Observer, Place, Plan,
+};
 use crate::bytes::offset_in;
 use crate::container::Container;
 use crate::foreign::Foreign;
 use crate::inspect::inspect;
 use crate::{Bundle, CompressedBundle, FileKind};
 
+#[cfg(feature = "zstd")]
+mod read_back;
+#[cfg(feature = "zstd")]
+mod streamed;
+
+pub use crate::naming::safe_name;
+#[cfg(feature = "zstd")]
+pub use streamed::ExtractionSink;
+
 /// Every container of a file, found and named, each planned on demand. See
 /// [`extract`] for what is extracted and how outputs are named.
 #[derive(Debug)]
 pub struct Extraction<'data> {
-    pub(super) units: Vec<Unit<'data>>,
+    pub(crate) units: Vec<Unit<'data>>,
     names: Vec<Vec<u8>>,
-    pub(super) decoding: Decoding,
+    pub(crate) decoding: Decoding,
     /// Damage found while finding the containers, in file order.
     failures: Vec<BundlerError>,
     /// What streaming may hold at once for decoding, across threads.
     #[cfg(feature = "std")]
-    pub(super) budget: crate::compressed::MemoryBudget,
+    pub(crate) budget: crate::compressed::MemoryBudget,
 }
 
 /// One container and the outputs it gives.
@@ -42,7 +52,7 @@ pub(crate) struct Unit<'data> {
     /// How many bytes of the input it takes.
     size: u64,
     /// Its outputs' names start with this.
-    pub(super) prefix: String,
+    pub(crate) prefix: String,
     /// Its outputs, by index across the whole file.
     pub(crate) outputs: Range<usize>,
     pub(crate) what: What<'data>,
@@ -128,7 +138,7 @@ impl<'data> Extraction<'data> {
                 Container::Bundle(bundle) => Bundle::parse(bundle.data())
                     .map_err(|error| BundlerError::MalformedBundle {
                         error,
-                        place: super::Place::At(at),
+                        place: Place::At(at),
                     })
                     .map(|b| (What::Bundle(bundle.data()), ids(&b))),
                 Container::Compressed(compressed) => {
@@ -320,7 +330,7 @@ impl<'data> Extraction<'data> {
     /// Container `index` planned with `count` outputs, where its entry
     /// table, read first, gave another count: only a decoder that is not
     /// deterministic on this stream could do that.
-    pub(super) fn miscounted(&self, index: usize, count: usize) -> BundlerError {
+    pub(crate) fn miscounted(&self, index: usize, count: usize) -> BundlerError {
         let (at, max) = self
             .units
             .get(index)
@@ -377,20 +387,20 @@ fn compressed_ids(
 ) -> Result<Named, BundlerError> {
     let fail = |error| BundlerError::Compressed {
         offset: at,
-        problem: super::CompressedProblem::Decode(error),
+        problem: CompressedProblem::Decode(error),
     };
     let options = decoding.options(false);
     let table = compressed.decompress_table(&options).map_err(fail)?;
     if !Bundle::is_bundle(&table) {
         return Err(BundlerError::Compressed {
             offset: at,
-            problem: super::CompressedProblem::NotBinaryBundle,
+            problem: CompressedProblem::NotBinaryBundle,
         });
     }
     let bundle = Bundle::parse_table(&table, compressed.uncompressed_size()).map_err(|error| {
         BundlerError::MalformedBundle {
             error,
-            place: super::Place::InCompressed(at),
+            place: Place::InCompressed(at),
         }
     })?;
     Ok(ids(&bundle))
@@ -449,7 +459,7 @@ pub fn extract<'data>(
 /// (which holds its buffer), each named `<prefix>.<i>.<entry ID>` with `i`
 /// counting from `first` plus `part`'s outputs, so that names stay unique
 /// across every container of a file.
-pub(super) fn add_bundle<'data>(
+pub(crate) fn add_bundle<'data>(
     part: &mut Plan<'data>,
     container: &Loaded<'data>,
     prefix: &str,
@@ -529,25 +539,6 @@ pub(crate) fn image_plan(
         },
         _ => BundlerError::NotAContainer(Foreign::identify(bytes)),
     })
-}
-
-/// A file name that stays in its directory: only `[A-Za-z0-9._+:-]` is kept
-/// (anything else, including `/` and NUL, becomes `_`), and it cannot start
-/// with `.` (so `..` is impossible).
-pub fn safe_name(raw: &[u8]) -> String {
-    let mut name: String = raw
-        .iter()
-        .map(|&b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'.' | b'_' | b'+' | b':' | b'-' => {
-                char::from(b)
-            }
-            _ => '_',
-        })
-        .collect();
-    if name.is_empty() || name.starts_with('.') {
-        name.insert(0, '_');
-    }
-    name
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
-//! Where a file keeps its fat binaries, and the names `cuobjdump` gives
-//! what it extracts from them.
+//! NVIDIA fat binaries in host files: where a file keeps them, the names
+//! `cuobjdump` gives what it extracts from them, and pruning them in place.
+//! Above [`crate::cuda_fatbin`] (the container) and [`crate::locate`] (the
+//! sections), which know nothing of each other.
 //!
 //! A raw fat binary is read as fat binaries back to back. In an ELF or
 //! COFF/PE host, `cuobjdump -all` reads the `.nv_fatbin` sections first and
@@ -17,12 +19,16 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{fatbins, ConcatMember, EntryKind, Fatbin, FatbinEntry, Sm, SmVariant};
 use crate::archive::Archive;
+use crate::bytes::range;
+use crate::cuda_fatbin::{
+    fatbins, layout_overflow, prune_in_place, ConcatMember, EntryKind, Fatbin, FatbinEntry, Sm,
+    SmVariant,
+};
 use crate::locate::{offload_sections, SectionKind};
 use crate::object::ObjectFile;
 use crate::offload_binary::{binaries, ImageKind};
-use crate::{FileKind, Result};
+use crate::{DecompressOptions, FileKind, Result};
 
 /// Where a fat binary was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -339,3 +345,40 @@ pub fn cuobjdump_base(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.rsplit_once('.').map_or(name, |(stem, _)| stem)
 }
+
+/// Prunes every fat binary of a file in place, as [`prune_in_place`] does
+/// for one section: a raw fat binary (several back to back), or the
+/// `.nv_fatbin` and `__nv_relfatbin` sections of an ELF or COFF/PE host,
+/// whose other bytes do not change. Returns how many fat binaries changed;
+/// a file holding none gives 0. All or nothing: on an error (reported at
+/// its offset in the file) `file` is left as it was.
+pub fn prune_file_in_place(
+    file: &mut [u8],
+    keep: &dyn Fn(EntryKind, Sm) -> bool,
+    options: &DecompressOptions,
+) -> Result<usize> {
+    let mut pruned = Vec::new();
+    let mut changed = 0usize;
+    for (offset, size) in fatbin_sections(file)? {
+        let mut section = range(file, offset, size)
+            .ok_or_else(layout_overflow)?
+            .to_vec();
+        let n = prune_in_place(&mut section, keep, options).map_err(|e| e.shifted(offset))?;
+        if n > 0 {
+            changed = changed.saturating_add(n);
+            pruned.push((offset, section));
+        }
+    }
+    for (offset, section) in pruned {
+        let start = usize::try_from(offset).map_err(|_| layout_overflow())?;
+        start
+            .checked_add(section.len())
+            .and_then(|end| file.get_mut(start..end))
+            .ok_or_else(layout_overflow)?
+            .copy_from_slice(&section);
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests;
