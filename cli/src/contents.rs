@@ -2,8 +2,7 @@
 //! limit from the environment, the memory budget for decoding, and numbers
 //! formatted as LLVM formats them.
 
-use crate::commands::bundler::max_decompressed_size;
-use crate::commands::Failure;
+use crate::failure::Failure;
 
 /// How to decode compressed bundles: from the environment, since the bundler
 /// personality must keep LLVM's command line.
@@ -80,6 +79,19 @@ pub fn commas(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// `CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes>` raises the limit for all the
+/// compressed bundles of one input together (0: the library's default).
+pub fn max_decompressed_size() -> Result<u64, Failure> {
+    match std::env::var("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE") {
+        Ok(text) => text.parse().map_err(|_| {
+            Failure(format!(
+                "CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE={text}: expected a size in bytes"
+            ))
+        }),
+        Err(_) => Ok(0),
+    }
 }
 
 #[cfg(test)]

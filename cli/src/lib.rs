@@ -8,6 +8,7 @@
 
 mod commands;
 mod contents;
+mod failure;
 mod ffi;
 mod flags;
 mod help;

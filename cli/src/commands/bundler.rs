@@ -9,6 +9,7 @@ use std::path::Path;
 use clangoffload_capi as c;
 
 use super::Failure;
+use crate::contents::max_decompressed_size;
 use crate::ffi::job::{self, Job, Options};
 use crate::flags::{self, bundler::HELP, bundler::OPTIONS, Parsed};
 use crate::io::{file_identity, os_message, Input};
@@ -424,19 +425,6 @@ fn compression_method() -> Result<u32, Failure> {
         Ok(other) => Err(Failure(format!(
             "CLANGOFFLOAD_COMPRESSION_METHOD={other}: expected zlib or zstd"
         ))),
-    }
-}
-
-/// `CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE=<bytes>` raises the limit for all the
-/// compressed bundles of one input together (0: the library's default).
-pub fn max_decompressed_size() -> Result<u64, Failure> {
-    match std::env::var("CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE") {
-        Ok(text) => text.parse().map_err(|_| {
-            Failure(format!(
-                "CLANGOFFLOAD_MAX_DECOMPRESSED_SIZE={text}: expected a size in bytes"
-            ))
-        }),
-        Err(_) => Ok(0),
     }
 }
 

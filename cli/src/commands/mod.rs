@@ -16,18 +16,7 @@ pub mod scan;
 pub mod select;
 pub mod wrap;
 
-use std::fmt::Display;
-
-/// A command's failure: the message LLVM-style tools print after
-/// `<program>: error: `.
-#[derive(Debug)]
-pub struct Failure(pub String);
-
-impl<T: Display> From<T> for Failure {
-    fn from(e: T) -> Self {
-        Failure(e.to_string())
-    }
-}
+pub use crate::failure::Failure;
 
 /// Opens an input file (mapped), with the message LLVM's tools give when it
 /// cannot be read.
