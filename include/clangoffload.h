@@ -3202,6 +3202,25 @@ clangoffload_status clangoffload_job_write_path(const struct clangoffload_job *j
                                                 size_t output,
                                                 const char *path);
 
+// The tag of a `clangoffload_container_kind` number (`bundle`,
+// `compressed`, `offload_binary`, `cuda_fatbin`): the stable identifier
+// `clangoffload inspect --json` and the Python package give the kind; empty
+// for any other number.
+//
+// Ownership: returns a view of static storage; never free it.
+//
+// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+struct clangoffload_bytes clangoffload_container_kind_tag(uint32_t kind);
+
+// The name reports print for a `clangoffload_container_kind` number
+// (`bundle`, `compressed bundle`, `offload binary`, `CUDA fat binary`);
+// empty for any other number.
+//
+// Ownership: returns a view of static storage; never free it.
+//
+// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+struct clangoffload_bytes clangoffload_container_kind_name(uint32_t kind);
+
 // Reads the header of the compressed bundle in `len` bytes at `data` into
 // `*out`. Reads nothing past the header.
 //

@@ -7,7 +7,9 @@ use clangoffload::compressed::truncated_md5;
 use clangoffload::compressed::{compress, CompressOptions};
 #[cfg(feature = "alloc")]
 use clangoffload::CompressionMethod;
-use clangoffload::{CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, Limits};
+use clangoffload::{
+    CompressedBundle, Container, Containers, DecompressOptions, ErrorKind, FileKind, Limits,
+};
 
 #[cfg(feature = "alloc")]
 use crate::ffi::write_made;
@@ -88,6 +90,73 @@ pub enum clangoffload_container_kind {
     /// (`clangoffload_scan_cursor_next`, `clangoffload_scan_next`); its
     /// bytes are a raw fat binary for `clangoffload_cuda_fatbins_parse`.
     CudaFatbin = 4,
+}
+
+impl clangoffload_container_kind {
+    /// Every kind, with its number and the file kind core names it by.
+    const ALL: [(Self, u32, FileKind); 4] = [
+        (Self::Bundle, 1, FileKind::Bundle),
+        (Self::Compressed, 2, FileKind::CompressedBundle),
+        (Self::OffloadBinary, 3, FileKind::OffloadBinary),
+        (Self::CudaFatbin, 4, FileKind::CudaFatbin),
+    ];
+
+    /// The kind of a container core found.
+    pub(crate) fn of(container: &Container<'_>) -> Self {
+        Self::of_file(container.file_kind()).unwrap_or(clangoffload_container_kind::Bundle)
+    }
+
+    /// The kind of bytes core's detection names, if they start a container.
+    pub(crate) fn of_file(kind: FileKind) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .find(|(_, _, k)| *k == kind)
+            .map(|(c, _, _)| *c)
+    }
+
+    /// The file kind a `clangoffload_container_kind` number names.
+    fn file_kind(raw: u32) -> Option<FileKind> {
+        Self::ALL
+            .iter()
+            .find(|(_, n, _)| *n == raw)
+            .map(|(_, _, k)| *k)
+    }
+}
+
+impl From<clangoffload_container_kind> for u32 {
+    fn from(kind: clangoffload_container_kind) -> u32 {
+        let found = clangoffload_container_kind::ALL
+            .iter()
+            .find(|(k, _, _)| *k == kind);
+        found.map_or(0, |(_, n, _)| *n)
+    }
+}
+
+/// The tag of a `clangoffload_container_kind` number (`bundle`,
+/// `compressed`, `offload_binary`, `cuda_fatbin`): the stable identifier
+/// `clangoffload inspect --json` and the Python package give the kind; empty
+/// for any other number.
+///
+/// Ownership: returns a view of static storage; never free it.
+///
+/// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+#[no_mangle]
+pub extern "C" fn clangoffload_container_kind_tag(kind: u32) -> clangoffload_bytes {
+    let tag = clangoffload_container_kind::file_kind(kind).and_then(FileKind::container_tag);
+    clangoffload_bytes::of(tag.unwrap_or_default().as_bytes())
+}
+
+/// The name reports print for a `clangoffload_container_kind` number
+/// (`bundle`, `compressed bundle`, `offload binary`, `CUDA fat binary`);
+/// empty for any other number.
+///
+/// Ownership: returns a view of static storage; never free it.
+///
+/// NULL: never NULL with a non-zero length. Pure; takes no pointer.
+#[no_mangle]
+pub extern "C" fn clangoffload_container_kind_name(kind: u32) -> clangoffload_bytes {
+    let name = clangoffload_container_kind::file_kind(kind).map(FileKind::name);
+    clangoffload_bytes::of(name.unwrap_or_default().as_bytes())
 }
 
 /// One container in a sequence.
@@ -413,13 +482,8 @@ pub unsafe extern "C" fn clangoffload_containers_next(
             // SAFETY: `err` is NULL or writable, as the caller promises.
             unsafe { report(&e, err) }
         })?;
-        let kind = match container {
-            Container::Bundle(_) => clangoffload_container_kind::Bundle,
-            Container::Compressed(_) => clangoffload_container_kind::Compressed,
-            Container::OffloadBinary(_) => clangoffload_container_kind::OffloadBinary,
-        };
         *out = clangoffload_container {
-            kind,
+            kind: clangoffload_container_kind::of(&container),
             offset,
             data: clangoffload_bytes::of(container.data()),
         };

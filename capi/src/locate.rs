@@ -5,13 +5,14 @@
 
 use core::ffi::c_char;
 
-use clangoffload::container::{declared_extent, parse_container, Container, Extent};
+use clangoffload::container::{declared_extent, parse_container, Extent};
 use clangoffload::elf::{AmdgpuTarget, ElfFile};
 #[cfg(feature = "alloc")]
 use clangoffload::locate::wrapper_targets;
 use clangoffload::locate::{wrapper_at, wrapper_target, SectionKind, Wrapper};
 use clangoffload::object::{ObjectFile, Section};
 use clangoffload::scan::{scan_from, Found, ScanCursor};
+use clangoffload::FileKind;
 
 use crate::compressed::clangoffload_container_kind;
 #[cfg(feature = "alloc")]
@@ -469,7 +470,7 @@ fn scan_step(
     while let Some(found) = hits.next() {
         let hit = match found {
             Found::Container(offset, container) => clangoffload_scan_hit {
-                kind: kind_of(&container),
+                kind: clangoffload_container_kind::of(&container),
                 status: clangoffload_status::Ok.code(),
                 offset,
                 data: clangoffload_bytes::of(container.data()),
@@ -486,7 +487,9 @@ fn scan_step(
                     .and_then(|at| data.get(at..))
                     .unwrap_or_default();
                 clangoffload_scan_hit {
-                    kind: kind_by_magic(magic),
+                    // A rejected container starts with its magic.
+                    kind: clangoffload_container_kind::of_file(FileKind::detect(magic))
+                        .unwrap_or(clangoffload_container_kind::OffloadBinary),
                     status: clangoffload_status::from(error.kind()).code(),
                     offset,
                     data: clangoffload_bytes::of(&[]),
@@ -497,26 +500,6 @@ fn scan_step(
         return (hits.cursor(), Ok(hit));
     }
     (hits.cursor(), Err(clangoffload_status::End))
-}
-
-fn kind_of(container: &Container<'_>) -> clangoffload_container_kind {
-    match container {
-        Container::Bundle(_) => clangoffload_container_kind::Bundle,
-        Container::Compressed(_) => clangoffload_container_kind::Compressed,
-        Container::OffloadBinary(_) => clangoffload_container_kind::OffloadBinary,
-    }
-}
-
-fn kind_by_magic(data: &[u8]) -> clangoffload_container_kind {
-    if data.starts_with(clangoffload::compressed::COMPRESSED_MAGIC) {
-        clangoffload_container_kind::Compressed
-    } else if data.starts_with(clangoffload::cuda_fatbin::FATBIN_MAGIC_BYTES) {
-        clangoffload_container_kind::CudaFatbin
-    } else if data.starts_with(clangoffload::bundle::BUNDLE_MAGIC) {
-        clangoffload_container_kind::Bundle
-    } else {
-        clangoffload_container_kind::OffloadBinary
-    }
 }
 
 /// The extent of the container (bundle, compressed bundle or OffloadBinary)

@@ -1846,6 +1846,47 @@ fn container_kind(container: &Container<'_>) -> clangoffload_container_kind {
 
 type ContainerRec = (clangoffload_container_kind, u64, View);
 
+/// The tag and name of each container kind are core's, for the same
+/// kind; other numbers have none.
+#[test]
+fn container_kind_tags_and_names_are_cores() {
+    let text = |b: clangoffload_bytes| {
+        // SAFETY: a view of the library's static storage.
+        let bytes = unsafe { std::slice::from_raw_parts(b.ptr, b.len) };
+        std::str::from_utf8(bytes).unwrap().to_string()
+    };
+    for (kind, file_kind) in [
+        (
+            clangoffload_container_kind::Bundle,
+            clangoffload::FileKind::Bundle,
+        ),
+        (
+            clangoffload_container_kind::Compressed,
+            clangoffload::FileKind::CompressedBundle,
+        ),
+        (
+            clangoffload_container_kind::OffloadBinary,
+            clangoffload::FileKind::OffloadBinary,
+        ),
+        (
+            clangoffload_container_kind::CudaFatbin,
+            clangoffload::FileKind::CudaFatbin,
+        ),
+    ] {
+        assert_eq!(u32::from(kind), kind as u32);
+        let tag = text(clangoffload_container_kind_tag(kind as u32));
+        assert_eq!(Some(tag.as_str()), file_kind.container_tag());
+        assert_eq!(
+            text(clangoffload_container_kind_name(kind as u32)),
+            file_kind.name()
+        );
+    }
+    for other in [0, 5, u32::MAX] {
+        assert_eq!(clangoffload_container_kind_tag(other).len, 0);
+        assert_eq!(clangoffload_container_kind_name(other).len, 0);
+    }
+}
+
 /// The containers, the status that ended the walk and where the cursor was
 /// left.
 type Walk<T> = (Vec<T>, Fault, u64);

@@ -248,14 +248,14 @@ fn scan_prints_the_fat_binaries_anywhere_in_a_file() {
     assert_eq!(
         stdout(&r),
         format!(
-            "0x1001\tcuda fat binary\t3,008 bytes\n{:#x}\tcuda fat binary\t2,264 bytes\n",
+            "0x1001\tCUDA fat binary\t3,008 bytes\n{:#x}\tCUDA fat binary\t2,264 bytes\n",
             4097 + lz4.len()
         )
     );
     let r = clangoffload(&["scan", "--rejected", path.to_str().unwrap()]);
     assert!(
         stdout(&r).ends_with(&format!(
-            "{bad_at:#x}\trejected cuda fat binary: fat binary header size not allowed\n"
+            "{bad_at:#x}\trejected CUDA fat binary: fat binary header size not allowed\n"
         )),
         "{}",
         stdout(&r)
@@ -274,7 +274,7 @@ fn scan_prints_the_fat_binaries_anywhere_in_a_file() {
     );
     assert_eq!(
         out.lines()
-            .filter(|l| l.contains("\tcuda fat binary\t"))
+            .filter(|l| l.contains("\tCUDA fat binary\t"))
             .count(),
         1,
         "{out}"

@@ -10,7 +10,7 @@
 //! compressed bytes can contain `CCOB`.
 
 use crate::back_to_back::BackToBack;
-use crate::{Bundle, CompressedBundle, Error, ErrorKind, OffloadBinary, Result};
+use crate::{Bundle, CompressedBundle, Error, ErrorKind, FileKind, OffloadBinary, Result};
 
 /// One container found in a sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,15 @@ impl<'data> Container<'data> {
             Container::Bundle(bundle) => bundle.data(),
             Container::Compressed(compressed) => compressed.data(),
             Container::OffloadBinary(binary) => binary.data(),
+        }
+    }
+
+    /// Its kind, as [`FileKind::detect`] names the bytes it starts with.
+    pub fn file_kind(&self) -> FileKind {
+        match self {
+            Container::Bundle(_) => FileKind::Bundle,
+            Container::Compressed(_) => FileKind::CompressedBundle,
+            Container::OffloadBinary(_) => FileKind::OffloadBinary,
         }
     }
 }

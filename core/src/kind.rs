@@ -134,6 +134,20 @@ impl FileKind {
         }
     }
 
+    /// A container kind's tag, the stable identifier machine-readable
+    /// reports and the Python package use (`bundle`, `compressed`,
+    /// `offload_binary`, `cuda_fatbin`: `inspect --json`'s `kind`,
+    /// `Container.kind`); `None` for files that are no container.
+    pub fn container_tag(self) -> Option<&'static str> {
+        match self {
+            FileKind::Bundle => Some("bundle"),
+            FileKind::CompressedBundle => Some("compressed"),
+            FileKind::OffloadBinary => Some("offload_binary"),
+            FileKind::CudaFatbin => Some("cuda_fatbin"),
+            _ => None,
+        }
+    }
+
     /// Whether the bytes start a binary bundle or a compressed bundle: what
     /// the bundler reads as a container of entries.
     pub fn is_bundle_container(self) -> bool {

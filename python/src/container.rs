@@ -16,7 +16,7 @@ use clangoffload::inspect::{bundle_entries, inspect_to, Depth};
 use clangoffload::scan::{scan, Found};
 use clangoffload::select::select_in_fatbin;
 use clangoffload::{
-    offset_in, Bundle, CompressedBundle, Container as CoreContainer, DecompressOptions,
+    offset_in, Bundle, CompressedBundle, Container as CoreContainer, DecompressOptions, FileKind,
     OffloadBinary, TargetId,
 };
 use pyo3::exceptions::PyValueError;
@@ -48,17 +48,17 @@ impl Kind {
         }
     }
 
-    /// The names Python has always given (`Container.kind`), those
-    /// `clangoffload inspect --json` uses; not core's
-    /// `FileKind::container_name` ("compressed bundle", "OffloadBinary",
-    /// "CUDA fat binary"), which reports print, so that the API stays.
+    /// Core's tag for the kind (`bundle`, `compressed`, `offload_binary`,
+    /// `cuda_fatbin`): the names Python has always given (`Container.kind`),
+    /// the same `clangoffload inspect --json` prints.
     fn name(self) -> &'static str {
-        match self {
-            Kind::Bundle => "bundle",
-            Kind::Compressed => "compressed",
-            Kind::OffloadBinary => "offload_binary",
-            Kind::CudaFatbin => "cuda_fatbin",
-        }
+        let kind = match self {
+            Kind::Bundle => FileKind::Bundle,
+            Kind::Compressed => FileKind::CompressedBundle,
+            Kind::OffloadBinary => FileKind::OffloadBinary,
+            Kind::CudaFatbin => FileKind::CudaFatbin,
+        };
+        kind.container_tag().unwrap_or_default()
     }
 }
 

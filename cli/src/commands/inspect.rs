@@ -39,8 +39,11 @@ struct ContainerReport<'a> {
     place: String,
     offset: u64,
     size: usize,
-    /// `bundle`, `compressed` or `offload_binary`.
+    /// `bundle`, `compressed` or `offload_binary` (the library's tags).
     kind: &'static str,
+    /// The name text reports print (`compressed bundle`).
+    #[serde(skip)]
+    name: &'static str,
     compressed: Option<CompressedReport>,
     entries: Vec<EntryReport<'a>>,
     images: Vec<ImageReport<'a>>,
@@ -294,13 +297,8 @@ fn report<'a>(
             place: place(&c.place),
             offset: c.offset,
             size: c.data.len,
-            kind: match c.kind {
-                Kind::Bundle => "bundle",
-                Kind::Compressed => "compressed",
-                Kind::OffloadBinary => "offload_binary",
-                // Found by a scan only: inspect reports its fat binaries apart.
-                Kind::CudaFatbin => "cuda_fatbin",
-            },
+            kind: crate::ffi::container_kind_tag(c.kind),
+            name: crate::ffi::container_kind_name(c.kind),
             compressed: (c.kind == Kind::Compressed).then(|| compressed(found, c)),
             entries: found
                 .entries(i, c)
@@ -456,11 +454,7 @@ fn joined<S: Serializer>(errors: &[String], s: S) -> Result<S::Ok, S::Error> {
 fn to_text(report: &Report) -> String {
     let mut out = String::new();
     for (i, r) in report.containers.iter().enumerate() {
-        let kind = match r.kind {
-            "compressed" => "compressed bundle",
-            "offload_binary" => "offload binary",
-            kind => kind,
-        };
+        let kind = r.name;
         let _ = writeln!(
             out,
             "container {i} {}at offset {:#x}: {kind}, {} bytes",

@@ -20,12 +20,7 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let hits = input.read_through(|data| ffi::scan(data, rejected));
     let mut out = String::new();
     for hit in hits {
-        let kind = match hit.kind {
-            clangoffload_capi::clangoffload_container_kind::Bundle => "bundle",
-            clangoffload_capi::clangoffload_container_kind::Compressed => "compressed bundle",
-            clangoffload_capi::clangoffload_container_kind::OffloadBinary => "offload binary",
-            clangoffload_capi::clangoffload_container_kind::CudaFatbin => "cuda fat binary",
-        };
+        let kind = ffi::container_kind_name(hit.kind);
         if hit.status == u32::from(Status::Ok) {
             let _ = writeln!(
                 out,

@@ -49,6 +49,13 @@ fn static_text(text: *const c_char) -> &'static str {
     unsafe { CStr::from_ptr(text) }.to_str().unwrap_or_default()
 }
 
+/// A view of the library's static storage (a name it returns), as text.
+pub fn static_view(view: Bytes) -> &'static str {
+    // SAFETY: the library's name functions return views of static storage.
+    let bytes = unsafe { slice(view) };
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
 /// The library's message for a status (or a status number).
 pub fn status_message(status: impl Into<u32>) -> String {
     static_text(c::clangoffload_status_message(status.into())).to_owned()
@@ -62,6 +69,16 @@ pub fn image_kind_name(kind: u16, style: u32) -> &'static str {
 /// An offload kind's name as llvm-objdump prints it.
 pub fn offload_kind_name(kind: u16) -> &'static str {
     static_text(c::clangoffload_offload_kind_name(kind))
+}
+
+/// A container kind's tag (`compressed`, `offload_binary`): JSON's `kind`.
+pub fn container_kind_tag(kind: c::clangoffload_container_kind) -> &'static str {
+    static_view(c::clangoffload_container_kind_tag(kind.into()))
+}
+
+/// A container kind's name as reports print it (`compressed bundle`).
+pub fn container_kind_name(kind: c::clangoffload_container_kind) -> &'static str {
+    static_view(c::clangoffload_container_kind_name(kind.into()))
 }
 
 /// Where a call's notes go: warnings and verbose reports to stderr as they

@@ -104,8 +104,5 @@ impl<'data> Selection<'data> {
 
 /// The library's name of a `CLANGOFFLOAD_SELECT_*` number.
 pub fn how_name(how: u32) -> &'static str {
-    let name = c::clangoffload_select_how_name(how);
-    // SAFETY: a view of the library's static storage.
-    let bytes = unsafe { super::slice(name) };
-    std::str::from_utf8(bytes).unwrap_or_default()
+    super::static_view(c::clangoffload_select_how_name(how))
 }
