@@ -345,6 +345,29 @@ pub(crate) unsafe fn handle_arg<'a, T>(ptr: *const T) -> Result<&'a T, clangoffl
     unsafe { ptr.as_ref() }.ok_or(clangoffload_status::NullArgument)
 }
 
+/// The three arguments every job over an input takes, checked in the order
+/// each job reports them: the input (`data`, `len`), its options, and where
+/// the new handle goes.
+///
+/// # Safety
+/// `data` readable for `len` bytes for the job's life (or NULL with 0);
+/// `options` NULL or readable; `out` NULL or writable.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe fn job_args<'a, O, T>(
+    data: *const u8,
+    len: usize,
+    options: *const O,
+    out: *mut T,
+) -> Result<(&'static [u8], &'a O, &'a mut T), clangoffload_status> {
+    // SAFETY: readable for the job's life, as the caller promises.
+    let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
+    // SAFETY: readable, as the caller promises.
+    let options = unsafe { handle_arg(options) }?;
+    // SAFETY: writable, as the caller promises.
+    let out = unsafe { out_arg(out) }?;
+    Ok((data, options, out))
+}
+
 /// Moves a new handle to the caller.
 #[cfg(feature = "alloc")]
 pub(crate) fn into_handle<T>(value: T) -> *mut T {

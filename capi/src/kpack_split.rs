@@ -12,8 +12,7 @@ use clangoffload::DecompressOptions;
 
 use crate::compressed::limits;
 use crate::ffi::{
-    array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, len_u64, out_arg,
-    slice_arg,
+    array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, job_args, len_u64, out_arg,
 };
 use crate::kpack::{CLANGOFFLOAD_KPACK_STORED, CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL};
 use crate::status::{clangoffload_error, clangoffload_status, report};
@@ -107,13 +106,8 @@ pub unsafe extern "C" fn clangoffload_kpack_split_host(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: the caller promises `len` readable bytes that outlive the
-        // handle.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: NULL or readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: the caller promises a writable pointer.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the pointers are as the caller promises.
+        let (data, options, out) = unsafe { job_args(data, len, options, out) }?;
         // SAFETY: readable, as the caller promises.
         let kernel_name = unsafe { options.kernel_name.as_slice() }?;
         // SAFETY: readable, as the caller promises.

@@ -12,7 +12,7 @@ use clangoffload::packager::{self, Format, Image, Images, PackageImage, Packager
 
 use crate::bundler::{clangoffload_job, clangoffload_notify_fn, Notifier, CLANGOFFLOAD_NOTE_ERROR};
 use crate::ffi::{array_arg, clangoffload_bytes, fill_array, free_handle, handle_arg};
-use crate::ffi::{into_handle, out_arg, slice_arg};
+use crate::ffi::{into_handle, job_args, out_arg, slice_arg};
 use crate::object_bundle::clangoffload_buffer;
 use crate::offload_binary::clangoffload_string_pair;
 use crate::status::{clangoffload_error, clangoffload_status};
@@ -199,12 +199,8 @@ pub unsafe extern "C" fn clangoffload_packager_extract(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: readable for the job's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the pointers are as the caller promises.
+        let (data, options, out) = unsafe { job_args(data, len, options, out) }?;
         if options.flags & !CLANGOFFLOAD_PACKAGER_ARCHIVE != 0 {
             return Err(clangoffload_status::InvalidArgument);
         }
@@ -253,12 +249,8 @@ pub unsafe extern "C" fn clangoffload_packager_list(
     err: *mut clangoffload_error,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: readable for the handle's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the pointers are as the caller promises.
+        let (data, options, out) = unsafe { job_args(data, len, options, out) }?;
         // SAFETY: the options' views are readable, as the caller promises.
         let (_, notes) = unsafe { read_options(options) }?;
         // SAFETY: `err` is NULL or writable, as the caller promises.

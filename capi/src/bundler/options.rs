@@ -11,7 +11,7 @@ use clangoffload::bundler::{BundlerError, Decoding};
 
 use super::notify::{clangoffload_notify_fn, Notifier, CLANGOFFLOAD_NOTE_FAILURE};
 use super::notify::{CLANGOFFLOAD_NOTIFY_DONE_WITH, CLANGOFFLOAD_VERBOSE};
-use crate::ffi::{array_arg, clangoffload_bytes, handle_arg, into_handle, out_arg, slice_arg};
+use crate::ffi::{array_arg, clangoffload_bytes, into_handle, job_args};
 use crate::handle::ReadHandle;
 use crate::status::{clangoffload_error, clangoffload_status, report_bundler};
 
@@ -172,12 +172,8 @@ pub(super) unsafe fn read_job<T: ReadHandle>(
     job: impl FnOnce(&'static [u8], &ReadOptions<'_>, &mut Notifier) -> Result<T, BundlerError>,
 ) -> clangoffload_status {
     ffi_guard!({
-        // SAFETY: readable for the job's life, as the caller promises.
-        let data: &'static [u8] = unsafe { slice_arg(data, len) }?;
-        // SAFETY: readable, as the caller promises.
-        let options = unsafe { handle_arg(options) }?;
-        // SAFETY: writable, as the caller promises.
-        let out = unsafe { out_arg(out) }?;
+        // SAFETY: the pointers are as the caller promises.
+        let (data, options, out) = unsafe { job_args(data, len, options, out) }?;
         // SAFETY: the options' views are readable, as the caller promises.
         let read = unsafe { read_options(options) }?;
         let name = String::from_utf8_lossy(read.name.as_bytes()).into_owned();
