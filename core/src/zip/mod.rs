@@ -10,6 +10,16 @@ use core::fmt;
 
 use crate::bytes::to_u64;
 
+#[cfg(feature = "alloc")]
+mod crc32;
+#[cfg(feature = "alloc")]
+mod inflate;
+
+#[cfg(feature = "alloc")]
+use crc32::{crc32, Crc32};
+#[cfg(feature = "alloc")]
+use inflate::{inflate, inflate_each, WINDOW};
+
 /// Why an archive, or one of its members, cannot be read; `offset` is the
 /// file offset of the record or field at fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,22 +362,11 @@ impl<'data> Member<'data> {
             fault,
             offset: self.local,
         };
-        if self.flags & 1 != 0 {
-            return Err(here(ZipFault::Encrypted));
-        }
-        if self.size > limit {
-            return Err(here(ZipFault::TooLarge {
-                size: self.size,
-                limit,
-            }));
-        }
+        self.check(limit).map_err(here)?;
         let stored = self.stored()?;
         let bytes = match self.method {
-            // A stored member's two sizes are one.
-            0 if self.compressed != self.size => return Err(here(ZipFault::SizeMismatch)),
             0 => Cow::Borrowed(stored),
-            8 => Cow::Owned(inflate(stored, self.size, done_with).map_err(here)?),
-            other => return Err(here(ZipFault::UnsupportedMethod(other))),
+            _ => Cow::Owned(inflate(stored, self.size, done_with).map_err(here)?),
         };
         if crc32(&bytes) != self.crc {
             return Err(here(ZipFault::BadCrc));
@@ -375,91 +374,85 @@ impl<'data> Member<'data> {
         Ok(bytes)
     }
 
+    /// Its decoded bytes piece by piece, in order, without holding them:
+    /// `sink` gets each piece (at most 1 MiB) and returns whether to go on;
+    /// `done_with` is told of each piece of the stored bytes once consumed.
+    /// When every byte went by, its size and CRC-32 are checked (a sink that
+    /// stops early gets no check). Memory: a 1 MiB window, whatever the size.
+    #[cfg(feature = "alloc")]
+    pub fn each_piece(
+        &self,
+        limit: u64,
+        done_with: &dyn Fn(&[u8]),
+        sink: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<(), ZipError> {
+        self.pieces(limit, true, done_with, sink)
+    }
+
+    /// [`each_piece`](Self::each_piece), the CRC-32 computed and checked
+    /// only if `check` (a second pass over bytes the first checked).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn pieces(
+        &self,
+        limit: u64,
+        check: bool,
+        done_with: &dyn Fn(&[u8]),
+        sink: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<(), ZipError> {
+        let here = |fault| ZipError {
+            fault,
+            offset: self.local,
+        };
+        self.check(limit).map_err(here)?;
+        let stored = self.stored()?;
+        let mut crc = Crc32::new();
+        let mut check_each = |piece: &[u8]| {
+            if check {
+                crc.update(piece);
+            }
+            sink(piece)
+        };
+        let whole = match self.method {
+            0 => stored.chunks(WINDOW).all(|piece| {
+                let go = check_each(piece);
+                done_with(piece);
+                go
+            }),
+            _ => {
+                inflate_each(stored, self.size, WINDOW, done_with, &mut check_each).map_err(here)?
+            }
+        };
+        if check && whole && crc.value() != self.crc {
+            return Err(here(ZipFault::BadCrc));
+        }
+        Ok(())
+    }
+
+    /// Whether this reader decodes the member within `limit`: not
+    /// encrypted, stored (its two sizes one) or deflated, no larger.
+    #[cfg(feature = "alloc")]
+    fn check(&self, limit: u64) -> Result<(), ZipFault> {
+        if self.flags & 1 != 0 {
+            return Err(ZipFault::Encrypted);
+        }
+        if self.size > limit {
+            return Err(ZipFault::TooLarge {
+                size: self.size,
+                limit,
+            });
+        }
+        match self.method {
+            // A stored member's two sizes are one.
+            0 if self.compressed != self.size => Err(ZipFault::SizeMismatch),
+            0 | 8 => Ok(()),
+            other => Err(ZipFault::UnsupportedMethod(other)),
+        }
+    }
+
     /// The file offset of its central directory entry.
     pub fn entry_offset(&self) -> u64 {
         to_u64(self.entry)
     }
-}
-
-/// Inflates the raw deflate stream `stored` into exactly `size` bytes,
-/// allocated once (no growing buffer, so a member takes its size in memory
-/// and no more), feeding it 4 MiB at a time and telling `done_with` of each
-/// piece once consumed.
-#[cfg(feature = "alloc")]
-fn inflate(
-    stored: &[u8],
-    size: u64,
-    done_with: &dyn Fn(&[u8]),
-) -> Result<alloc::vec::Vec<u8>, ZipFault> {
-    use miniz_oxide::inflate::core::inflate_flags::{
-        TINFL_FLAG_HAS_MORE_INPUT, TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
-    };
-    use miniz_oxide::inflate::core::{decompress, DecompressorOxide};
-    use miniz_oxide::inflate::TINFLStatus;
-    const PIECE: usize = 4 << 20;
-    let too_large = ZipFault::TooLarge { size, limit: size };
-    let len = usize::try_from(size).map_err(|_| too_large)?;
-    let mut out = alloc::vec::Vec::new();
-    out.try_reserve_exact(len).map_err(|_| too_large)?;
-    out.resize(len, 0);
-    let mut state = alloc::boxed::Box::new(DecompressorOxide::new());
-    let (mut read, mut written) = (0usize, 0usize);
-    loop {
-        let rest = stored.get(read..).unwrap_or_default();
-        let piece = rest.get(..PIECE).unwrap_or(rest);
-        let more = if piece.len() < rest.len() {
-            TINFL_FLAG_HAS_MORE_INPUT
-        } else {
-            0
-        };
-        let (status, used, made) = decompress(
-            &mut state,
-            piece,
-            &mut out,
-            written,
-            TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF | more,
-        );
-        done_with(piece.get(..used).unwrap_or_default());
-        read = read.saturating_add(used);
-        written = written.saturating_add(made);
-        match status {
-            TINFLStatus::Done if written == len => return Ok(out),
-            TINFLStatus::NeedsMoreInput if more != 0 => {}
-            _ => return Err(ZipFault::BadDeflate),
-        }
-    }
-}
-
-/// CRC-32 (IEEE 802.3, reflected, as ZIP stores it).
-#[cfg(feature = "alloc")]
-fn crc32(bytes: &[u8]) -> u32 {
-    // Evaluated at compile time: every index is below 256.
-    #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            // In range: i < 256.
-            #[allow(clippy::as_conversions)]
-            let mut c = i as u32;
-            let mut k = 0;
-            while k < 8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-                k += 1;
-            }
-            table[i] = c;
-            i += 1;
-        }
-        table
-    };
-    !bytes.iter().fold(!0u32, |c, &b| {
-        let index = usize::from(c.to_le_bytes()[0] ^ b);
-        TABLE.get(index).copied().unwrap_or(0) ^ (c >> 8)
-    })
 }
 
 #[cfg(all(test, feature = "std"))]
@@ -520,6 +513,87 @@ mod tests {
                 limit: 100
             }
         );
+    }
+
+    #[test]
+    fn each_piece_gives_the_members_bytes_in_order() {
+        let data = std::fs::read(WHEEL).unwrap();
+        let zip = Zip::parse(&data).unwrap();
+        for member in zip.members().map(Result::unwrap).filter(|m| !m.is_dir()) {
+            let mut got = Vec::new();
+            let mut pieces = 0usize;
+            let done_with = |b: &[u8]| {
+                let _ = b.len();
+            };
+            member
+                .each_piece(1 << 20, &done_with, &mut |piece| {
+                    got.extend_from_slice(piece);
+                    pieces += 1;
+                    true
+                })
+                .unwrap();
+            assert_eq!(got, &member.contents(1 << 20).unwrap()[..]);
+            // An empty member gives no piece.
+            assert_eq!(pieces == 0, member.size == 0);
+            if member.size == 0 {
+                continue;
+            }
+            // A sink that stops early stops the decoding, with no check.
+            let mut calls = 0;
+            member
+                .each_piece(1 << 20, &done_with, &mut |_| {
+                    calls += 1;
+                    false
+                })
+                .unwrap();
+            assert_eq!(calls, 1);
+            assert_eq!(
+                member
+                    .each_piece(10, &done_with, &mut |_| true)
+                    .unwrap_err()
+                    .fault,
+                ZipFault::TooLarge {
+                    size: member.size,
+                    limit: 10
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn inflating_through_a_window_wraps_it_many_times() {
+        // 3 MiB that deflate well but not trivially, through a 32 KiB window.
+        let plain: Vec<u8> = (0u32..3 << 20)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x0f)
+            .collect();
+        let stored = miniz_oxide::deflate::compress_to_vec(&plain, 6);
+        let (mut got, mut pieces) = (Vec::new(), 0);
+        let whole = inflate_each(&stored, plain.len() as u64, 32 << 10, &|_| {}, &mut |p| {
+            assert!(p.len() <= 32 << 10);
+            got.extend_from_slice(p);
+            pieces += 1;
+            true
+        })
+        .unwrap();
+        assert!(whole && pieces > 90, "{pieces}");
+        assert_eq!(got, plain);
+        // A stream that decodes to more or fewer bytes than declared.
+        let short = inflate_each(
+            &stored,
+            plain.len() as u64 - 1,
+            32 << 10,
+            &|_| {},
+            &mut |_| true,
+        );
+        assert_eq!(short.unwrap_err(), ZipFault::BadDeflate);
+        let long = inflate_each(
+            &stored,
+            plain.len() as u64 + 1,
+            32 << 10,
+            &|_| {},
+            &mut |_| true,
+        );
+        assert_eq!(long.unwrap_err(), ZipFault::BadDeflate);
     }
 
     #[test]
@@ -637,11 +711,5 @@ mod tests {
             bomb.contents(1 << 30).unwrap_err().fault,
             ZipFault::TooLarge { .. }
         ));
-    }
-
-    #[test]
-    fn crc32_is_ieees() {
-        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-        assert_eq!(crc32(b""), 0);
     }
 }

@@ -1,0 +1,116 @@
+//! A member read sparsely covers as the whole member does: every ELF host
+//! shape of the fixture folders, deflated in a wheel
+//! (tests/fixtures/coverage/regenerate.sh), read both ways for every
+//! current GPU, with the sparsest policy and the default one.
+
+extern crate std;
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+use super::sparse::{sparse_image, Policy};
+use super::*;
+use crate::zip::Zip;
+
+const EVERY_ELF: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/coverage/every-elf-0.1-py3-none-linux_x86_64.whl"
+);
+
+fn devices() -> Vec<Device<'static>> {
+    CURRENT_GPUS
+        .iter()
+        .chain(&["gfx906", "gfx90a:xnack+", "gfx1030", "sm_50", "sm_75"])
+        .map(|d| Device::parse(d).unwrap())
+        .collect()
+}
+
+/// Everything coverage reports of the wheel, member by member, as text.
+fn report(sparse: (u64, Policy)) -> Vec<String> {
+    let data = std::fs::read(EVERY_ELF).unwrap();
+    let decoding = crate::bundler::Decoding::default();
+    cover_with(&data, "w", &devices(), decoding, true, &|_| {}, sparse)
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect()
+}
+
+#[test]
+fn sparse_members_cover_as_whole_ones() {
+    let whole = report((u64::MAX, Policy::DEFAULT));
+    assert!(whole.len() >= 25, "{}", whole.len());
+    // Device code found and loaded, and the damaged copy reported.
+    assert!(whole.iter().any(|c| c.contains("loads: true")));
+    assert!(whole
+        .iter()
+        .any(|c| c.contains("damaged") && c.contains("header size 8 is not allowed")));
+    let sparsest = Policy {
+        large: 0,
+        payload_kept: 0,
+    };
+    for policy in [sparsest, Policy::DEFAULT] {
+        let sparse = report((0, policy));
+        assert_eq!(sparse.len(), whole.len(), "{policy:?}");
+        for (s, w) in sparse.iter().zip(&whole) {
+            assert_eq!(s, w, "{policy:?}");
+        }
+    }
+}
+
+#[test]
+fn a_sparse_image_holds_headers_not_code() {
+    let data = std::fs::read(EVERY_ELF).unwrap();
+    let zip = Zip::parse(&data).unwrap();
+    let member = zip
+        .members()
+        .map(Result::unwrap)
+        .find(|m| m.name == b"every/cuda/nvcc-two-tu.so")
+        .unwrap();
+    let whole = member.contents(1 << 30).unwrap();
+    let sparsest = Policy {
+        large: 0,
+        payload_kept: 0,
+    };
+    let image = sparse_image(&member, 1 << 30, &|_| {}, sparsest)
+        .unwrap()
+        .unwrap();
+    assert_eq!(image.len(), whole.len());
+    let file = crate::elf::ElfFile::parse(&whole).unwrap();
+    let section = |name: &[u8]| {
+        let s = file
+            .sections()
+            .map(Result::unwrap)
+            .find(|s| s.name() == name)
+            .unwrap();
+        let start = usize::try_from(s.offset()).unwrap();
+        start..start + s.data().len()
+    };
+    // A fat binary's headers are kept, its payloads not (code is kept only
+    // as far as a reader would look for a container in it: 64 KiB, all of
+    // this small file's; benches/README.md measures a 551 MB one).
+    let fatbin = section(b".nv_fatbin");
+    assert_eq!(
+        image[fatbin.start..fatbin.start + 80],
+        whole[fatbin.start..fatbin.start + 80]
+    );
+    let kept = image[fatbin.clone()].iter().filter(|&&b| b != 0).count();
+    let all = whole[fatbin].iter().filter(|&&b| b != 0).count();
+    assert!(kept * 4 < all, "{kept} of {all}");
+    // Small sections are whole.
+    let dynsym = section(b".dynsym");
+    assert_eq!(image[dynsym.clone()], whole[dynsym]);
+    // A member that is no ELF64 file is left to the whole reading.
+    let text_member = Zip::parse(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/coverage/sample-0.1-py3-none-linux_x86_64.whl"
+        ))
+        .unwrap(),
+    )
+    .unwrap()
+    .members()
+    .map(Result::unwrap)
+    .find(|m| m.name.ends_with(b"RECORD"))
+    .map(|m| sparse_image(&m, 1 << 30, &|_| {}, sparsest).unwrap());
+    assert_eq!(text_member, Some(None));
+}
