@@ -328,8 +328,8 @@
 //! ```
 #![no_std]
 // Unsafe code only where it buys something measured, each block with its
-// SAFETY comment: libzstd's stable output buffer (compressed::zstd), and the
-// scan's prefetch and AVX2 dispatch (scan::search).
+// SAFETY comment; docs/architecture.md names every such module and what it
+// buys.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 // The workspace lints (Cargo.toml) hold for the library; its unit tests
