@@ -303,6 +303,11 @@
 // `clangoffload_selected::how`: NVIDIA PTX, JIT-compiled.
 #define CLANGOFFLOAD_SELECT_PTX 5
 
+// Files larger than this are worth reading with `clangoffload_sparse_elf_*`
+// rather than mapping (core's `coverage::SPARSE_ABOVE`, the size above
+// which a wheel's members are read so too).
+#define CLANGOFFLOAD_COVERAGE_SPARSE_ABOVE (16 << 20)
+
 // Sentinel in `clangoffload_error.entry` when the error is not in an entry.
 #define CLANGOFFLOAD_NO_ENTRY UINT64_MAX
 
@@ -931,6 +936,10 @@ typedef struct clangoffload_packager_images clangoffload_packager_images;
 // What `clangoffload_select` found, read by index; owns its texts and
 // borrows the input.
 typedef struct clangoffload_selection clangoffload_selection;
+
+// A file being read for coverage: its image, once every range asked for
+// is given.
+typedef struct clangoffload_sparse_elf clangoffload_sparse_elf;
 
 // A parsed text bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_text_bundle clangoffload_text_bundle;
@@ -5976,6 +5985,80 @@ clangoffload_status clangoffload_selection_get_failure(const struct clangoffload
 //
 // NULL: never NULL with a non-zero length. Pure; takes no pointer.
 struct clangoffload_bytes clangoffload_select_how_name(uint32_t how);
+
+// Starts reading a file of `size` bytes; `*out` gets the handle.
+// `CLANGOFFLOAD_STATUS_OUT_OF_MEMORY` if an image of that size (zero pages:
+// only what is given takes memory) cannot be had.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_sparse_elf_free`.
+//
+// Lifetime: the handle borrows nothing.
+//
+// NULL: `out` must not be NULL.
+//
+// # Safety
+// `out` writable.
+clangoffload_status clangoffload_sparse_elf_new(uint64_t size,
+                                                struct clangoffload_sparse_elf **out);
+
+// The next bytes to read: `*offset` and `*len` (give them from `*offset`
+// on, in pieces of any size); `CLANGOFFLOAD_STATUS_END` once the reading
+// is done.
+//
+// Ownership: nothing to free; writes two numbers.
+//
+// Lifetime: nothing is handed out.
+//
+// NULL: no argument may be NULL.
+//
+// # Safety
+// `sparse` a live handle; `offset` and `len` writable.
+clangoffload_status clangoffload_sparse_elf_missing(const struct clangoffload_sparse_elf *sparse,
+                                                    uint64_t *offset,
+                                                    uint64_t *len);
+
+// Gives the `len` bytes at `data`, the file's bytes from `offset`.
+//
+// Ownership: the bytes are copied where the image keeps them.
+//
+// Lifetime: `data` is read during the call only.
+//
+// NULL: `sparse` must not be NULL; `data` may be NULL only when `len` is 0.
+//
+// # Safety
+// `sparse` a live handle; `data` readable for `len` bytes.
+clangoffload_status clangoffload_sparse_elf_give(struct clangoffload_sparse_elf *sparse,
+                                                 uint64_t offset,
+                                                 const uint8_t *data,
+                                                 size_t len);
+
+// The image, to cover with `clangoffload_cover` as the file itself: its
+// size is the file's, and it holds every byte coverage reads.
+// `CLANGOFFLOAD_STATUS_NOT_ELF` if the file is no ELF64 little-endian file
+// whose section table lies inside it (cover the file itself);
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT` while bytes are still missing.
+//
+// Ownership: the view is owned by the handle; do not free it.
+//
+// Lifetime: the view lives until the handle is freed.
+//
+// NULL: no argument may be NULL.
+//
+// # Safety
+// `sparse` a live handle; `out` writable.
+clangoffload_status clangoffload_sparse_elf_image(struct clangoffload_sparse_elf *sparse,
+                                                  struct clangoffload_bytes *out);
+
+// Releases a handle from `clangoffload_sparse_elf_new`.
+//
+// Ownership: the handle, and its image, are released.
+//
+// NULL: a NULL `sparse` does nothing.
+//
+// # Safety
+// `sparse` is NULL or a live handle not yet freed.
+void clangoffload_sparse_elf_free(struct clangoffload_sparse_elf *sparse);
 
 // An English message for any status value (unknown values get "unknown
 // status").

@@ -50,6 +50,8 @@ pub mod packager;
 pub mod registration;
 #[cfg(feature = "alloc")]
 pub mod select;
+#[cfg(feature = "alloc")]
+pub mod sparse;
 pub mod status;
 #[cfg(feature = "alloc")]
 pub mod text_bundle;
@@ -86,6 +88,8 @@ pub use packager::*;
 pub use registration::*;
 #[cfg(feature = "alloc")]
 pub use select::*;
+#[cfg(feature = "alloc")]
+pub use sparse::*;
 pub use status::*;
 #[cfg(feature = "alloc")]
 pub use text_bundle::*;

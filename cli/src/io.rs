@@ -69,6 +69,11 @@ impl Input {
         })
     }
 
+    /// The open file, for an input that was not read whole.
+    pub fn file(&self) -> Option<&File> {
+        self.file.as_ref()
+    }
+
     pub fn data(&self) -> &[u8] {
         match &self.bytes {
             Bytes::Mapped(map) => map,

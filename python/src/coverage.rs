@@ -75,6 +75,35 @@ fn walk(paths: &[PathBuf]) -> PyResult<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// A file's bytes as coverage reads them: an ELF file over
+/// `SPARSE_ABOVE` bytes read range by range (core's `SparseElf`: only what
+/// coverage reads of it is in memory), any other file whole.
+fn read_for_coverage(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use clangoffload::coverage::{SparseElf, SPARSE_ABOVE};
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > SPARSE_ABOVE {
+        if let Ok(mut sparse) = SparseElf::new(size) {
+            let mut buffer = vec![0u8; 1 << 20];
+            while let Some(range) = sparse.missing() {
+                let len = range.end.saturating_sub(range.start);
+                let want = usize::try_from(len).map_or(buffer.len(), |n| n.min(buffer.len()));
+                let piece = buffer.get_mut(..want).unwrap_or_default();
+                let read = file.read_at(piece, range.start)?;
+                match piece.get(..read) {
+                    Some(bytes) if read > 0 => sparse.give(range.start, bytes),
+                    _ => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                }
+            }
+            if let Some(image) = sparse.image() {
+                return Ok(image);
+            }
+        }
+    }
+    std::fs::read(path)
+}
+
 /// Covers every file under `paths` for `devices` (AMD target IDs or
 /// ``sm_XX``; default: the current GPUs the library lists and every device
 /// some file's code targets). ``verify`` checks compressed bundles' hashes.
@@ -102,8 +131,8 @@ pub fn coverage(
         let mut out = Vec::new();
         for path in &files {
             let name = path.display().to_string();
-            let data =
-                std::fs::read(path).map_err(|e| PyOSError::new_err(format!("'{name}': {e}")))?;
+            let data = read_for_coverage(path)
+                .map_err(|e| PyOSError::new_err(format!("'{name}': {e}")))?;
             for covered in cover(&data, &name, &parsed, decoding, verify, &|_| {}) {
                 out.push(CoveredFile {
                     cells: names

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::coverage::{cover, current_gpus, Cell, CoveredFile};
+use crate::ffi::coverage::{cover, current_gpus, Cell, CoveredFile, SparseImage};
 use crate::stdio::{err, outln};
 
 struct Args {
@@ -170,7 +170,18 @@ fn cover_file(
         return Ok(vec![split]);
     }
     let names: Vec<&str> = devices.iter().map(String::as_str).collect();
-    let covered = cover(&input, &name, &names, verify).map_err(Failure)?;
+    // A large ELF file is read only where coverage looks (its headers,
+    // small sections, fat binary headers), not mapped whole: the pages a
+    // reader of a mapped file touches stay in its resident set.
+    let size = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    let sparse = (size > clangoffload_capi::CLANGOFFLOAD_COVERAGE_SPARSE_ABOVE)
+        .then(|| input.file().and_then(|file| SparseImage::read(file, size)))
+        .flatten();
+    let covered = match &sparse {
+        Some(image) => cover(image.data(), None, &name, &names, verify),
+        None => cover(data, Some(&input), &name, &names, verify),
+    }
+    .map_err(Failure)?;
     Ok(covered
         .into_iter()
         .map(|f: CoveredFile| Row {

@@ -28,14 +28,22 @@ pub struct Cell {
 }
 
 /// Covers `data` (a file named `name`, or a wheel) for `devices`; checks
-/// compressed bundles' hashes when `verify` asks.
+/// compressed bundles' hashes when `verify` asks; `input`, if the data is
+/// its, lets go of the pages the library is done with.
 pub fn cover(
-    input: &crate::io::Input,
+    data: &[u8],
+    input: Option<&crate::io::Input>,
     name: &str,
     devices: &[&str],
     verify: bool,
 ) -> Result<Vec<CoveredFile>, String> {
-    let data = input.data();
+    let (release, context): (c::clangoffload_done_with_fn, _) = match input {
+        Some(input) => (
+            Some(super::inspection::release),
+            std::ptr::from_ref(input).cast_mut().cast(),
+        ),
+        None => (None, std::ptr::null_mut()),
+    };
     let views: Vec<c::clangoffload_bytes> =
         devices.iter().map(|d| super::view(d.as_bytes())).collect();
     let flags = if verify {
@@ -56,8 +64,8 @@ pub fn cover(
                 views.len(),
                 flags,
                 0,
-                Some(super::inspection::release),
-                std::ptr::from_ref(input).cast_mut().cast(),
+                release,
+                context,
                 out,
             )
         };
@@ -130,4 +138,67 @@ pub fn current_gpus() -> Vec<String> {
         out.push(String::from_utf8_lossy(unsafe { super::slice(name) }).into_owned());
     }
     out
+}
+
+/// What coverage reads of a large ELF file, read from it range by range as
+/// the library asks (`clangoffload_sparse_elf_*`): the rest of the file is
+/// never read into memory.
+pub struct SparseImage {
+    handle: Handle<'static, c::clangoffload_sparse_elf>,
+    image: c::clangoffload_bytes,
+}
+
+impl SparseImage {
+    /// The image of `file` (`size` bytes); `None` if the library does not
+    /// read it so (no ELF64 file, or no memory for an image of its size) or
+    /// a read fails: then cover the file itself.
+    pub fn read(file: &std::fs::File, size: u64) -> Option<SparseImage> {
+        use std::os::unix::fs::FileExt;
+        let mut handle = Handle::make(c::clangoffload_sparse_elf_free, |out| {
+            // SAFETY: `out` is writable.
+            match unsafe { c::clangoffload_sparse_elf_new(size, out) } {
+                super::Status::Ok => Ok(()),
+                status => Err(super::status_message(status)),
+            }
+        })
+        .ok()?;
+        let mut buffer = vec![0u8; 1 << 20];
+        loop {
+            let (mut offset, mut len) = (0u64, 0u64);
+            // SAFETY: the handle is live; both numbers are writable.
+            let status =
+                unsafe { c::clangoffload_sparse_elf_missing(handle.ptr(), &mut offset, &mut len) };
+            match status {
+                super::Status::Ok => {}
+                super::Status::End => break,
+                _ => return None,
+            }
+            let want = usize::try_from(len).unwrap_or(usize::MAX).min(buffer.len());
+            let piece = buffer.get_mut(..want)?;
+            let read = file.read_at(piece, offset).ok().filter(|&n| n > 0)?;
+            let piece = piece.get(..read)?;
+            // SAFETY: the handle is live and only used here; the piece is
+            // readable for its length.
+            let status = unsafe {
+                c::clangoffload_sparse_elf_give(
+                    handle.ptr_mut(),
+                    offset,
+                    piece.as_ptr(),
+                    piece.len(),
+                )
+            };
+            if status != super::Status::Ok {
+                return None;
+            }
+        }
+        let mut image = super::view(&[]);
+        // SAFETY: the handle is live; `image` is writable.
+        let status = unsafe { c::clangoffload_sparse_elf_image(handle.ptr_mut(), &mut image) };
+        (status == super::Status::Ok).then_some(SparseImage { handle, image })
+    }
+
+    /// The image: the file's size, holding what coverage reads.
+    pub fn data(&self) -> &[u8] {
+        self.handle.bytes(self.image)
+    }
 }

@@ -7,6 +7,8 @@
 
 mod sparse;
 
+pub use sparse::SparseElf;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};

@@ -1,27 +1,31 @@
-//! A large deflated ELF member of a wheel, read without holding it: two
-//! passes over its deflate stream, nothing kept but what coverage reads.
+//! A large ELF64 file read for coverage holding only what coverage reads
+//! of it, from a deflated wheel member (two passes over its stream) or a
+//! file on disk (read range by range): [`SparseElf`] asks for bytes and
+//! builds the image, the caller reads.
 //!
-//! The first pass reads the ELF header and the section header table as
-//! they go by (and checks the member's CRC-32). The second fills an image of
-//! the member's size, zero everywhere (pages never written take no memory),
-//! with the headers, every section but the large `SHT_PROGBITS` ones (code,
-//! data), and of a large `SHT_PROGBITS` section: nothing if it starts no
-//! container, all of it if it starts a bundle, a compressed bundle or an
-//! OffloadBinary, and, if it starts CUDA fat binaries (`.nv_fatbin`,
+//! It first asks for the ELF header and the section header table, then
+//! fills an image of the file's size, zero everywhere (pages never written
+//! take no memory), with the program headers, the section table, every
+//! section but the large `SHT_PROGBITS` ones (code, data), and of a large
+//! `SHT_PROGBITS` section: all of it if it starts a bundle, a compressed
+//! bundle or an OffloadBinary; if it starts CUDA fat binaries (`.nv_fatbin`,
 //! `__nv_relfatbin`), each fat binary's header and each entry's header with
 //! the first 4 KiB of its payload (all of it for entries neither cubin nor
-//! PTX). The offload readers read nothing else of such a file; the tests
-//! hold the image's coverage to the whole member's.
+//! PTX); 64 KiB where such a walk stops making sense (what a reader's error
+//! would come from), and nothing more. The offload readers read nothing else
+//! of a file so made; the tests hold the image's coverage to the whole
+//! file's.
 
 use alloc::vec::Vec;
 use core::ops::Range;
 
+use crate::container::Extent;
 use crate::cuda_fatbin::{EntryKind, ENTRY_HEADER_SIZE, FATBIN_HEADER_SIZE, FATBIN_MAGIC_BYTES};
 use crate::elf::{SHT_NOBITS, SHT_PROGBITS};
 use crate::zip::{Member, ZipError};
 use crate::FileKind;
 
-/// What the second pass keeps.
+/// What the image keeps.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Policy {
     /// A `SHT_PROGBITS` section larger than this is code or data unless its
@@ -46,96 +50,219 @@ const ZEROS_SCANNED: u64 = 64 << 10;
 /// there too, with an error read from the header at that place.
 const DAMAGE_KEPT: u64 = 64 << 10;
 
+/// The image of a large ELF64 little-endian file, built from the bytes it
+/// asks for: [`SparseElf::missing`] says which, [`SparseElf::give`] takes
+/// them (in file order, as a stream gives them, or each piece at the start
+/// of what `missing` asked for), [`SparseElf::image`] is the result.
+pub struct SparseElf {
+    size: u64,
+    policy: Policy,
+    phase: Phase,
+    image: Vec<u8>,
+}
+
+/// Where the reading is.
+enum Phase {
+    /// The ELF header: 64 bytes at 0, the first `given` of them given.
+    Header { given: u64 },
+    /// The section header table.
+    Table {
+        range: Range<u64>,
+        headers_end: u64,
+        bytes: Vec<u8>,
+    },
+    /// The sections, each as its keeper keeps it.
+    Sections(Vec<Keeper>),
+    /// No ELF64 little-endian file whose section table lies inside it.
+    Refused,
+}
+
+impl SparseElf {
+    /// Reads a file of `size` bytes (an image of that size taken as zero
+    /// pages), keeping as [`Policy::DEFAULT`] says.
+    pub fn new(size: u64) -> crate::Result<SparseElf> {
+        SparseElf::with_policy(size, Policy::DEFAULT)
+    }
+
+    pub(super) fn with_policy(size: u64, policy: Policy) -> crate::Result<SparseElf> {
+        Ok(SparseElf {
+            size,
+            policy,
+            phase: Phase::Header { given: 0 },
+            image: crate::bytes::zeroed(size)?,
+        })
+    }
+
+    /// The bytes to give next, `None` once the image is made (or refused).
+    /// Give them from the start of the range, as much of it as suits.
+    pub fn missing(&self) -> Option<Range<u64>> {
+        match &self.phase {
+            Phase::Header { given } => Some(*given..64u64.min(self.size)).filter(|r| !r.is_empty()),
+            Phase::Table { range, bytes, .. } => {
+                let given = range
+                    .start
+                    .saturating_add(crate::bytes::to_u64(bytes.len()));
+                Some(given..range.end).filter(|r| !r.is_empty())
+            }
+            Phase::Sections(keepers) => keepers
+                .iter()
+                .map(Keeper::missing)
+                .filter(|r| !r.is_empty())
+                .min_by_key(|r| r.start),
+            Phase::Refused => None,
+        }
+    }
+
+    /// Whether it still reads the headers (the first pass over a stream).
+    pub fn reads_headers(&self) -> bool {
+        matches!(self.phase, Phase::Header { .. } | Phase::Table { .. })
+    }
+
+    /// Takes `piece`, the file's bytes from `at`.
+    pub fn give(&mut self, at: u64, piece: &[u8]) {
+        let end = at.saturating_add(crate::bytes::to_u64(piece.len()));
+        match &mut self.phase {
+            Phase::Header { given } => {
+                let Some((from, to)) = overlap(at, piece, &(*given..64)) else {
+                    return;
+                };
+                if to != *given {
+                    return;
+                }
+                let start = usize::try_from(to).unwrap_or(usize::MAX);
+                if let Some(out) = self.image.get_mut(start..start.saturating_add(from.len())) {
+                    out.copy_from_slice(from);
+                }
+                *given = end.min(64);
+                if *given == 64 || *given == self.size {
+                    self.phase = self.after_header();
+                    self.give(at, piece);
+                }
+            }
+            Phase::Table { range, bytes, .. } => {
+                let first = range
+                    .start
+                    .saturating_add(crate::bytes::to_u64(bytes.len()));
+                let wanted = first..range.end;
+                match overlap(at, piece, &wanted) {
+                    Some((from, to)) if to == first => bytes.extend_from_slice(from),
+                    _ => return,
+                }
+                if crate::bytes::to_u64(bytes.len()) == range.end.saturating_sub(range.start) {
+                    self.phase = self.sections();
+                }
+            }
+            Phase::Sections(keepers) => {
+                for keeper in keepers {
+                    keeper.take(at, piece, &mut self.image);
+                }
+            }
+            Phase::Refused => {}
+        }
+    }
+
+    /// The image, once every byte asked for was given; `None` if the file
+    /// is no ELF64 little-endian file with its section table inside it.
+    pub fn image(self) -> Option<Vec<u8>> {
+        match self.phase {
+            Phase::Sections(_) => Some(self.image),
+            _ => None,
+        }
+    }
+
+    /// Where the section table lies, from the ELF header.
+    fn after_header(&self) -> Phase {
+        let head = self.image.get(..64).unwrap_or_default();
+        let Some(range) = table_range(head, self.size) else {
+            return Phase::Refused;
+        };
+        let (phoff, phentsize, phnum) = (
+            u64_at(head, 32),
+            u64::from(u16_at(head, 54)),
+            u64::from(u16_at(head, 56)),
+        );
+        let headers_end = phoff
+            .saturating_add(phentsize.saturating_mul(phnum))
+            .clamp(64, self.size);
+        let mut bytes = Vec::new();
+        let len = usize::try_from(range.end.saturating_sub(range.start)).unwrap_or(usize::MAX);
+        if bytes.try_reserve_exact(len).is_err() {
+            return Phase::Refused;
+        }
+        Phase::Table {
+            range,
+            headers_end,
+            bytes,
+        }
+    }
+
+    /// What each section keeps, from the section table.
+    fn sections(&mut self) -> Phase {
+        let Phase::Table {
+            range,
+            headers_end,
+            bytes,
+        } = core::mem::replace(&mut self.phase, Phase::Refused)
+        else {
+            return Phase::Refused;
+        };
+        let mut keepers = alloc::vec![Keeper::whole(0..headers_end), Keeper::whole(range)];
+        for h in bytes.chunks_exact(64) {
+            let (kind, offset, len) = (u32_at(h, 4), u64_at(h, 24), u64_at(h, 32));
+            let Some(end) = offset.checked_add(len).filter(|&e| e <= self.size) else {
+                continue;
+            };
+            if kind == SHT_NOBITS || len == 0 {
+                continue;
+            }
+            keepers.push(if kind == SHT_PROGBITS && len > self.policy.large {
+                Keeper {
+                    end,
+                    payload_kept: self.policy.payload_kept,
+                    step: Step::Probe(offset),
+                    given: 0,
+                }
+            } else {
+                Keeper::whole(offset..end)
+            });
+        }
+        Phase::Sections(keepers)
+    }
+}
+
 /// The image of `member` (an ELF64 little-endian file) holding what the
 /// offload readers read, or `None` if it is no such file or its headers do
-/// not say where its sections are (the caller then decodes it whole).
+/// not say where its sections are (the caller then decodes it whole): two
+/// passes over its stream, the first for the headers (its CRC-32 checked),
+/// the second for the rest.
 pub(super) fn sparse_image(
     member: &Member<'_>,
     limit: u64,
     done_with: &dyn Fn(&[u8]),
     policy: Policy,
 ) -> Result<Option<Vec<u8>>, ZipError> {
-    let Some(sections) = section_table(member, limit, done_with)? else {
+    let Ok(mut sparse) = SparseElf::with_policy(member.size, policy) else {
         return Ok(None);
     };
-    // Zero pages from the system: only what is written below takes memory.
-    let Ok(mut image) = crate::bytes::zeroed(member.size) else {
-        return Ok(None);
-    };
-    let mut keepers = sections.keepers(member.size, policy);
-    let mut at = 0u64;
-    // The first pass checked the CRC-32 of these same bytes.
-    member.pieces(limit, false, done_with, &mut |piece| {
-        let end = at.saturating_add(crate::bytes::to_u64(piece.len()));
-        for keeper in &mut keepers {
-            keeper.take(at, piece, &mut image);
-        }
-        at = end;
-        true
-    })?;
-    Ok(Some(image))
-}
-
-/// What the first pass read: where the program headers end, and each
-/// section's (type, offset, size).
-struct Sections {
-    headers_end: u64,
-    table: Range<u64>,
-    sections: Vec<(u32, u64, u64)>,
-}
-
-/// The first pass: the ELF header and the section header table, `None` if
-/// the member is no ELF64 little-endian file with a table inside it.
-fn section_table(
-    member: &Member<'_>,
-    limit: u64,
-    done_with: &dyn Fn(&[u8]),
-) -> Result<Option<Sections>, ZipError> {
-    let mut head = Vec::new();
-    let mut table: Option<(Range<u64>, Vec<u8>)> = None;
-    let mut refused = false;
     let mut at = 0u64;
     member.each_piece(limit, done_with, &mut |piece| {
-        let end = at.saturating_add(crate::bytes::to_u64(piece.len()));
-        if head.len() < 64 {
-            let want = 64usize.saturating_sub(head.len()).min(piece.len());
-            head.extend_from_slice(piece.get(..want).unwrap_or_default());
-            if head.len() == 64 {
-                table = table_range(&head, member.size).map(|r| (r, Vec::new()));
-                refused = table.is_none();
-                if refused {
-                    return false;
-                }
-            }
+        if sparse.reads_headers() {
+            sparse.give(at, piece);
         }
-        if let Some((range, bytes)) = &mut table {
-            if let Some((from, _)) = overlap(at, piece, range) {
-                bytes.extend_from_slice(from);
-            }
-        }
-        at = end;
+        at = at.saturating_add(crate::bytes::to_u64(piece.len()));
+        !matches!(sparse.phase, Phase::Refused)
+    })?;
+    if !matches!(sparse.phase, Phase::Sections(_)) {
+        return Ok(None);
+    }
+    at = 0;
+    // The first pass checked the CRC-32 of these same bytes.
+    member.pieces(limit, false, done_with, &mut |piece| {
+        sparse.give(at, piece);
+        at = at.saturating_add(crate::bytes::to_u64(piece.len()));
         true
     })?;
-    let Some((range, bytes)) = table.filter(|_| !refused) else {
-        return Ok(None);
-    };
-    let sections = bytes
-        .chunks_exact(64)
-        .map(|h| (u32_at(h, 4), u64_at(h, 24), u64_at(h, 32)))
-        .collect();
-    let (phoff, phentsize, phnum) = (
-        u64_at(&head, 32),
-        u64::from(u16_at(&head, 54)),
-        u64::from(u16_at(&head, 56)),
-    );
-    let headers_end = phoff
-        .saturating_add(phentsize.saturating_mul(phnum))
-        .max(64);
-    Ok(Some(Sections {
-        headers_end,
-        table: range,
-        sections,
-    }))
+    Ok(sparse.image())
 }
 
 /// Where the section header table of an ELF64 little-endian header lies,
@@ -149,41 +276,15 @@ fn table_range(head: &[u8], size: u64) -> Option<Range<u64>> {
     (entsize == 64 && count > 0 && shoff > 0 && end <= size).then_some(shoff..end)
 }
 
-impl Sections {
-    /// What the second pass keeps, section by section.
-    fn keepers(&self, size: u64, policy: Policy) -> Vec<Keeper> {
-        let mut keepers = alloc::vec![
-            Keeper::whole(0..self.headers_end.min(size)),
-            Keeper::whole(self.table.clone()),
-        ];
-        for &(kind, offset, len) in &self.sections {
-            let Some(end) = offset.checked_add(len).filter(|&e| e <= size) else {
-                continue;
-            };
-            if kind == SHT_NOBITS || len == 0 {
-                continue;
-            }
-            keepers.push(if kind == SHT_PROGBITS && len > policy.large {
-                Keeper {
-                    end,
-                    payload_kept: policy.payload_kept,
-                    step: Step::Probe(offset),
-                }
-            } else {
-                Keeper::whole(offset..end)
-            });
-        }
-        keepers
-    }
-}
-
-/// What one region of the member keeps, step by step as the bytes go by.
+/// What one region of the file keeps, step by step as its bytes are given.
 struct Keeper {
     /// Where the region ends.
     end: u64,
     /// What is kept of a cubin's or a PTX entry's payload.
     payload_kept: u64,
     step: Step,
+    /// How far the current step's bytes have been given, from its start.
+    given: u64,
 }
 
 /// The bytes a keeper waits for next: copied into the image, then (for a
@@ -207,6 +308,14 @@ enum Step {
         next: u64,
         end: u64,
     },
+    /// A bundle, compressed bundle or OffloadBinary here, this much of its
+    /// header wanted to learn its extent.
+    Extent { at: u64, need: u64 },
+    /// The payload starts of a bundle's entries, in turn, then what follows
+    /// the bundle.
+    Payloads { ranges: Vec<Range<u64>>, next: u64 },
+    /// A container kept whole, then what follows it.
+    Container { bytes: Range<u64>, next: u64 },
     /// Where the fat binaries stop making sense (damage, or a large section
     /// that starts none): the bytes the readers' error would come from.
     Damaged(u64),
@@ -220,6 +329,7 @@ impl Keeper {
             end: range.end,
             payload_kept: 0,
             step: Step::Whole(range.start),
+            given: 0,
         }
     }
 
@@ -231,33 +341,57 @@ impl Keeper {
             Step::Probe(at) => cut(at, 24),
             Step::Fatbin(at) => cut(at, FATBIN_HEADER_SIZE),
             Step::Zeros { at, .. } => cut(at, ZEROS_SCANNED),
+            // Past the fat binary's entries: nothing to read.
+            Step::Entry { at, end } if at >= end => at..at,
             Step::Entry { at, .. } => cut(at, ENTRY_HEADER_SIZE),
-            Step::Kept { ref bytes, .. } => bytes.clone(),
+            Step::Kept { ref bytes, .. } | Step::Container { ref bytes, .. } => bytes.clone(),
+            Step::Extent { at, need } => cut(at, need),
+            Step::Payloads { ref ranges, next } => ranges.first().cloned().unwrap_or(next..next),
             Step::Damaged(at) => cut(at, DAMAGE_KEPT),
             Step::Done => self.end..self.end,
         }
     }
 
-    /// Takes what it wants of `piece` (the member's bytes from `at`), and
-    /// every step whose bytes are now all in the image.
+    /// The bytes it still waits for: its step's, less those given.
+    fn missing(&self) -> Range<u64> {
+        let wanted = self.wanted();
+        wanted.start.max(self.given).min(wanted.end)..wanted.end
+    }
+
+    /// Takes what it wants of `piece` (the file's bytes from `at`), and
+    /// every step whose bytes are then all given. A piece that starts after
+    /// the first byte it waits for gives it nothing: pieces come in file
+    /// order (a stream), or each at the first byte some keeper waits for.
     fn take(&mut self, at: u64, piece: &[u8], image: &mut [u8]) {
         let end = at.saturating_add(crate::bytes::to_u64(piece.len()));
-        loop {
-            let wanted = self.wanted();
+        while self.step != Step::Done {
+            let missing = self.missing();
+            if missing.is_empty() {
+                // Every byte of the step is in the image already.
+                self.step = self.next(&self.wanted(), image);
+                continue;
+            }
+            if missing.start < at || missing.start > end {
+                return;
+            }
             // The image is zero already: zero bytes are not written, so
             // that their pages take no memory.
             if let Some((from, to)) =
-                overlap(at, piece, &wanted).filter(|(f, _)| f.iter().any(|&b| b != 0))
+                overlap(at, piece, &missing).filter(|(f, _)| f.iter().any(|&b| b != 0))
             {
                 let to = usize::try_from(to).unwrap_or(usize::MAX);
                 if let Some(out) = image.get_mut(to..to.saturating_add(from.len())) {
                     out.copy_from_slice(from);
                 }
             }
-            if wanted.end > end || self.step == Step::Done {
+            self.given = missing.end.min(end);
+            if self.given < missing.end {
                 return;
             }
-            self.step = self.next(&wanted, image);
+            self.step = self.next(&self.wanted(), image);
+            // The next step's bytes before this piece were given with the
+            // step before (they start no earlier than its bytes did).
+            self.given = at;
         }
     }
 
@@ -286,6 +420,15 @@ impl Keeper {
             }
             Step::Entry { at, end } => self.entry(at, end, bytes),
             Step::Kept { next, end, .. } => Step::Entry { at: next, end },
+            Step::Extent { at, .. } => self.extent(at, bytes, image),
+            Step::Payloads { ref ranges, next } => match ranges.get(1..) {
+                Some(rest) if !rest.is_empty() => Step::Payloads {
+                    ranges: rest.to_vec(),
+                    next,
+                },
+                _ => self.probe_at(next),
+            },
+            Step::Container { next, .. } => self.probe_at(next),
         }
     }
 
@@ -308,12 +451,60 @@ impl Keeper {
             match FileKind::detect(bytes) {
                 FileKind::CudaFatbin => {}
                 FileKind::Bundle | FileKind::CompressedBundle | FileKind::OffloadBinary => {
-                    return Step::Whole(at)
+                    return Step::Extent { at, need: 32 }
                 }
                 _ => return Step::Damaged(at),
             }
         }
         self.fatbin(at, bytes)
+    }
+
+    /// A probe for the next container at `at`, or nothing at the end.
+    fn probe_at(&self, at: u64) -> Step {
+        if at >= self.end {
+            Step::Done
+        } else {
+            Step::Probe(at)
+        }
+    }
+
+    /// After `bytes` of the header of a bundle, compressed bundle or
+    /// OffloadBinary at `at`: more of it, or what to keep of it. A bundle
+    /// keeps its header and entry table and the start of each payload; the
+    /// others are kept whole (a compressed bundle is small already).
+    fn extent(&self, at: u64, bytes: &[u8], image: &[u8]) -> Step {
+        let len = match crate::container::declared_extent(bytes) {
+            Ok(Extent::Known(len)) => len,
+            Ok(Extent::NeedAtLeast(need)) if need > crate::bytes::to_u64(bytes.len()) => {
+                return Step::Extent { at, need };
+            }
+            Ok(Extent::Unknown) => return Step::Whole(at),
+            _ => return Step::Damaged(at),
+        };
+        let Some(next) = at.checked_add(len).filter(|&n| n <= self.end) else {
+            return Step::Damaged(at);
+        };
+        if !crate::Bundle::is_bundle(bytes) {
+            return Step::Container {
+                bytes: at..next,
+                next,
+            };
+        }
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        // Header and entry table: what the extent was read from.
+        ranges.push(at..at.saturating_add(crate::bytes::to_u64(bytes.len())));
+        // The bundle as long as it is (its payloads not read: zero), to
+        // read its entry table, which lies in `bytes`.
+        let bundle = crate::bytes::range(image, at, len).and_then(|b| crate::Bundle::parse(b).ok());
+        for entry in bundle.iter().flat_map(crate::Bundle::entries).flatten() {
+            let start = at.saturating_add(entry.offset());
+            let kept = crate::bytes::to_u64(entry.payload().len()).min(self.payload_kept);
+            if kept > 0 {
+                ranges.push(start..start.saturating_add(kept));
+            }
+        }
+        ranges.sort_by_key(|r| r.start);
+        Step::Payloads { ranges, next }
     }
 
     /// A fat binary's header at `at`.

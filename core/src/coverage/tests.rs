@@ -114,3 +114,53 @@ fn a_sparse_image_holds_headers_not_code() {
     .map(|m| sparse_image(&m, 1 << 30, &|_| {}, sparsest).unwrap());
     assert_eq!(text_member, Some(None));
 }
+
+/// Reads `file` as a caller with random access does: each missing range,
+/// a piece of at most `chunk` bytes at a time. How many bytes were read.
+fn read_sparsely(sparse: &mut SparseElf, file: &[u8], chunk: u64) -> u64 {
+    let mut read = 0;
+    while let Some(range) = sparse.missing() {
+        let end = range.end.min(range.start + chunk).min(file.len() as u64);
+        let piece = &file[range.start as usize..end as usize];
+        assert!(!piece.is_empty(), "{range:?} past the end");
+        sparse.give(range.start, piece);
+        read += piece.len() as u64;
+    }
+    read
+}
+
+#[test]
+fn a_file_read_range_by_range_covers_as_the_whole_file() {
+    let data = std::fs::read(EVERY_ELF).unwrap();
+    let zip = Zip::parse(&data).unwrap();
+    let decoding = crate::bundler::Decoding::default();
+    let devices = devices();
+    let sparsest = Policy {
+        large: 0,
+        payload_kept: 0,
+    };
+    let mut files = 0;
+    for member in zip.members().map(Result::unwrap) {
+        let whole = member.contents(1 << 30).unwrap();
+        for (policy, chunk) in [(sparsest, 7), (sparsest, 1 << 20), (Policy::DEFAULT, 4096)] {
+            let mut sparse = SparseElf::with_policy(member.size, policy).unwrap();
+            let read = read_sparsely(&mut sparse, &whole, chunk);
+            assert!(read <= 2 * member.size, "{read}");
+            let image = sparse.image().unwrap();
+            let name = core::str::from_utf8(member.name).unwrap();
+            let report = |bytes: &[u8]| {
+                let covered = cover(bytes, name, &devices, decoding, true, &|_| {});
+                format!("{covered:?}")
+            };
+            assert_eq!(report(&image), report(&whole), "{name} {policy:?} {chunk}");
+        }
+        files += 1;
+    }
+    assert!(files >= 28);
+    // A file that is no ELF64 file asks for its header only.
+    let mut sparse = SparseElf::new(1000).unwrap();
+    assert_eq!(sparse.missing(), Some(0..64));
+    sparse.give(0, &[0x7f; 64]);
+    assert_eq!(sparse.missing(), None);
+    assert!(sparse.image().is_none());
+}
