@@ -79,7 +79,8 @@ enum Phase {
 
 impl SparseElf {
     /// Reads a file of `size` bytes (an image of that size taken as zero
-    /// pages), keeping as [`Policy::DEFAULT`] says.
+    /// pages), keeping 4 KiB of each cubin, PTX or bundle entry payload and
+    /// walking every `SHT_PROGBITS` section over 1 MiB.
     pub fn new(size: u64) -> crate::Result<SparseElf> {
         SparseElf::with_policy(size, Policy::DEFAULT)
     }
