@@ -24,9 +24,10 @@ pub struct clangoffload_sparse_elf {
     image: Option<Vec<u8>>,
 }
 
-/// Starts reading a file of `size` bytes; `*out` gets the handle.
-/// `CLANGOFFLOAD_STATUS_OUT_OF_MEMORY` if an image of that size (zero pages:
-/// only what is given takes memory) cannot be had.
+/// Starts reading a file of `size` bytes; `*out` gets the handle. The
+/// image (`size` bytes of zero pages: only what is given takes memory) is
+/// taken once the section table is given; without the memory for it,
+/// `clangoffload_sparse_elf_image` says `CLANGOFFLOAD_STATUS_NOT_ELF`.
 ///
 /// Ownership: on success `*out` is a new handle owned by the caller,
 /// released with `clangoffload_sparse_elf_free`.
@@ -45,9 +46,8 @@ pub unsafe extern "C" fn clangoffload_sparse_elf_new(
     ffi_guard!({
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
-        let reading = SparseElf::new(size).map_err(|e| clangoffload_status::from(e.kind()))?;
         *out = into_handle(clangoffload_sparse_elf {
-            reading: Some(reading),
+            reading: Some(SparseElf::new(size)),
             image: None,
         });
         Ok(())
@@ -119,7 +119,8 @@ pub unsafe extern "C" fn clangoffload_sparse_elf_give(
 /// The image, to cover with `clangoffload_cover` as the file itself: its
 /// size is the file's, and it holds every byte coverage reads.
 /// `CLANGOFFLOAD_STATUS_NOT_ELF` if the file is no ELF64 little-endian file
-/// whose section table lies inside it (cover the file itself);
+/// whose section table lies inside it, or there is no memory for its image
+/// (cover the file itself);
 /// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT` while bytes are still missing.
 ///
 /// Ownership: the view is owned by the handle; do not free it.

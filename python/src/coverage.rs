@@ -84,21 +84,20 @@ fn read_for_coverage(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let file = std::fs::File::open(path)?;
     let size = file.metadata()?.len();
     if size > SPARSE_ABOVE {
-        if let Ok(mut sparse) = SparseElf::new(size) {
-            let mut buffer = vec![0u8; 1 << 20];
-            while let Some(range) = sparse.missing() {
-                let len = range.end.saturating_sub(range.start);
-                let want = usize::try_from(len).map_or(buffer.len(), |n| n.min(buffer.len()));
-                let piece = buffer.get_mut(..want).unwrap_or_default();
-                let read = file.read_at(piece, range.start)?;
-                match piece.get(..read) {
-                    Some(bytes) if read > 0 => sparse.give(range.start, bytes),
-                    _ => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-                }
+        let mut sparse = SparseElf::new(size);
+        let mut buffer = vec![0u8; 1 << 20];
+        while let Some(range) = sparse.missing() {
+            let len = range.end.saturating_sub(range.start);
+            let want = usize::try_from(len).map_or(buffer.len(), |n| n.min(buffer.len()));
+            let piece = buffer.get_mut(..want).unwrap_or_default();
+            let read = file.read_at(piece, range.start)?;
+            match piece.get(..read) {
+                Some(bytes) if read > 0 => sparse.give(range.start, bytes),
+                _ => return Err(std::io::ErrorKind::UnexpectedEof.into()),
             }
-            if let Some(image) = sparse.image() {
-                return Ok(image);
-            }
+        }
+        if let Some(image) = sparse.image() {
+            return Ok(image);
         }
     }
     std::fs::read(path)

@@ -58,6 +58,10 @@ pub struct SparseElf {
     size: u64,
     policy: Policy,
     phase: Phase,
+    /// The ELF header, as given.
+    head: [u8; 64],
+    /// The image, once the section table says what to keep (taken only
+    /// then: a stream has proved its size by the end of its first pass).
     image: Vec<u8>,
 }
 
@@ -78,20 +82,23 @@ enum Phase {
 }
 
 impl SparseElf {
-    /// Reads a file of `size` bytes (an image of that size taken as zero
-    /// pages), keeping 4 KiB of each cubin, PTX or bundle entry payload and
-    /// walking every `SHT_PROGBITS` section over 1 MiB.
-    pub fn new(size: u64) -> crate::Result<SparseElf> {
+    /// Reads a file of `size` bytes, keeping 4 KiB of each cubin, PTX or
+    /// bundle entry payload and walking every `SHT_PROGBITS` section over
+    /// 1 MiB. The image (`size` bytes of zero pages) is taken once the
+    /// section table is read; without the memory for it the file is
+    /// refused (read it whole, or not at all).
+    pub fn new(size: u64) -> SparseElf {
         SparseElf::with_policy(size, Policy::DEFAULT)
     }
 
-    pub(super) fn with_policy(size: u64, policy: Policy) -> crate::Result<SparseElf> {
-        Ok(SparseElf {
+    pub(super) fn with_policy(size: u64, policy: Policy) -> SparseElf {
+        SparseElf {
             size,
             policy,
             phase: Phase::Header { given: 0 },
-            image: crate::bytes::zeroed(size)?,
-        })
+            head: [0; 64],
+            image: Vec::new(),
+        }
     }
 
     /// The bytes to give next, `None` once the image is made (or refused).
@@ -131,7 +138,7 @@ impl SparseElf {
                     return;
                 }
                 let start = usize::try_from(to).unwrap_or(usize::MAX);
-                if let Some(out) = self.image.get_mut(start..start.saturating_add(from.len())) {
+                if let Some(out) = self.head.get_mut(start..start.saturating_add(from.len())) {
                     out.copy_from_slice(from);
                 }
                 *given = end.min(64);
@@ -173,7 +180,7 @@ impl SparseElf {
 
     /// Where the section table lies, from the ELF header.
     fn after_header(&self) -> Phase {
-        let head = self.image.get(..64).unwrap_or_default();
+        let head = self.head.as_slice();
         let Some(range) = table_range(head, self.size) else {
             return Phase::Refused;
         };
@@ -207,6 +214,11 @@ impl SparseElf {
         else {
             return Phase::Refused;
         };
+        // Zero pages from the system: only what is written takes memory.
+        let Ok(image) = crate::bytes::zeroed(self.size) else {
+            return Phase::Refused;
+        };
+        self.image = image;
         let mut keepers = alloc::vec![Keeper::whole(0..headers_end), Keeper::whole(range)];
         for h in bytes.chunks_exact(64) {
             let (kind, offset, len) = (u32_at(h, 4), u64_at(h, 24), u64_at(h, 32));
@@ -242,9 +254,7 @@ pub(super) fn sparse_image(
     done_with: &dyn Fn(&[u8]),
     policy: Policy,
 ) -> Result<Option<Vec<u8>>, ZipError> {
-    let Ok(mut sparse) = SparseElf::with_policy(member.size, policy) else {
-        return Ok(None);
-    };
+    let mut sparse = SparseElf::with_policy(member.size, policy);
     let mut at = 0u64;
     member.each_piece(limit, done_with, &mut |piece| {
         if sparse.reads_headers() {

@@ -143,7 +143,7 @@ fn a_file_read_range_by_range_covers_as_the_whole_file() {
     for member in zip.members().map(Result::unwrap) {
         let whole = member.contents(1 << 30).unwrap();
         for (policy, chunk) in [(sparsest, 7), (sparsest, 1 << 20), (Policy::DEFAULT, 4096)] {
-            let mut sparse = SparseElf::with_policy(member.size, policy).unwrap();
+            let mut sparse = SparseElf::with_policy(member.size, policy);
             let read = read_sparsely(&mut sparse, &whole, chunk);
             assert!(read <= 2 * member.size, "{read}");
             let image = sparse.image().unwrap();
@@ -158,7 +158,7 @@ fn a_file_read_range_by_range_covers_as_the_whole_file() {
     }
     assert!(files >= 28);
     // A file that is no ELF64 file asks for its header only.
-    let mut sparse = SparseElf::new(1000).unwrap();
+    let mut sparse = SparseElf::new(1000);
     assert_eq!(sparse.missing(), Some(0..64));
     sparse.give(0, &[0x7f; 64]);
     assert_eq!(sparse.missing(), None);
