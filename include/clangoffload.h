@@ -5986,9 +5986,10 @@ clangoffload_status clangoffload_selection_get_failure(const struct clangoffload
 // NULL: never NULL with a non-zero length. Pure; takes no pointer.
 struct clangoffload_bytes clangoffload_select_how_name(uint32_t how);
 
-// Starts reading a file of `size` bytes; `*out` gets the handle.
-// `CLANGOFFLOAD_STATUS_OUT_OF_MEMORY` if an image of that size (zero pages:
-// only what is given takes memory) cannot be had.
+// Starts reading a file of `size` bytes; `*out` gets the handle. The
+// image (`size` bytes of zero pages: only what is given takes memory) is
+// taken once the section table is given; without the memory for it,
+// `clangoffload_sparse_elf_image` says `CLANGOFFLOAD_STATUS_NOT_ELF`.
 //
 // Ownership: on success `*out` is a new handle owned by the caller,
 // released with `clangoffload_sparse_elf_free`.
@@ -6036,7 +6037,8 @@ clangoffload_status clangoffload_sparse_elf_give(struct clangoffload_sparse_elf 
 // The image, to cover with `clangoffload_cover` as the file itself: its
 // size is the file's, and it holds every byte coverage reads.
 // `CLANGOFFLOAD_STATUS_NOT_ELF` if the file is no ELF64 little-endian file
-// whose section table lies inside it (cover the file itself);
+// whose section table lies inside it, or there is no memory for its image
+// (cover the file itself);
 // `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT` while bytes are still missing.
 //
 // Ownership: the view is owned by the handle; do not free it.
