@@ -106,11 +106,8 @@ fn other_files_are_refused_after_their_header() {
     assert_eq!(CLANGOFFLOAD_COVERAGE_SPARSE_ABOVE, 16 << 20);
     // NULL arguments.
     // SAFETY: NULL is refused before any use.
-    unsafe {
-        assert_eq!(
-            clangoffload_sparse_elf_new(1, null_mut()),
-            clangoffload_status::NullArgument
-        );
-        clangoffload_sparse_elf_free(null_mut());
-    }
+    let status = unsafe { clangoffload_sparse_elf_new(1, null_mut()) };
+    assert_eq!(status, clangoffload_status::NullArgument);
+    // SAFETY: freeing NULL does nothing.
+    unsafe { clangoffload_sparse_elf_free(null_mut()) };
 }
