@@ -13,10 +13,15 @@
 //!   neither does its sparse reading of every deflated ELF member
 //!   (`cover_sparsest`; its reports are held to `cover`'s on real-shaped
 //!   files by core's coverage tests, not here: a crafted file can point a
-//!   reader inside a payload it does not keep).
+//!   reader inside a payload it does not keep);
+//! - the bytes as a file read range by range (`SparseElf::sparsest`, in
+//!   pieces of 4 to 64 KiB as the input picks, as the CLI reads in 1 MiB
+//!   ones) ask only for ranges inside the file, end (libFuzzer's timeout
+//!   catches a reading that does not), give an image of the file's size,
+//!   and cover without panicking.
 
 use clangoffload::bundler::Decoding;
-use clangoffload::coverage::{cover, cover_sparsest};
+use clangoffload::coverage::{cover, cover_sparsest, SparseElf};
 use clangoffload::select::Device;
 use clangoffload::zip::Zip;
 
@@ -69,5 +74,24 @@ pub fn check(data: &[u8]) {
         if covered.error.is_none() {
             assert_eq!(covered.verdicts.len(), devices.len());
         }
+    }
+    let piece = 4096 * (1 + usize::from(data.first().copied().unwrap_or(0) % 16));
+    let mut sparse = SparseElf::sparsest(data.len() as u64);
+    while let Some(range) = sparse.missing() {
+        assert!(
+            range.start < range.end && range.end <= data.len() as u64,
+            "{range:?}"
+        );
+        let end = (range.start as usize + piece).min(range.end as usize);
+        sparse.give(range.start, &data[range.start as usize..end]);
+        asked += 1;
+        assert!(
+            asked <= 64 * (data.len() as u64 + 1),
+            "the reading does not end"
+        );
+    }
+    if let Some(image) = sparse.image() {
+        assert_eq!(image.len(), data.len());
+        cover(&image, "input", &devices, decoding, true, &|_| {});
     }
 }
