@@ -164,3 +164,61 @@ fn a_file_read_range_by_range_covers_as_the_whole_file() {
     assert_eq!(sparse.missing(), None);
     assert!(sparse.image().is_none());
 }
+
+/// An ELF64 header of a file of `size` bytes whose section table of
+/// `count` entries lies at `shoff`.
+fn elf_header(shoff: u64, count: u16) -> Vec<u8> {
+    let mut head = std::vec![0u8; 64];
+    head[..4].copy_from_slice(b"\x7fELF");
+    head[4] = 2;
+    head[5] = 1;
+    head[40..48].copy_from_slice(&shoff.to_le_bytes());
+    head[58..60].copy_from_slice(&64u16.to_le_bytes());
+    head[60..62].copy_from_slice(&count.to_le_bytes());
+    head
+}
+
+/// What a sparse reading of `file` gives: its image or `None` (refused).
+fn sparse_of(file: &[u8]) -> Option<Vec<u8>> {
+    let mut sparse = SparseElf::sparsest(file.len() as u64);
+    read_sparsely(&mut sparse, file, 4096);
+    sparse.image()
+}
+
+#[test]
+fn malformed_headers_are_refused_and_lying_sections_skipped() {
+    // Cut short: fewer than 64 bytes, or a header alone.
+    assert_eq!(sparse_of(b"\x7fELF\x02\x01"), None);
+    // A section table past the end, or whose size overflows.
+    assert_eq!(sparse_of(&elf_header(1 << 40, 1)), None);
+    assert_eq!(sparse_of(&elf_header(u64::MAX - 10, 2)), None);
+    // No section table, or one of another entry size.
+    assert_eq!(sparse_of(&elf_header(0, 1)), None);
+    let mut odd = elf_header(64, 1);
+    odd[58] = 40;
+    odd.extend_from_slice(&[0; 64]);
+    assert_eq!(sparse_of(&odd), None);
+    // More sections than a sparse reading takes: read whole instead.
+    let mut many = elf_header(64, 4097);
+    many.resize(64 + 64 * 4097, 0);
+    assert_eq!(sparse_of(&many), None);
+    // Sections whose offset and size overflow or lie past the end are
+    // skipped; the rest is kept.
+    let mut file = elf_header(64, 3);
+    let section = |kind: u32, offset: u64, size: u64| {
+        let mut h = [0u8; 64];
+        h[4..8].copy_from_slice(&kind.to_le_bytes());
+        h[24..32].copy_from_slice(&offset.to_le_bytes());
+        h[32..40].copy_from_slice(&size.to_le_bytes());
+        h
+    };
+    file.extend_from_slice(&section(1, u64::MAX, 2));
+    file.extend_from_slice(&section(1, 100, 1 << 50));
+    file.extend_from_slice(&section(2, 256, 8));
+    file.extend_from_slice(&[0x55; 64]);
+    let image = sparse_of(&file).unwrap();
+    assert_eq!(image.len(), file.len());
+    assert_eq!(image[..256], file[..256], "headers and table");
+    assert_eq!(image[256..264], [0x55; 8], "the small section");
+    assert!(image[264..].iter().all(|&b| b == 0), "nothing else");
+}
