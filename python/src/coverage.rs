@@ -85,18 +85,16 @@ fn read_for_coverage(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let size = file.metadata()?.len();
     if size > SPARSE_ABOVE {
         let mut sparse = SparseElf::new(size);
-        let mut buffer = vec![0u8; 1 << 20];
-        while let Some(range) = sparse.missing() {
-            let len = range.end.saturating_sub(range.start);
-            let want = usize::try_from(len).map_or(buffer.len(), |n| n.min(buffer.len()));
-            let piece = buffer.get_mut(..want).unwrap_or_default();
-            let read = file.read_at(piece, range.start)?;
-            match piece.get(..read) {
-                Some(bytes) if read > 0 => sparse.give(range.start, bytes),
-                _ => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            }
+        let mut failed = None;
+        let read = sparse.read_with(&mut |offset, piece| {
+            file.read_at(piece, offset)
+                .map_err(|e| failed = Some(e))
+                .ok()
+        });
+        if let Some(error) = failed {
+            return Err(error);
         }
-        if let Some(image) = sparse.image() {
+        if let Some(image) = sparse.image().filter(|_| read) {
             return Ok(image);
         }
     }

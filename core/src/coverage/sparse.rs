@@ -138,6 +138,23 @@ impl SparseElf {
         }
     }
 
+    /// Gives every range it misses, read by `read` (fill the buffer from
+    /// the offset, say how many bytes: `None` or 0 for a failed read) a
+    /// piece of at most 1 MiB at a time. Whether every range was read.
+    pub fn read_with(&mut self, read: &mut dyn FnMut(u64, &mut [u8]) -> Option<usize>) -> bool {
+        let mut buffer = alloc::vec![0u8; 1 << 20];
+        while let Some(range) = self.missing() {
+            let len = range.end.saturating_sub(range.start);
+            let want = usize::try_from(len).map_or(buffer.len(), |n| n.min(buffer.len()));
+            let piece = buffer.get_mut(..want).unwrap_or_default();
+            match read(range.start, piece).and_then(|n| piece.get(..n)) {
+                Some(bytes) if !bytes.is_empty() => self.give(range.start, bytes),
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// Whether it still reads the headers (the first pass over a stream).
     pub fn reads_headers(&self) -> bool {
         matches!(self.phase, Phase::Header { .. } | Phase::Table { .. })
