@@ -6,8 +6,10 @@
 //! these together over whole trees and wheels.
 
 mod sparse;
+mod tree;
 
 pub use sparse::SparseElf;
+pub use tree::Tree;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -70,6 +72,20 @@ fn same_vendor(kind: FileKind, device: &Device<'_>) -> bool {
     (kind == FileKind::CudaFatbin) == matches!(device, Device::Cuda(_))
 }
 
+/// The verdict of a file without code of `device`'s vendor.
+fn absent(device: &Device<'_>) -> Verdict {
+    Verdict {
+        applies: false,
+        loads: false,
+        entries: Vec::new(),
+        how: None,
+        reason: match device {
+            Device::Cuda(_) => "no NVIDIA code in the file".into(),
+            Device::Amdgpu(_) => "no AMD code in the file".into(),
+        },
+    }
+}
+
 /// How directly code runs: higher is less direct.
 fn distance(how: How) -> u8 {
     match how {
@@ -96,12 +112,7 @@ pub fn verdict(selection: &Selection<'_>, device: &Device<'_>) -> Verdict {
             .filter(|c| same_vendor(c.kind, device))
     };
     if ours().next().is_none() {
-        verdict.applies = false;
-        verdict.reason = match device {
-            Device::Cuda(_) => "no NVIDIA code in the file".into(),
-            Device::Amdgpu(_) => "no AMD code in the file".into(),
-        };
-        return verdict;
+        return absent(device);
     }
     let mut short = None;
     for container in ours() {
@@ -376,6 +387,10 @@ pub struct Covered {
     pub findings: Vec<Finding>,
     /// Why it could not be read at all (then nothing else is set).
     pub error: Option<String>,
+    /// The verdicts for the devices it targets that were not asked about,
+    /// in [`targets`](Self::targets) order, when the reading asks for them
+    /// (a [`Tree`] growing its list does; [`cover`] does not).
+    pub own: Vec<(String, Verdict)>,
 }
 
 /// Covers the file `data` named `name` for `devices`: a ZIP archive (a
@@ -396,8 +411,13 @@ pub fn cover(
     verify: bool,
     done_with: &dyn Fn(&[u8]),
 ) -> Vec<Covered> {
-    let sparse = (SPARSE_ABOVE, sparse::Policy::DEFAULT);
-    cover_with(data, name, devices, decoding, verify, done_with, sparse)
+    cover_with(
+        data,
+        name,
+        devices,
+        &Reading::new(decoding, verify),
+        done_with,
+    )
 }
 
 /// [`cover`] with every deflated ELF64 member read sparsely, its large
@@ -413,38 +433,64 @@ pub fn cover_sparsest(
     verify: bool,
     done_with: &dyn Fn(&[u8]),
 ) -> Vec<Covered> {
-    let sparsest = sparse::Policy {
-        large: 0,
-        payload_kept: 0,
+    let reading = Reading {
+        sparse: (
+            0,
+            sparse::Policy {
+                large: 0,
+                payload_kept: 0,
+            },
+        ),
+        ..Reading::new(decoding, verify)
     };
-    cover_with(
-        data,
-        name,
-        devices,
-        decoding,
-        verify,
-        done_with,
-        (0, sparsest),
-    )
+    cover_with(data, name, devices, &reading, done_with)
 }
 
 /// A deflated member larger than this is read in two passes, holding only
 /// what coverage reads of it (`sparse.rs`), when it is an ELF64 file.
 pub const SPARSE_ABOVE: u64 = 16 << 20;
 
-/// [`cover`], deflated members over `sparse.0` bytes read sparsely as
-/// `sparse.1` says.
+/// How [`cover_with`] reads its input.
+struct Reading<'a> {
+    decoding: crate::bundler::Decoding,
+    verify: bool,
+    /// Deflated ELF64 members over `sparse.0` bytes are read sparsely as
+    /// `sparse.1` says.
+    sparse: (u64, sparse::Policy),
+    /// The devices asked about by name, when each file's verdicts for the
+    /// devices it targets beyond them are asked for too ([`Covered::own`]).
+    own_beyond: Option<&'a [&'a str]>,
+    /// Whether to read the file or member of this name (a member not
+    /// wanted is not decoded).
+    wanted: &'a dyn Fn(&str) -> bool,
+}
+
+impl Reading<'_> {
+    /// [`cover`]'s: every member, large ones sparsely, no own verdicts.
+    fn new(decoding: crate::bundler::Decoding, verify: bool) -> Self {
+        Reading {
+            decoding,
+            verify,
+            sparse: (SPARSE_ABOVE, sparse::Policy::DEFAULT),
+            own_beyond: None,
+            wanted: &|_| true,
+        }
+    }
+}
+
+/// [`cover`] as `reading` says.
 fn cover_with(
     data: &[u8],
     name: &str,
     devices: &[Device<'_>],
-    decoding: crate::bundler::Decoding,
-    verify: bool,
+    reading: &Reading<'_>,
     done_with: &dyn Fn(&[u8]),
-    sparse: (u64, sparse::Policy),
 ) -> Vec<Covered> {
     if !crate::zip::Zip::is_zip(data) {
-        return cover_one(data, name, devices, decoding, verify)
+        if !(reading.wanted)(name) {
+            return Vec::new();
+        }
+        return cover_one(data, name, devices, reading)
             .into_iter()
             .collect();
     }
@@ -452,6 +498,7 @@ fn cover_with(
         Ok(zip) => zip,
         Err(error) => return alloc::vec![failed(name, &error)],
     };
+    let max_size = reading.decoding.max_size;
     let mut covered = Vec::new();
     for member in zip.members() {
         let member = match member {
@@ -461,22 +508,22 @@ fn cover_with(
                 break;
             }
         };
-        if member.is_dir() {
+        let inner = alloc::format!("{name}!{}", String::from_utf8_lossy(member.name));
+        if member.is_dir() || !(reading.wanted)(&inner) {
             continue;
         }
-        let inner = alloc::format!("{name}!{}", String::from_utf8_lossy(member.name));
-        let image = if member.method == 8 && member.size > sparse.0 {
-            sparse::sparse_image(&member, decoding.max_size, done_with, sparse.1)
+        let image = if member.method == 8 && member.size > reading.sparse.0 {
+            sparse::sparse_image(&member, max_size, done_with, reading.sparse.1)
         } else {
             Ok(None)
         };
         let bytes = match image {
             Ok(Some(image)) => Ok(alloc::borrow::Cow::Owned(image)),
-            Ok(None) => member.contents_releasing(decoding.max_size, done_with),
+            Ok(None) => member.contents_releasing(max_size, done_with),
             Err(error) => Err(error),
         };
         match bytes {
-            Ok(bytes) => covered.extend(cover_one(&bytes, &inner, devices, decoding, verify)),
+            Ok(bytes) => covered.extend(cover_one(&bytes, &inner, devices, reading)),
             Err(error) => covered.push(failed(&inner, &error)),
         }
     }
@@ -493,6 +540,7 @@ fn failed(name: &str, error: &dyn fmt::Display) -> Covered {
         targets: Vec::new(),
         findings: Vec::new(),
         error: Some(text),
+        own: Vec::new(),
     }
 }
 
@@ -502,10 +550,10 @@ fn cover_one(
     data: &[u8],
     name: &str,
     devices: &[Device<'_>],
-    decoding: crate::bundler::Decoding,
-    verify: bool,
+    reading: &Reading<'_>,
 ) -> Option<Covered> {
     use crate::bundler::BundlerError;
+    let decoding = reading.decoding;
     let stem = name.rsplit(['/', '!']).next().unwrap_or(name);
     let selector = match Selector::new(data, stem.as_bytes(), decoding, &mut ()) {
         Ok(selector) => selector,
@@ -519,15 +567,28 @@ fn cover_one(
     if selector.is_empty() {
         return None;
     }
+    let targets = targets(&selector, decoding);
+    let own = match reading.own_beyond {
+        Some(asked) => targets
+            .iter()
+            .filter(|(target, _)| !asked.contains(&target.as_str()))
+            .filter_map(|(target, _)| {
+                let device = Device::parse(target).ok()?;
+                Some((target.clone(), verdict(&selector.select(&device), &device)))
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Some(Covered {
         name: name.into(),
         verdicts: devices
             .iter()
             .map(|device| verdict(&selector.select(device), device))
             .collect(),
-        targets: targets(&selector, decoding),
-        findings: findings(&selector, decoding, verify),
+        findings: findings(&selector, decoding, reading.verify),
+        targets,
         error: None,
+        own,
     })
 }
 

@@ -29,7 +29,11 @@ fn devices() -> Vec<Device<'static>> {
 fn report(sparse: (u64, Policy)) -> Vec<String> {
     let data = std::fs::read(EVERY_ELF).unwrap();
     let decoding = crate::bundler::Decoding::default();
-    cover_with(&data, "w", &devices(), decoding, true, &|_| {}, sparse)
+    let reading = Reading {
+        sparse,
+        ..Reading::new(decoding, true)
+    };
+    cover_with(&data, "w", &devices(), &reading, &|_| {})
         .iter()
         .map(|c| format!("{c:?}"))
         .collect()
