@@ -139,9 +139,15 @@
 // clang-offload-bundler uses.
 #define CLANGOFFLOAD_DEFAULT_LEVEL INT32_MIN
 
-// `clangoffload_cover` flag: decode every compressed bundle whole
-// through MD5 and report those whose hash does not verify.
+// `clangoffload_cover` and `clangoffload_coverage_new` flag: decode
+// every compressed bundle whole through MD5 and report those whose hash
+// does not verify.
 #define CLANGOFFLOAD_COVERAGE_VERIFY 1
+
+// `clangoffload_coverage_new` flag: no devices are given; ask about the
+// current GPUs (`clangoffload_coverage_current_gpu`) and every device
+// some file's code targets, the list growing as inputs are added.
+#define CLANGOFFLOAD_COVERAGE_CURRENT_GPUS 2
 
 // Where a fat binary is: the input is fat binaries back to back.
 #define CLANGOFFLOAD_CUDA_SOURCE_RAW 0
@@ -881,8 +887,8 @@ typedef struct clangoffload_archive clangoffload_archive;
 // A parsed binary bundle. Borrows the buffer it was parsed from.
 typedef struct clangoffload_bundle clangoffload_bundle;
 
-// What `clangoffload_cover` found: the files of device code, each with
-// a verdict per device, its targets and findings (texts owned here).
+// What coverage found: the files of device code, each with a verdict per
+// device, its targets and findings (texts owned here), and the devices.
 typedef struct clangoffload_coverage clangoffload_coverage;
 
 // The fat binaries of a file and their entries. Borrows the file's bytes;
@@ -3434,6 +3440,139 @@ clangoffload_status clangoffload_cover(const uint8_t *data,
 // `coverage` is NULL or a live handle not yet freed.
 void clangoffload_coverage_free(struct clangoffload_coverage *coverage);
 
+// A coverage of many inputs for one list of devices: those at `devices`,
+// or, with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS` (then `device_count` is
+// 0), the current GPUs and every device some file's code targets, the
+// list growing as inputs are added. Add each input with
+// `clangoffload_coverage_add`; then, while `clangoffload_coverage_pending`
+// names one, give it again with `clangoffload_coverage_add_again` (a file
+// read before a later one brought a device of its vendor is read again,
+// only the members that need it). The devices are
+// `clangoffload_coverage_get_device`'s, the verdicts complete once no
+// input is pending. `max_size` and the flags as for `clangoffload_cover`.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` for a device no rule knows,
+// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT` for an unknown flag or devices
+// given with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_coverage_free`.
+//
+// Lifetime: the handle owns everything it holds; `devices` is used
+// during the call only.
+//
+// NULL: `devices` may be NULL only when `device_count` is 0; `out` must
+// not be NULL.
+//
+// # Safety
+// `devices` is NULL or readable for `device_count` views of readable
+// bytes; `out` NULL or writable.
+clangoffload_status clangoffload_coverage_new(const struct clangoffload_bytes *devices,
+                                              size_t device_count,
+                                              uint32_t flags,
+                                              uint64_t max_size,
+                                              struct clangoffload_coverage **out);
+
+// Covers the input in `len` bytes at `data`, named `name` (a file, or a
+// ZIP archive member by member, as `clangoffload_cover` says), for every
+// device of the coverage's list, and stores its number (0 for the first
+// input added, and so on) in `*out_input` if that is not NULL.
+//
+// Ownership: the handle keeps what it found; nothing to free.
+//
+// Lifetime: views taken from the handle before the call are no longer
+// valid; the inputs, `done_with` and `context` are used during the call
+// only.
+//
+// NULL: `data` and `name` may be NULL only when their lengths are 0;
+// `coverage` must not be NULL.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `data` and `name` NULL or readable
+// for their lengths; `out_input` NULL or writable; `done_with`, if set,
+// callable with `context` during the call.
+clangoffload_status clangoffload_coverage_add(struct clangoffload_coverage *coverage,
+                                              const uint8_t *data,
+                                              size_t len,
+                                              const char *name,
+                                              size_t name_len,
+                                              clangoffload_done_with_fn done_with,
+                                              void *context,
+                                              size_t *out_input);
+
+// Stores in `*out_input` the number of the first input to give again
+// with `clangoffload_coverage_add_again`: a device joined the list after
+// it was read, of a vendor whose code it holds. Verdicts that need no
+// reading are settled here. `CLANGOFFLOAD_STATUS_NOT_FOUND` when none is
+// pending: every verdict is known.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: views taken from the handle before the call are no longer
+// valid.
+//
+// NULL: `coverage` or `out_input` NULL gives
+// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out_input` NULL or writable.
+clangoffload_status clangoffload_coverage_pending(struct clangoffload_coverage *coverage,
+                                                  size_t *out_input);
+
+// Gives input `input` again (the bytes and name first added; empty
+// bytes if it can no longer be read) for the verdicts
+// `clangoffload_coverage_pending` says it lacks; only the members that
+// lack some are decoded. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` for an
+// input never added.
+//
+// Ownership: the handle keeps what it found; nothing to free.
+//
+// Lifetime: views taken from the handle before the call are no longer
+// valid; the inputs, `done_with` and `context` are used during the call
+// only.
+//
+// NULL: `data` and `name` may be NULL only when their lengths are 0;
+// `coverage` must not be NULL.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `data` and `name` NULL or readable
+// for their lengths; `done_with`, if set, callable with `context` during
+// the call.
+clangoffload_status clangoffload_coverage_add_again(struct clangoffload_coverage *coverage,
+                                                    size_t input,
+                                                    const uint8_t *data,
+                                                    size_t len,
+                                                    const char *name,
+                                                    size_t name_len,
+                                                    clangoffload_done_with_fn done_with,
+                                                    void *context);
+
+// How many devices the coverage asks about (the list grows as inputs are
+// added when it was made with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS`).
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `coverage` gives 0.
+//
+// # Safety
+// `coverage` is NULL or a live handle.
+size_t clangoffload_coverage_device_count(const struct clangoffload_coverage *coverage);
+
+// Stores the name of device `index` (as given, or as its files' code
+// names it) in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the
+// last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: the view borrows the handle until its next change.
+//
+// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_coverage_get_device(const struct clangoffload_coverage *coverage,
+                                                     size_t index,
+                                                     struct clangoffload_bytes *out);
+
 // How many files of device code the coverage holds.
 //
 // Ownership: nothing to free; returns a plain number.
@@ -3449,7 +3588,7 @@ size_t clangoffload_coverage_file_count(const struct clangoffload_coverage *cove
 //
 // Ownership: nothing to free.
 //
-// Lifetime: the views borrow the handle.
+// Lifetime: the views borrow the handle until its next change.
 //
 // NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 //

@@ -4,8 +4,7 @@
 use alloc::vec::Vec;
 
 use clangoffload::bundler::Decoding;
-use clangoffload::coverage::{cover, Covered};
-use clangoffload::select::Device;
+use clangoffload::coverage::{Covered, Tree};
 
 use crate::ffi::{
     array_arg, clangoffload_bytes, free_handle, handle_arg, into_handle, out_arg, slice_arg,
@@ -13,21 +12,132 @@ use crate::ffi::{
 };
 use crate::status::clangoffload_status;
 
-/// `clangoffload_cover` flag: decode every compressed bundle whole
-/// through MD5 and report those whose hash does not verify.
+/// `clangoffload_cover` and `clangoffload_coverage_new` flag: decode
+/// every compressed bundle whole through MD5 and report those whose hash
+/// does not verify.
 pub const CLANGOFFLOAD_COVERAGE_VERIFY: u32 = 1;
 
-/// What `clangoffload_cover` found: the files of device code, each with
-/// a verdict per device, its targets and findings (texts owned here).
+/// `clangoffload_coverage_new` flag: no devices are given; ask about the
+/// current GPUs (`clangoffload_coverage_current_gpu`) and every device
+/// some file's code targets, the list growing as inputs are added.
+pub const CLANGOFFLOAD_COVERAGE_CURRENT_GPUS: u32 = 2;
+
+/// What coverage found: the files of device code, each with a verdict per
+/// device, its targets and findings (texts owned here), and the devices.
 pub struct clangoffload_coverage {
-    files: Vec<File>,
+    tree: Tree,
+    /// Per file, in the tree's order.
+    texts: Vec<Texts>,
 }
 
-struct File {
-    covered: Covered,
+/// The texts a file's views show.
+struct Texts {
     /// Per device: the chosen IDs joined by ", ".
     entries: Vec<Vec<u8>>,
     findings: Vec<Vec<u8>>,
+}
+
+impl clangoffload_coverage {
+    /// Makes the texts of files `from..` anew (their verdicts changed).
+    fn refresh(&mut self, from: usize) {
+        self.texts.truncate(from);
+        for index in from..self.tree.file_count() {
+            let Some((_, covered)) = self.tree.file(index) else {
+                break;
+            };
+            self.texts.push(Texts {
+                entries: covered
+                    .verdicts
+                    .iter()
+                    .map(|v| v.entries.join(", ").into_bytes())
+                    .collect(),
+                findings: covered
+                    .findings
+                    .iter()
+                    .map(|f| alloc::format!("{f}").into_bytes())
+                    .collect(),
+            });
+        }
+    }
+
+    /// Covers one input, as `clangoffload_coverage_add` or (`again`)
+    /// `clangoffload_coverage_add_again` says; its number.
+    fn add(&mut self, again: Option<usize>, input: &Input<'_>) -> usize {
+        let tell = |part: &[u8]| {
+            if let Some(done_with) = input.done_with {
+                // SAFETY: callable with `context` during the call, as the
+                // caller promises; the part is live during the call.
+                unsafe { done_with(input.context, part.as_ptr(), part.len()) }
+            }
+        };
+        let before = self.tree.file_count();
+        match again {
+            Some(number) => {
+                self.tree.add_again(number, input.data, input.name, &tell);
+                self.refresh(0);
+                number
+            }
+            None => {
+                let number = self.tree.add(input.data, input.name, &tell);
+                self.refresh(before);
+                number
+            }
+        }
+    }
+}
+
+/// One input's arguments, checked.
+struct Input<'a> {
+    data: &'a [u8],
+    name: &'a str,
+    done_with: crate::inspect::clangoffload_done_with_fn,
+    context: *mut core::ffi::c_void,
+}
+
+/// A new coverage for the devices at `devices`, or (`CURRENT_GPUS`) the
+/// growing default list.
+///
+/// # Safety
+/// `devices` is NULL or readable for `device_count` views of readable
+/// bytes.
+unsafe fn new_coverage(
+    devices: *const clangoffload_bytes,
+    device_count: usize,
+    flags: u32,
+    max_size: u64,
+) -> Result<clangoffload_coverage, clangoffload_status> {
+    if flags & !(CLANGOFFLOAD_COVERAGE_VERIFY | CLANGOFFLOAD_COVERAGE_CURRENT_GPUS) != 0 {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    // SAFETY: readable for `device_count` views, as the caller promises.
+    let views = unsafe { array_arg(devices, device_count) }?;
+    let default = flags & CLANGOFFLOAD_COVERAGE_CURRENT_GPUS != 0;
+    if default && !views.is_empty() {
+        return Err(clangoffload_status::InvalidArgument);
+    }
+    let mut names = Vec::new();
+    for view in views {
+        // SAFETY: each view readable, as the caller promises.
+        let text = unsafe { view.as_slice() }?;
+        names.push(core::str::from_utf8(text).map_err(|_| clangoffload_status::NotFound)?);
+    }
+    let decoding = Decoding {
+        max_size: crate::compressed::limits(max_size).max_uncompressed_size,
+        verify_hash: false,
+        verbose: false,
+    };
+    let verify = flags & CLANGOFFLOAD_COVERAGE_VERIFY != 0;
+    let tree =
+        Tree::new((!default).then_some(&names[..]), decoding, verify).map_err(|(_, error)| {
+            match error {
+                clangoffload::IdError::UnknownProcessor => clangoffload_status::NotFound,
+                other => other.into(),
+            }
+        })?;
+    Ok(clangoffload_coverage {
+        tree,
+        texts: Vec::new(),
+    })
 }
 
 /// One file of device code.
@@ -115,61 +225,40 @@ pub unsafe extern "C" fn clangoffload_cover(
     out: *mut *mut clangoffload_coverage,
 ) -> clangoffload_status {
     ffi_guard!({
-        if flags & !CLANGOFFLOAD_COVERAGE_VERIFY != 0 {
+        if flags & CLANGOFFLOAD_COVERAGE_CURRENT_GPUS != 0 {
             return Err(clangoffload_status::InvalidArgument);
         }
-        // SAFETY: `data` is NULL or readable for `len` bytes, as the caller promises.
-        let data = unsafe { slice_arg(data, len) }?;
-        // SAFETY: `name` is NULL or readable for `name_len` bytes, as the caller promises.
-        let name = unsafe { str_arg(name, name_len) }?;
-        // SAFETY: readable for `device_count` views, as the caller promises.
-        let views = unsafe { array_arg(devices, device_count) }?;
+        // SAFETY: as the caller promises.
+        let mut coverage = unsafe { new_coverage(devices, device_count, flags, max_size) }?;
+        // SAFETY: as the caller promises.
+        let input = unsafe { input_args(data, len, name, name_len, done_with, context) }?;
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
-        let mut texts = Vec::new();
-        for view in views {
-            // SAFETY: each view readable, as the caller promises.
-            let text = unsafe { view.as_slice() }?;
-            texts.push(core::str::from_utf8(text).map_err(|_| clangoffload_status::NotFound)?);
-        }
-        let mut parsed = Vec::new();
-        for text in &texts {
-            parsed.push(match Device::parse(text) {
-                Err(clangoffload::IdError::UnknownProcessor) => Err(clangoffload_status::NotFound),
-                other => Ok(other?),
-            }?);
-        }
-        let decoding = Decoding {
-            max_size: crate::compressed::limits(max_size).max_uncompressed_size,
-            verify_hash: false,
-            verbose: false,
-        };
-        let verify = flags & CLANGOFFLOAD_COVERAGE_VERIFY != 0;
-        let tell = |part: &[u8]| {
-            if let Some(done_with) = done_with {
-                // SAFETY: callable with `context` during the call, as the
-                // caller promises; the part is live during the call.
-                unsafe { done_with(context, part.as_ptr(), part.len()) }
-            }
-        };
-        let files = cover(data, name, &parsed, decoding, verify, &tell)
-            .into_iter()
-            .map(|covered| File {
-                entries: covered
-                    .verdicts
-                    .iter()
-                    .map(|v| v.entries.join(", ").into_bytes())
-                    .collect(),
-                findings: covered
-                    .findings
-                    .iter()
-                    .map(|f| alloc::format!("{f}").into_bytes())
-                    .collect(),
-                covered,
-            })
-            .collect();
-        *out = into_handle(clangoffload_coverage { files });
+        coverage.add(None, &input);
+        *out = into_handle(coverage);
         Ok(())
+    })
+}
+
+/// Checks one input's arguments.
+///
+/// # Safety
+/// `data` and `name` are NULL or readable for their lengths.
+unsafe fn input_args<'a>(
+    data: *const u8,
+    len: usize,
+    name: *const core::ffi::c_char,
+    name_len: usize,
+    done_with: crate::inspect::clangoffload_done_with_fn,
+    context: *mut core::ffi::c_void,
+) -> Result<Input<'a>, clangoffload_status> {
+    Ok(Input {
+        // SAFETY: NULL or readable for `len` bytes, as the caller promises.
+        data: unsafe { slice_arg(data, len) }?,
+        // SAFETY: NULL or readable for `name_len` bytes, as the caller promises.
+        name: unsafe { str_arg(name, name_len) }?,
+        done_with,
+        context,
     })
 }
 
@@ -187,6 +276,219 @@ pub unsafe extern "C" fn clangoffload_coverage_free(coverage: *mut clangoffload_
     unsafe { free_handle(coverage) }
 }
 
+/// A coverage of many inputs for one list of devices: those at `devices`,
+/// or, with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS` (then `device_count` is
+/// 0), the current GPUs and every device some file's code targets, the
+/// list growing as inputs are added. Add each input with
+/// `clangoffload_coverage_add`; then, while `clangoffload_coverage_pending`
+/// names one, give it again with `clangoffload_coverage_add_again` (a file
+/// read before a later one brought a device of its vendor is read again,
+/// only the members that need it). The devices are
+/// `clangoffload_coverage_get_device`'s, the verdicts complete once no
+/// input is pending. `max_size` and the flags as for `clangoffload_cover`.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` for a device no rule knows,
+/// `CLANGOFFLOAD_STATUS_INVALID_ARGUMENT` for an unknown flag or devices
+/// given with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS`.
+///
+/// Ownership: on success `*out` is a new handle owned by the caller,
+/// released with `clangoffload_coverage_free`.
+///
+/// Lifetime: the handle owns everything it holds; `devices` is used
+/// during the call only.
+///
+/// NULL: `devices` may be NULL only when `device_count` is 0; `out` must
+/// not be NULL.
+///
+/// # Safety
+/// `devices` is NULL or readable for `device_count` views of readable
+/// bytes; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_new(
+    devices: *const clangoffload_bytes,
+    device_count: usize,
+    flags: u32,
+    max_size: u64,
+    out: *mut *mut clangoffload_coverage,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: as the caller promises.
+        let coverage = unsafe { new_coverage(devices, device_count, flags, max_size) }?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = into_handle(coverage);
+        Ok(())
+    })
+}
+
+/// Covers the input in `len` bytes at `data`, named `name` (a file, or a
+/// ZIP archive member by member, as `clangoffload_cover` says), for every
+/// device of the coverage's list, and stores its number (0 for the first
+/// input added, and so on) in `*out_input` if that is not NULL.
+///
+/// Ownership: the handle keeps what it found; nothing to free.
+///
+/// Lifetime: views taken from the handle before the call are no longer
+/// valid; the inputs, `done_with` and `context` are used during the call
+/// only.
+///
+/// NULL: `data` and `name` may be NULL only when their lengths are 0;
+/// `coverage` must not be NULL.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle; `data` and `name` NULL or readable
+/// for their lengths; `out_input` NULL or writable; `done_with`, if set,
+/// callable with `context` during the call.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_add(
+    coverage: *mut clangoffload_coverage,
+    data: *const u8,
+    len: usize,
+    name: *const core::ffi::c_char,
+    name_len: usize,
+    done_with: crate::inspect::clangoffload_done_with_fn,
+    context: *mut core::ffi::c_void,
+    out_input: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or live and not shared during the call, as promised.
+        let coverage = unsafe { coverage.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
+        // SAFETY: as the caller promises.
+        let input = unsafe { input_args(data, len, name, name_len, done_with, context) }?;
+        let out = match out_input.is_null() {
+            true => None,
+            // SAFETY: writable, as the caller promises.
+            false => Some(unsafe { out_arg(out_input) }?),
+        };
+        let number = coverage.add(None, &input);
+        if let Some(out) = out {
+            *out = number;
+        }
+        Ok(())
+    })
+}
+
+/// Stores in `*out_input` the number of the first input to give again
+/// with `clangoffload_coverage_add_again`: a device joined the list after
+/// it was read, of a vendor whose code it holds. Verdicts that need no
+/// reading are settled here. `CLANGOFFLOAD_STATUS_NOT_FOUND` when none is
+/// pending: every verdict is known.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: views taken from the handle before the call are no longer
+/// valid.
+///
+/// NULL: `coverage` or `out_input` NULL gives
+/// `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle; `out_input` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_pending(
+    coverage: *mut clangoffload_coverage,
+    out_input: *mut usize,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or live and not shared during the call, as promised.
+        let coverage = unsafe { coverage.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
+        // SAFETY: writable, as the caller promises.
+        let out = unsafe { out_arg(out_input) }?;
+        let pending = coverage.tree.pending();
+        coverage.refresh(0);
+        *out = pending.ok_or(clangoffload_status::NotFound)?;
+        Ok(())
+    })
+}
+
+/// Gives input `input` again (the bytes and name first added; empty
+/// bytes if it can no longer be read) for the verdicts
+/// `clangoffload_coverage_pending` says it lacks; only the members that
+/// lack some are decoded. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` for an
+/// input never added.
+///
+/// Ownership: the handle keeps what it found; nothing to free.
+///
+/// Lifetime: views taken from the handle before the call are no longer
+/// valid; the inputs, `done_with` and `context` are used during the call
+/// only.
+///
+/// NULL: `data` and `name` may be NULL only when their lengths are 0;
+/// `coverage` must not be NULL.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle; `data` and `name` NULL or readable
+/// for their lengths; `done_with`, if set, callable with `context` during
+/// the call.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_add_again(
+    coverage: *mut clangoffload_coverage,
+    input: usize,
+    data: *const u8,
+    len: usize,
+    name: *const core::ffi::c_char,
+    name_len: usize,
+    done_with: crate::inspect::clangoffload_done_with_fn,
+    context: *mut core::ffi::c_void,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: NULL or live and not shared during the call, as promised.
+        let coverage = unsafe { coverage.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
+        if input >= coverage.tree.inputs() {
+            return Err(clangoffload_status::IndexOutOfRange);
+        }
+        // SAFETY: as the caller promises.
+        let args = unsafe { input_args(data, len, name, name_len, done_with, context) }?;
+        coverage.add(Some(input), &args);
+        Ok(())
+    })
+}
+
+/// How many devices the coverage asks about (the list grows as inputs are
+/// added when it was made with `CLANGOFFLOAD_COVERAGE_CURRENT_GPUS`).
+///
+/// Ownership: nothing to free; returns a plain number.
+///
+/// NULL: a NULL `coverage` gives 0.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_device_count(
+    coverage: *const clangoffload_coverage,
+) -> usize {
+    // SAFETY: NULL or a live handle, as the caller promises.
+    unsafe { crate::handle::count(coverage, |h| h.tree.devices()) }
+}
+
+/// Stores the name of device `index` (as given, or as its files' code
+/// names it) in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE` past the
+/// last.
+///
+/// Ownership: nothing to free.
+///
+/// Lifetime: the view borrows the handle until its next change.
+///
+/// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_get_device(
+    coverage: *const clangoffload_coverage,
+    index: usize,
+    out: *mut clangoffload_bytes,
+) -> clangoffload_status {
+    // SAFETY: as the caller promises.
+    unsafe {
+        crate::handle::get(
+            coverage,
+            |h| h.tree.devices(),
+            index,
+            out,
+            |_, d| clangoffload_bytes::of(d.as_bytes()),
+        )
+    }
+}
+
 /// How many files of device code the coverage holds.
 ///
 /// Ownership: nothing to free; returns a plain number.
@@ -200,7 +502,7 @@ pub unsafe extern "C" fn clangoffload_coverage_file_count(
     coverage: *const clangoffload_coverage,
 ) -> usize {
     // SAFETY: NULL or a live handle, as the caller promises.
-    unsafe { crate::handle::count(coverage, |h| &h.files) }
+    unsafe { crate::handle::count(coverage, |h| &h.texts) }
 }
 
 /// Stores file `index` in `*out`. `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
@@ -208,7 +510,7 @@ pub unsafe extern "C" fn clangoffload_coverage_file_count(
 ///
 /// Ownership: nothing to free.
 ///
-/// Lifetime: the views borrow the handle.
+/// Lifetime: the views borrow the handle until its next change.
 ///
 /// NULL: `coverage` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
 ///
@@ -220,39 +522,34 @@ pub unsafe extern "C" fn clangoffload_coverage_get_file(
     index: usize,
     out: *mut clangoffload_covered_file,
 ) -> clangoffload_status {
-    // SAFETY: as the caller promises.
-    unsafe {
-        crate::handle::get(
-            coverage,
-            |h| &h.files,
-            index,
-            out,
-            |_, f| clangoffload_covered_file {
-                name: clangoffload_bytes::of(f.covered.name.as_bytes()),
-                readable: f.covered.error.is_none(),
-                error: clangoffload_bytes::of(
-                    f.covered.error.as_deref().unwrap_or_default().as_bytes(),
-                ),
-                target_count: f.covered.targets.len(),
-                finding_count: f.findings.len(),
-            },
-        )
-    }
+    ffi_guard!({
+        // SAFETY: as the caller promises.
+        let (covered, texts) = unsafe { self::file(coverage, index) }?;
+        // SAFETY: writable, as the caller promises.
+        *unsafe { out_arg(out) }? = clangoffload_covered_file {
+            name: clangoffload_bytes::of(covered.name.as_bytes()),
+            readable: covered.error.is_none(),
+            error: clangoffload_bytes::of(covered.error.as_deref().unwrap_or_default().as_bytes()),
+            target_count: covered.targets.len(),
+            finding_count: texts.findings.len(),
+        };
+        Ok(())
+    })
 }
 
-/// The file of `index`, or the status saying why none.
+/// The file of `index` and its texts, or the status saying why none.
 ///
 /// # Safety
 /// `coverage` is NULL or a live handle.
 unsafe fn file<'a>(
     coverage: *const clangoffload_coverage,
     index: usize,
-) -> Result<&'a File, clangoffload_status> {
+) -> Result<(&'a Covered, &'a Texts), clangoffload_status> {
     // SAFETY: NULL or a live handle, as the caller promises.
     let handle = unsafe { handle_arg(coverage) }?;
-    handle
-        .files
-        .get(index)
+    let covered = handle.tree.file(index).map(|(_, c)| c);
+    covered
+        .zip(handle.texts.get(index))
         .ok_or(clangoffload_status::IndexOutOfRange)
 }
 
@@ -277,9 +574,8 @@ pub unsafe extern "C" fn clangoffload_coverage_get_cell(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: as the caller promises.
-        let found = unsafe { self::file(coverage, file) }?;
-        let verdict = found
-            .covered
+        let (covered, texts) = unsafe { self::file(coverage, file) }?;
+        let verdict = covered
             .verdicts
             .get(device)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
@@ -290,7 +586,7 @@ pub unsafe extern "C" fn clangoffload_coverage_get_cell(
             loads: verdict.loads,
             how: verdict.how.map_or(0, crate::select::how_of),
             entries: clangoffload_bytes::of(
-                found.entries.get(device).map_or(&[][..], Vec::as_slice),
+                texts.entries.get(device).map_or(&[][..], Vec::as_slice),
             ),
             reason: clangoffload_bytes::of(verdict.reason.as_bytes()),
         };
@@ -319,9 +615,8 @@ pub unsafe extern "C" fn clangoffload_coverage_get_target(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: as the caller promises.
-        let found = unsafe { self::file(coverage, file) }?;
-        let target = found
-            .covered
+        let (covered, _) = unsafe { self::file(coverage, file) }?;
+        let target = covered
             .targets
             .get(index)
             .ok_or(clangoffload_status::IndexOutOfRange)?;
@@ -354,8 +649,8 @@ pub unsafe extern "C" fn clangoffload_coverage_get_finding(
 ) -> clangoffload_status {
     ffi_guard!({
         // SAFETY: as the caller promises.
-        let found = unsafe { self::file(coverage, file) }?;
-        let text = found
+        let (_, texts) = unsafe { self::file(coverage, file) }?;
+        let text = texts
             .findings
             .get(index)
             .ok_or(clangoffload_status::IndexOutOfRange)?;

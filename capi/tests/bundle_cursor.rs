@@ -13,13 +13,9 @@ use std::ptr::{null, null_mut};
 
 use clangoffload_capi::*;
 
-fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../tests/fixtures/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
+mod common;
+
+use common::fixture;
 
 fn empty_entry() -> clangoffload_bundle_entry {
     let none = clangoffload_bytes {

@@ -13,13 +13,9 @@ use std::ptr::null_mut;
 
 use clangoffload_capi::*;
 
-fn fixture(path: &str) -> Vec<u8> {
-    std::fs::read(format!(
-        "{}/../tests/fixtures/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
+mod common;
+
+use common::fixture;
 
 /// Reads `file` through the C calls, `chunk` bytes a piece; the image's
 /// status and bytes.

@@ -29,6 +29,11 @@ pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The bytes of `tests/fixtures/<path>`.
+pub fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(root().join("tests/fixtures").join(path)).unwrap()
+}
+
 /// The static library, built by cargo into the target directory of this test
 /// binary. `cargo test` builds only the rlib of a library for its integration
 /// tests, so on a clean checkout the archive has to be asked for here.
