@@ -316,3 +316,34 @@ fn directories_reached_twice_are_walked_once() {
     let missing = clangoffload(&["coverage", tmp.path().join("absent").to_str().unwrap()]);
     assert!(!missing.status.success());
 }
+
+#[test]
+fn the_default_list_gives_what_asking_for_its_devices_gives() {
+    // Without --device each file is read once, and again only where a
+    // later file brought a device of its vendor: the report is the one the
+    // final list asked for outright gives (the kpack split host, the
+    // wheel, damaged and plain files among them).
+    let tmp = tempfile::tempdir().unwrap();
+    tree(tmp.path());
+    let pkg = tmp.path().join("pkg");
+    let default = clangoffload(&["coverage", pkg.to_str().unwrap(), "--json"]);
+    assert!(default.status.success(), "{default:?}");
+    let default: Value = serde_json::from_slice(&default.stdout).unwrap();
+    let devices: Vec<&str> = default["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    // Devices the fixtures target beyond the current GPUs joined the list.
+    assert!(devices.contains(&"gfx90a:xnack+"), "{devices:?}");
+    let mut args = vec!["coverage", pkg.to_str().unwrap(), "--json"];
+    for device in &devices {
+        args.extend(["--device", device]);
+    }
+    let given = clangoffload(&args);
+    assert!(given.status.success(), "{given:?}");
+    let given: Value = serde_json::from_slice(&given.stdout).unwrap();
+    assert_eq!(default, given);
+    assert!(default["cells"].as_array().unwrap().len() >= 10 * devices.len());
+}

@@ -21,7 +21,7 @@
 //!   and cover without panicking.
 
 use clangoffload::bundler::Decoding;
-use clangoffload::coverage::{cover, cover_sparsest, SparseElf};
+use clangoffload::coverage::{cover, cover_sparsest, SparseElf, Tree};
 use clangoffload::select::Device;
 use clangoffload::zip::Zip;
 
@@ -73,6 +73,23 @@ pub fn check(data: &[u8]) {
     for covered in whole.iter().chain(&sparse) {
         if covered.error.is_none() {
             assert_eq!(covered.verdicts.len(), devices.len());
+        }
+    }
+    // The default list growing: the input added twice (the second brings
+    // nothing new), every input pending given again once at most, then
+    // every readable file has a verdict for every device.
+    let mut tree = Tree::new(None, decoding, false).unwrap();
+    tree.add(data, "a.whl", &within_input);
+    tree.add(data, "b.whl", &within_input);
+    let mut again = 0;
+    while let Some(input) = tree.pending() {
+        assert!(input < 2 && again < 2, "{input} {again}");
+        again += 1;
+        tree.add_again(input, data, ["a.whl", "b.whl"][input], &within_input);
+    }
+    for (_, covered) in tree.files() {
+        if covered.error.is_none() {
+            assert_eq!(covered.verdicts.len(), tree.devices().len());
         }
     }
     let piece = 4096 * (1 + usize::from(data.first().copied().unwrap_or(0) % 16));

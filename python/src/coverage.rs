@@ -10,8 +10,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clangoffload::bundler::Decoding;
-use clangoffload::coverage::{cover, CURRENT_GPUS};
-use clangoffload::select::Device;
+use clangoffload::coverage::Tree;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -112,64 +111,54 @@ pub fn coverage(
     verify: bool,
 ) -> PyResult<Vec<CoveredFile>> {
     let files = walk(&paths)?;
-    let given = devices.is_some();
-    let mut names: Vec<String> =
-        devices.unwrap_or_else(|| CURRENT_GPUS.iter().map(|d| (*d).to_owned()).collect());
     let decoding = Decoding {
         max_size: clangoffload::Limits::DEFAULT_MAX_UNCOMPRESSED_SIZE,
         verify_hash: false,
         verbose: false,
     };
-    let run = |names: &[String], verify: bool| -> PyResult<Vec<CoveredFile>> {
-        let parsed = names
-            .iter()
-            .map(|n| Device::parse(n).map_err(|e| PyValueError::new_err(format!("'{n}': {e}"))))
-            .collect::<PyResult<Vec<_>>>()?;
-        let mut out = Vec::new();
-        for path in &files {
-            let name = path.display().to_string();
-            let data = read_for_coverage(path)
-                .map_err(|e| PyOSError::new_err(format!("'{name}': {e}")))?;
-            for covered in cover(&data, &name, &parsed, decoding, verify, &|_| {}) {
-                out.push(CoveredFile {
-                    cells: names
-                        .iter()
-                        .zip(&covered.verdicts)
-                        .map(|(device, v)| CoverageCell {
-                            device: device.clone(),
-                            applies: v.applies,
-                            loads: v.loads,
-                            entry: v.loads.then(|| v.entries.join(", ")),
-                            how: v.how.map(clangoffload::select::How::name),
-                            reason: v.reason.clone(),
-                        })
-                        .collect(),
-                    file: covered.name,
-                    error: covered.error,
-                    targets: covered.targets,
-                    findings: covered.findings.iter().map(ToString::to_string).collect(),
-                });
-            }
-        }
-        Ok(out)
+    let given: Option<Vec<&str>> = devices
+        .as_ref()
+        .map(|d| d.iter().map(String::as_str).collect());
+    let mut tree = Tree::new(given.as_deref(), decoding, verify).map_err(|(index, e)| {
+        let name = given.as_ref().and_then(|g| g.get(index)).unwrap_or(&"");
+        PyValueError::new_err(format!("'{name}': {e}"))
+    })?;
+    let read = |path: &PathBuf| {
+        read_for_coverage(path)
+            .map_err(|e| PyOSError::new_err(format!("'{}': {e}", path.display())))
     };
-    let mut covered = run(&names, verify)?;
-    if !given {
-        let mut extra: Vec<String> = Vec::new();
-        for file in &covered {
-            for (target, _) in &file.targets {
-                if !names.contains(target) && !extra.contains(target) {
-                    extra.push(target.clone());
-                }
-            }
-        }
-        if !extra.is_empty() {
-            let more = run(&extra, false)?;
-            for (file, other) in covered.iter_mut().zip(more) {
-                file.cells.extend(other.cells);
-            }
-            names.extend(extra);
-        }
+    for path in &files {
+        tree.add(&read(path)?, &path.display().to_string(), &|_| {});
     }
-    Ok(covered)
+    // Files read before a later one brought a device of their vendor, read
+    // again for it (core says which).
+    while let Some(input) = tree.pending() {
+        let path = files
+            .get(input)
+            .ok_or_else(|| PyValueError::new_err("coverage: no such input"))?;
+        let data = read(path).unwrap_or_default();
+        tree.add_again(input, &data, &path.display().to_string(), &|_| {});
+    }
+    let names = tree.devices();
+    Ok(tree
+        .files()
+        .map(|(_, covered)| CoveredFile {
+            cells: names
+                .iter()
+                .zip(&covered.verdicts)
+                .map(|(device, v)| CoverageCell {
+                    device: device.clone(),
+                    applies: v.applies,
+                    loads: v.loads,
+                    entry: v.loads.then(|| v.entries.join(", ")),
+                    how: v.how.map(clangoffload::select::How::name),
+                    reason: v.reason.clone(),
+                })
+                .collect(),
+            file: covered.name.clone(),
+            error: covered.error.clone(),
+            targets: covered.targets.clone(),
+            findings: covered.findings.iter().map(ToString::to_string).collect(),
+        })
+        .collect())
 }

@@ -67,6 +67,24 @@ def test_default_devices_add_the_targets(tree: Path) -> None:
     assert any("stored uncompressed" in finding for finding in xnack.findings)
 
 
+def test_the_default_list_gives_what_asking_for_its_devices_gives(tree: Path) -> None:
+    # Each file is read once, and again only where a later one brought a
+    # device of its vendor: the same cells as the final list asked outright.
+    default = clangoffload.coverage([tree])
+    devices = [c.device for c in default[0].cells]
+    given = clangoffload.coverage([tree], devices)
+
+    def plain(files: list[clangoffload.CoveredFile]) -> list[tuple]:
+        return [
+            (f.file, f.error, f.targets, f.findings,
+             [(c.device, c.applies, c.loads, c.entry, c.how, c.reason) for c in f.cells])
+            for f in files
+        ]
+
+    assert plain(default) == plain(given)
+    assert len(default) >= 6 and all(len(f.cells) == len(devices) for f in default)
+
+
 def test_bad_devices_and_paths_raise() -> None:
     with pytest.raises(ValueError):
         clangoffload.coverage([FIXTURES / "kpack" / "inputs"], ["gfx9999"])

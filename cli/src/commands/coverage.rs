@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::coverage::{cover, current_gpus, Cell, CoveredFile, SparseImage};
+use crate::ffi::coverage::{Cell, Coverage, SparseImage};
 use crate::stdio::{err, outln};
 
 struct Args {
@@ -71,46 +71,76 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let args = parse(args)?;
     let files = walk(&args.paths)?;
     let given = !args.devices.is_empty();
-    let mut devices = if given {
-        args.devices.clone()
-    } else {
-        current_gpus()
-    };
-    let mut rows = Vec::new();
+    let mut coverage = Coverage::new(given.then_some(&args.devices[..]), args.verify)
+        .map_err(|e| Failure(format!("coverage: {e}")))?;
+    // What each walked file gave: the library's files of inputs `inputs`
+    // (up to this count), or a row of its own.
+    let mut gave = Vec::new();
+    // The walked file of each input given the library.
+    let mut inputs = Vec::new();
     let progress = Progress::new(files.len());
     for (n, (package, path, error)) in files.iter().enumerate() {
         progress.show(n, path);
-        rows.extend(cover_file(
-            *package,
-            path,
-            error.as_deref(),
-            &devices,
-            args.verify,
-        )?);
+        let name = path.display().to_string();
+        let read = match error {
+            Some(error) => Err(error.clone()),
+            None => Read::open(path),
+        };
+        let first = coverage.devices().into_iter().next().unwrap_or_default();
+        gave.push(match read {
+            Err(error) => Gave::Row(Row::new(*package, name, Some(error))),
+            Ok(read) if super::select::split_host_choices(&name, read.data(), &first).is_some() => {
+                Gave::SplitHost
+            }
+            Ok(read) => {
+                read.add_to(&mut coverage, None, &name).map_err(Failure)?;
+                inputs.push(n);
+                Gave::Files(coverage.file_count())
+            }
+        });
     }
-    if !given {
-        // Devices some file targets that the list lacks: asked about too.
-        let mut extra: Vec<String> = Vec::new();
-        for row in &rows {
-            for (target, _) in &row.targets {
-                if !devices.contains(target) && !extra.contains(target) {
-                    extra.push(target.clone());
-                }
-            }
+    // Files read before a later one brought a device of their vendor are
+    // read again for it (the library says which).
+    while let Some(input) = coverage.pending() {
+        let Some((_, path, _)) = inputs.get(input).and_then(|n| files.get(*n)) else {
+            break;
+        };
+        progress.show(input, path);
+        let name = path.display().to_string();
+        match Read::open(path) {
+            Ok(read) => read.add_to(&mut coverage, Some(input), &name),
+            Err(_) => coverage.add(Some(input), &[], None, &name),
         }
-        if !extra.is_empty() {
-            let mut more = Vec::new();
-            for (n, (package, path, error)) in files.iter().enumerate() {
-                progress.show(n, path);
-                more.extend(cover_file(*package, path, error.as_deref(), &extra, false)?);
-            }
-            for (row, other) in rows.iter_mut().zip(more) {
-                row.cells.extend(other.cells);
-            }
-            devices.extend(extra);
-        }
+        .map_err(Failure)?;
     }
     progress.done();
+    let devices = coverage.devices();
+    let covered = coverage.files();
+    let mut rows = Vec::new();
+    let mut from = 0;
+    for ((package, path, _), gave) in files.iter().zip(gave) {
+        match gave {
+            Gave::Row(row) => rows.push(row),
+            Gave::SplitHost => rows.push(split_host_row(*package, path, &devices)),
+            Gave::Files(to) => {
+                rows.extend(covered.get(from..to).unwrap_or_default().iter().map(|f| {
+                    Row {
+                        package: *package,
+                        cells: devices
+                            .iter()
+                            .cloned()
+                            .zip(f.cells.iter().cloned())
+                            .collect(),
+                        name: f.name.clone(),
+                        error: f.error.clone(),
+                        targets: f.targets.clone(),
+                        findings: f.findings.clone(),
+                    }
+                }));
+                from = to;
+            }
+        }
+    }
     let report = Report::new(&args, &devices, &rows);
     if args.json {
         outln!("{}", serde_json::to_string(&report)?)?;
@@ -130,69 +160,82 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The rows one file gives: none without device code, one per wheel member
-/// with device code, one with the error for a file that cannot be read.
-fn cover_file(
-    package: usize,
-    path: &Path,
-    walked: Option<&str>,
-    devices: &[String],
-    verify: bool,
-) -> Result<Vec<Row>, Failure> {
-    let name = path.display().to_string();
-    let row = |name: String, error: Option<String>| Row {
-        package,
-        name,
-        error,
-        cells: BTreeMap::new(),
-        targets: Vec::new(),
-        findings: Vec::new(),
-    };
-    if let Some(error) = walked {
-        return Ok(vec![row(name, Some(error.to_owned()))]);
-    }
-    let input = match crate::io::Input::open(path, false) {
-        Ok(input) => input,
-        Err(e) => return Ok(vec![row(name, Some(crate::io::os_message(&e)))]),
-    };
-    let data = input.data();
-    if let Some((device, first)) = devices
-        .first()
-        .and_then(|d| super::select::split_host_choices(&name, data, d).map(|choices| (d, choices)))
-    {
-        let mut split = row(name.clone(), None);
-        split.cells.insert(device.clone(), kpack_cell(&first));
-        for device in devices.iter().skip(1) {
-            let choices =
-                super::select::split_host_choices(&name, data, device).unwrap_or_default();
-            split.cells.insert(device.clone(), kpack_cell(&choices));
-        }
-        return Ok(vec![split]);
-    }
-    let names: Vec<&str> = devices.iter().map(String::as_str).collect();
-    // A large ELF file is read only where coverage looks (its headers,
-    // small sections, fat binary headers), not mapped whole: the pages a
-    // reader of a mapped file touches stay in its resident set.
-    let size = u64::try_from(data.len()).unwrap_or(u64::MAX);
-    let sparse = (size > clangoffload_capi::CLANGOFFLOAD_COVERAGE_SPARSE_ABOVE)
-        .then(|| input.file().and_then(|file| SparseImage::read(file, size)))
-        .flatten();
-    let covered = match &sparse {
-        Some(image) => cover(image.data(), None, &name, &names, verify),
-        None => cover(data, Some(&input), &name, &names, verify),
-    }
-    .map_err(Failure)?;
-    Ok(covered
-        .into_iter()
-        .map(|f: CoveredFile| Row {
+/// What one walked file gave.
+enum Gave {
+    /// Its own row: it could not be read.
+    Row(Row),
+    /// A kpack split host: its cells come from resolving its records.
+    SplitHost,
+    /// The library's files, up to this count.
+    Files(usize),
+}
+
+impl Row {
+    fn new(package: usize, name: String, error: Option<String>) -> Row {
+        Row {
             package,
-            cells: devices.iter().cloned().zip(f.cells).collect(),
-            name: f.name,
-            error: f.error,
-            targets: f.targets,
-            findings: f.findings,
-        })
-        .collect())
+            name,
+            error,
+            cells: BTreeMap::new(),
+            targets: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+}
+
+/// A file opened for coverage: mapped, and a large ELF file read only
+/// where coverage looks (its headers, small sections, fat binary headers)
+/// instead: the pages a reader of a mapped file touches stay in its
+/// resident set.
+struct Read {
+    input: crate::io::Input,
+    sparse: Option<SparseImage>,
+}
+
+impl Read {
+    fn open(path: &Path) -> Result<Read, String> {
+        let input = crate::io::Input::open(path, false).map_err(|e| crate::io::os_message(&e))?;
+        let size = u64::try_from(input.data().len()).unwrap_or(u64::MAX);
+        let sparse = (size > clangoffload_capi::CLANGOFFLOAD_COVERAGE_SPARSE_ABOVE)
+            .then(|| input.file().and_then(|file| SparseImage::read(file, size)))
+            .flatten();
+        Ok(Read { input, sparse })
+    }
+
+    /// The file's bytes as mapped.
+    fn data(&self) -> &[u8] {
+        self.input.data()
+    }
+
+    /// Gives the file to `coverage` (input `again` again, if set).
+    fn add_to(
+        &self,
+        coverage: &mut Coverage,
+        again: Option<usize>,
+        name: &str,
+    ) -> Result<(), String> {
+        match &self.sparse {
+            Some(image) => coverage.add(again, image.data(), None, name),
+            None => coverage.add(again, self.data(), Some(&self.input), name),
+        }
+    }
+}
+
+/// A kpack split host's row: for each device, what resolving its records
+/// gives.
+fn split_host_row(package: usize, path: &Path, devices: &[String]) -> Row {
+    let name = path.display().to_string();
+    let read = match Read::open(path) {
+        Ok(read) => read,
+        Err(error) => return Row::new(package, name, Some(error)),
+    };
+    let mut row = Row::new(package, name.clone(), None);
+    for device in devices {
+        let choices =
+            super::select::split_host_choices(&name, read.data(), device).unwrap_or_default();
+        row.cells.insert(device.clone(), kpack_cell(&choices));
+    }
+    row
 }
 
 /// A split host's verdict: every record must give the device code.

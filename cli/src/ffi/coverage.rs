@@ -16,6 +16,7 @@ pub struct CoveredFile {
 }
 
 /// A file's verdict for one device.
+#[derive(Clone)]
 pub struct Cell {
     /// Whether the file holds code of the device's vendor at all.
     pub applies: bool,
@@ -27,117 +28,175 @@ pub struct Cell {
     pub reason: String,
 }
 
-/// Covers `data` (a file named `name`, or a wheel) for `devices`; checks
-/// compressed bundles' hashes when `verify` asks; `input`, if the data is
-/// its, lets go of the pages the library is done with.
-pub fn cover(
-    data: &[u8],
+/// Coverage of many inputs for one device list (`clangoffload_coverage_*`):
+/// the devices given, or the current GPUs and every device some file's
+/// code targets.
+pub struct Coverage {
+    handle: Handle<'static, c::clangoffload_coverage>,
+}
+
+/// The library's callback letting go of a mapped input's pages, if `input`
+/// is the data's.
+fn release_of(
     input: Option<&crate::io::Input>,
-    name: &str,
-    devices: &[&str],
-    verify: bool,
-) -> Result<Vec<CoveredFile>, String> {
-    let (release, context): (c::clangoffload_done_with_fn, _) = match input {
+) -> (c::clangoffload_done_with_fn, *mut std::ffi::c_void) {
+    match input {
         Some(input) => (
             Some(super::inspection::release),
             std::ptr::from_ref(input).cast_mut().cast(),
         ),
         None => (None, std::ptr::null_mut()),
-    };
-    let views: Vec<c::clangoffload_bytes> =
-        devices.iter().map(|d| super::view(d.as_bytes())).collect();
-    let flags = if verify {
-        c::CLANGOFFLOAD_COVERAGE_VERIFY
-    } else {
-        0
-    };
-    let handle = Handle::make(c::clangoffload_coverage_free, |out| {
-        // SAFETY: every input is live for the call; `release` may be
-        // called with `input`, which outlives the call; `out` is writable.
-        let status = unsafe {
-            c::clangoffload_cover(
-                data.as_ptr(),
-                data.len(),
-                name.as_ptr().cast(),
-                name.len(),
-                views.as_ptr(),
-                views.len(),
-                flags,
-                0,
-                release,
-                context,
-                out,
-            )
+    }
+}
+
+impl Coverage {
+    /// For `devices`, or (`None`) the growing default list; `verify`
+    /// checks compressed bundles' hashes.
+    pub fn new(devices: Option<&[String]>, verify: bool) -> Result<Self, String> {
+        let views: Vec<c::clangoffload_bytes> = devices
+            .unwrap_or_default()
+            .iter()
+            .map(|d| super::view(d.as_bytes()))
+            .collect();
+        let mut flags = if verify {
+            c::CLANGOFFLOAD_COVERAGE_VERIFY
+        } else {
+            0
+        };
+        if devices.is_none() {
+            flags |= c::CLANGOFFLOAD_COVERAGE_CURRENT_GPUS;
+        }
+        let handle = Handle::make(c::clangoffload_coverage_free, |out| {
+            // SAFETY: the views are live for the call; `out` is writable.
+            let status =
+                unsafe { c::clangoffload_coverage_new(views.as_ptr(), views.len(), flags, 0, out) };
+            match status {
+                super::Status::Ok => Ok(()),
+                super::Status::NotFound => Err("a device is no AMD target ID or NVIDIA SM".into()),
+                status => Err(super::status_message(status)),
+            }
+        })?;
+        Ok(Coverage { handle })
+    }
+
+    /// Covers `data` (a file named `name`, or a wheel), input number
+    /// `again` given again if set; `input`, if the data is its, lets go of
+    /// the pages the library is done with.
+    pub fn add(
+        &mut self,
+        again: Option<usize>,
+        data: &[u8],
+        input: Option<&crate::io::Input>,
+        name: &str,
+    ) -> Result<(), String> {
+        let (release, context) = release_of(input);
+        let ptr = self.handle.ptr_mut();
+        let status = match again {
+            // SAFETY: a live handle used by nothing else during the call;
+            // the data and name live for the call; `release` may be called
+            // with `input`, which outlives the call.
+            Some(number) => unsafe {
+                c::clangoffload_coverage_add_again(
+                    ptr,
+                    number,
+                    data.as_ptr(),
+                    data.len(),
+                    name.as_ptr().cast(),
+                    name.len(),
+                    release,
+                    context,
+                )
+            },
+            // SAFETY: as above.
+            None => unsafe {
+                c::clangoffload_coverage_add(
+                    ptr,
+                    data.as_ptr(),
+                    data.len(),
+                    name.as_ptr().cast(),
+                    name.len(),
+                    release,
+                    context,
+                    std::ptr::null_mut(),
+                )
+            },
         };
         match status {
             super::Status::Ok => Ok(()),
-            super::Status::NotFound => Err("a device is no AMD target ID or NVIDIA SM".into()),
             status => Err(super::status_message(status)),
         }
-    })?;
-    let text = |v: c::clangoffload_bytes| String::from_utf8_lossy(handle.bytes(v)).into_owned();
-    let files = handle.list(
-        c::clangoffload_coverage_file_count,
-        c::clangoffload_coverage_get_file,
-    );
-    Ok(files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| CoveredFile {
-            name: text(f.name),
-            error: (!f.readable).then(|| text(f.error)),
-            cells: (0..if f.readable { devices.len() } else { 0 })
-                .filter_map(|d| {
-                    super::record(|out| {
-                        // SAFETY: a live handle; `out` writable.
-                        unsafe { c::clangoffload_coverage_get_cell(handle.ptr(), i, d, out) }
-                    })
-                })
-                .map(|cell| Cell {
-                    applies: cell.applies,
-                    loads: cell.loads,
-                    how: cell.loads.then(|| super::select::how_name(cell.how)),
-                    entry: cell.loads.then(|| text(cell.entries)),
-                    reason: text(cell.reason),
-                })
-                .collect(),
-            targets: (0..f.target_count)
-                .filter_map(|t| {
-                    super::record(|out| {
-                        // SAFETY: a live handle; `out` writable.
-                        unsafe { c::clangoffload_coverage_get_target(handle.ptr(), i, t, out) }
-                    })
-                })
-                .map(|t| (text(t.target), t.bytes))
-                .collect(),
-            findings: (0..f.finding_count)
-                .filter_map(|n| {
-                    super::record(|out| {
-                        // SAFETY: a live handle; `out` writable.
-                        unsafe { c::clangoffload_coverage_get_finding(handle.ptr(), i, n, out) }
-                    })
-                })
-                .map(text)
-                .collect(),
-        })
-        .collect())
-}
-
-/// The devices asked about when none are given: current AMD and NVIDIA
-/// GPUs, as the library lists them.
-pub fn current_gpus() -> Vec<String> {
-    let mut out = Vec::new();
-    for i in 0.. {
-        let Some(name) = super::record(|out| {
-            // SAFETY: `out` writable.
-            unsafe { c::clangoffload_coverage_current_gpu(i, out) }
-        }) else {
-            break;
-        };
-        // SAFETY: a view of the library's static storage.
-        out.push(String::from_utf8_lossy(unsafe { super::slice(name) }).into_owned());
     }
-    out
+
+    /// How many files of device code it holds.
+    pub fn file_count(&self) -> usize {
+        // SAFETY: a live handle.
+        unsafe { c::clangoffload_coverage_file_count(self.handle.ptr()) }
+    }
+
+    /// The first input to give again, if any.
+    pub fn pending(&mut self) -> Option<usize> {
+        let ptr = self.handle.ptr_mut();
+        super::record(|out| {
+            // SAFETY: a live handle used by nothing else; `out` writable.
+            unsafe { c::clangoffload_coverage_pending(ptr, out) }
+        })
+    }
+
+    /// The devices, in the order of each file's cells.
+    pub fn devices(&self) -> Vec<String> {
+        self.handle
+            .list(
+                c::clangoffload_coverage_device_count,
+                c::clangoffload_coverage_get_device,
+            )
+            .into_iter()
+            .map(|d| String::from_utf8_lossy(self.handle.bytes(d)).into_owned())
+            .collect()
+    }
+
+    /// Every file of device code, in the order read.
+    pub fn files(&self) -> Vec<CoveredFile> {
+        let handle = &self.handle;
+        let devices = self.devices().len();
+        let text = |v: c::clangoffload_bytes| String::from_utf8_lossy(handle.bytes(v)).into_owned();
+        let files = handle.list(
+            c::clangoffload_coverage_file_count,
+            c::clangoffload_coverage_get_file,
+        );
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| CoveredFile {
+                name: text(f.name),
+                error: (!f.readable).then(|| text(f.error)),
+                cells: (0..if f.readable { devices } else { 0 })
+                    .filter_map(|d| {
+                        super::record(|out| {
+                            // SAFETY: a live handle; `out` writable.
+                            unsafe { c::clangoffload_coverage_get_cell(handle.ptr(), i, d, out) }
+                        })
+                    })
+                    .map(|cell| Cell {
+                        applies: cell.applies,
+                        loads: cell.loads,
+                        how: cell.loads.then(|| super::select::how_name(cell.how)),
+                        entry: cell.loads.then(|| text(cell.entries)),
+                        reason: text(cell.reason),
+                    })
+                    .collect(),
+                targets: handle
+                    .nested(i, f.target_count, c::clangoffload_coverage_get_target)
+                    .into_iter()
+                    .map(|t| (text(t.target), t.bytes))
+                    .collect(),
+                findings: handle
+                    .nested(i, f.finding_count, c::clangoffload_coverage_get_finding)
+                    .into_iter()
+                    .map(text)
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// What coverage reads of a large ELF file, read from it range by range as
