@@ -173,3 +173,18 @@ pub fn create(path: &Path, force: bool) -> Result<std::fs::File, String> {
         .open(path)
         .map_err(|e| format!("'{}': {}", path.display(), os_message(&e)))
 }
+
+/// Keeps every large buffer (128 KiB and up) a mapping of its own, given
+/// back when freed. glibc raises its mmap threshold each time it frees
+/// such a mapping (up to 32 MiB), and later buffers under it come from the
+/// heap, where they fragment it and stay resident: `coverage` of a 2.6 GB
+/// tree peaked at 69-75 MiB so, 36 MiB with the threshold fixed, in the
+/// same time. Called before any other thread starts.
+pub fn keep_large_buffers_mapped() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets an allocator tunable; no other thread
+    // allocates yet.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}

@@ -69,6 +69,7 @@ struct Row {
 
 pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let args = parse(args)?;
+    crate::io::keep_large_buffers_mapped();
     let files = walk(&args.paths)?;
     let given = !args.devices.is_empty();
     let mut coverage = Coverage::new(given.then_some(&args.devices[..]), args.verify)
