@@ -24,7 +24,7 @@ bench_start scan 0
 fixtures="$bench_root/tests/fixtures"
 planted=("$fixtures/offload/single.offbin" "$fixtures/llvm22/hip-4096.bundle"
          "$fixtures/compressed/llvm22/hip.v3.ccob" "$fixtures/cuda/raw-lz4.fatbin")
-kinds=("offload binary" bundle "compressed bundle" "cuda fat binary")
+kinds=("offload binary" bundle "compressed bundle" "CUDA fat binary")
 count=28
 
 size=$((SIZE_MB * 1024 * 1024))
