@@ -3,8 +3,8 @@
 //! links; wheels read member by member, nothing unpacked) and every device,
 //! whether its runtime loads code for it, which, or why not, as plain
 //! objects. Every rule is core's (`clangoffload::coverage`); a kpack split
-//! host, whose archives core does not open, is not covered here (the CLI's
-//! `coverage` resolves them).
+//! host, whose archives core does not open, is not covered here: its row
+//! says so (the CLI's `coverage` resolves them).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -127,38 +127,74 @@ pub fn coverage(
         read_for_coverage(path)
             .map_err(|e| PyOSError::new_err(format!("'{}': {e}", path.display())))
     };
+    // Each file's input number, or `None` for a kpack split host: its code
+    // is in archives this package does not resolve, which its row says
+    // (it holds no device code of its own, and would otherwise be left
+    // out as if it had none).
+    let mut inputs = Vec::new();
     for path in &files {
-        tree.add(&read(path)?, &path.display().to_string(), &|_| {});
+        let data = read(path)?;
+        inputs.push(
+            (!is_split_host(&data)).then(|| tree.add(&data, &path.display().to_string(), &|_| {})),
+        );
     }
     // Files read before a later one brought a device of their vendor, read
     // again for it (core says which).
     while let Some(input) = tree.pending() {
-        let path = files
-            .get(input)
+        let path = inputs
+            .iter()
+            .position(|i| *i == Some(input))
+            .and_then(|n| files.get(n))
             .ok_or_else(|| PyValueError::new_err("coverage: no such input"))?;
         let data = read(path).unwrap_or_default();
         tree.add_again(input, &data, &path.display().to_string(), &|_| {});
     }
     let names = tree.devices();
-    Ok(tree
-        .files()
-        .map(|(_, covered)| CoveredFile {
-            cells: names
-                .iter()
-                .zip(&covered.verdicts)
-                .map(|(device, v)| CoverageCell {
-                    device: device.clone(),
-                    applies: v.applies,
-                    loads: v.loads,
-                    entry: v.loads.then(|| v.entries.join(", ")),
-                    how: v.how.map(clangoffload::select::How::name),
-                    reason: v.reason.clone(),
-                })
-                .collect(),
-            file: covered.name.clone(),
-            error: covered.error.clone(),
-            targets: covered.targets.clone(),
-            findings: covered.findings.iter().map(ToString::to_string).collect(),
-        })
-        .collect())
+    let of = |covered: &clangoffload::coverage::Covered| CoveredFile {
+        cells: names
+            .iter()
+            .zip(&covered.verdicts)
+            .map(|(device, v)| CoverageCell {
+                device: device.clone(),
+                applies: v.applies,
+                loads: v.loads,
+                entry: v.loads.then(|| v.entries.join(", ")),
+                how: v.how.map(clangoffload::select::How::name),
+                reason: v.reason.clone(),
+            })
+            .collect(),
+        file: covered.name.clone(),
+        error: covered.error.clone(),
+        targets: covered.targets.clone(),
+        findings: covered.findings.iter().map(ToString::to_string).collect(),
+    };
+    let mut out = Vec::new();
+    for (path, input) in files.iter().zip(inputs) {
+        match input {
+            Some(input) => out.extend(
+                tree.files()
+                    .filter(|(i, _)| *i == input)
+                    .map(|(_, c)| of(c)),
+            ),
+            None => out.push(CoveredFile {
+                file: path.display().to_string(),
+                error: Some(SPLIT_HOST.into()),
+                targets: Vec::new(),
+                findings: Vec::new(),
+                cells: Vec::new(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// A split host's row: what this package cannot tell.
+const SPLIT_HOST: &str = "a kpack split host: its device code is in kpack archives, which \
+    clangoffload.coverage does not resolve (`clangoffload coverage` does)";
+
+/// Whether `data` is a host ROCm's kpack split: `HIPK` records in place of
+/// its device code.
+fn is_split_host(data: &[u8]) -> bool {
+    clangoffload::object::ObjectFile::parse(data)
+        .is_ok_and(|file| !clangoffload::kpack::records(&file).is_empty())
 }

@@ -85,6 +85,19 @@ def test_the_default_list_gives_what_asking_for_its_devices_gives(tree: Path) ->
     assert len(default) >= 6 and all(len(f.cells) == len(devices) for f in default)
 
 
+def test_a_split_host_says_it_is_not_resolved(tmp_path: Path) -> None:
+    # Its code is in kpack archives: a row saying so, not a file left out
+    # as if it held no device code; the files beside it are covered.
+    shutil.copy(FIXTURES / "kpack" / "zstd" / "lib" / "libtwo.so", tmp_path / "libtwo-split.so")
+    shutil.copy(FIXTURES / "kpack" / "inputs" / "libone.so", tmp_path / "libone.so")
+    files = clangoffload.coverage([tmp_path], ["gfx90a:xnack+"])
+    assert [Path(f.file).name for f in files] == ["libone.so", "libtwo-split.so"]
+    (split,) = [f for f in files if f.file.endswith("libtwo-split.so")]
+    assert split.error is not None and "kpack split host" in split.error
+    assert split.cells == [] and split.targets == []
+    assert files[0].error is None and len(files[0].cells) == 1
+
+
 def test_bad_devices_and_paths_raise() -> None:
     with pytest.raises(ValueError):
         clangoffload.coverage([FIXTURES / "kpack" / "inputs"], ["gfx9999"])
