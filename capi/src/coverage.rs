@@ -38,25 +38,36 @@ struct Texts {
 }
 
 impl clangoffload_coverage {
-    /// Makes the texts of files `from..` anew (their verdicts changed).
-    fn refresh(&mut self, from: usize) {
-        self.texts.truncate(from);
-        for index in from..self.tree.file_count() {
+    /// Makes the texts of the files added since the last call, and, when
+    /// verdicts of files added before may have changed (`pending`,
+    /// `add_again`: `all`), every file's chosen IDs anew; a file's findings
+    /// never change, and `add` changes no earlier file.
+    fn refresh(&mut self, all: bool) {
+        let first = if all { 0 } else { self.texts.len() };
+        for index in self.texts.len()..self.tree.file_count() {
             let Some((_, covered)) = self.tree.file(index) else {
                 break;
             };
             self.texts.push(Texts {
-                entries: covered
-                    .verdicts
-                    .iter()
-                    .map(|v| v.entries.join(", ").into_bytes())
-                    .collect(),
+                entries: Vec::new(),
                 findings: covered
                     .findings
                     .iter()
                     .map(|f| alloc::format!("{f}").into_bytes())
                     .collect(),
             });
+        }
+        for (index, texts) in self.texts.iter_mut().enumerate().skip(first) {
+            let Some((_, covered)) = self.tree.file(index) else {
+                break;
+            };
+            texts.entries.clear();
+            texts.entries.extend(
+                covered
+                    .verdicts
+                    .iter()
+                    .map(|v| v.entries.join(", ").into_bytes()),
+            );
         }
     }
 
@@ -70,19 +81,15 @@ impl clangoffload_coverage {
                 unsafe { done_with(input.context, part.as_ptr(), part.len()) }
             }
         };
-        let before = self.tree.file_count();
-        match again {
+        let number = match again {
             Some(number) => {
                 self.tree.add_again(number, input.data, input.name, &tell);
-                self.refresh(0);
                 number
             }
-            None => {
-                let number = self.tree.add(input.data, input.name, &tell);
-                self.refresh(before);
-                number
-            }
-        }
+            None => self.tree.add(input.data, input.name, &tell),
+        };
+        self.refresh(again.is_some());
+        number
     }
 }
 
@@ -393,7 +400,7 @@ pub unsafe extern "C" fn clangoffload_coverage_pending(
         // SAFETY: writable, as the caller promises.
         let out = unsafe { out_arg(out_input) }?;
         let pending = coverage.tree.pending();
-        coverage.refresh(0);
+        coverage.refresh(true);
         *out = pending.ok_or(clangoffload_status::NotFound)?;
         Ok(())
     })

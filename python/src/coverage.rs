@@ -169,13 +169,15 @@ pub fn coverage(
         findings: covered.findings.iter().map(ToString::to_string).collect(),
     };
     let mut out = Vec::new();
+    // The tree's files come in the order of their inputs.
+    let mut covered = tree.files().peekable();
     for (path, input) in files.iter().zip(inputs) {
         match input {
-            Some(input) => out.extend(
-                tree.files()
-                    .filter(|(i, _)| *i == input)
-                    .map(|(_, c)| of(c)),
-            ),
+            Some(input) => {
+                while let Some((_, c)) = covered.next_if(|(i, _)| *i == input) {
+                    out.push(of(c));
+                }
+            }
             None => out.push(CoveredFile {
                 file: path.display().to_string(),
                 error: Some(SPLIT_HOST.into()),
