@@ -6,9 +6,11 @@
 //! these together over whole trees and wheels.
 
 mod sparse;
+mod split;
 mod tree;
 
 pub use sparse::SparseElf;
+pub use split::{cover_split_host, Lookup, OpenArchive};
 pub use tree::Tree;
 
 use alloc::string::String;

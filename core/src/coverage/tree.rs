@@ -31,6 +31,9 @@ pub struct Tree {
 /// One file of device code, with which of its verdicts are known.
 struct File {
     input: usize,
+    /// A kpack split host's: its verdicts come from its archives, not from
+    /// reading it again.
+    split: bool,
     covered: Covered,
     /// Per device: whether its verdict is known (an unreadable file has
     /// no verdicts and needs none).
@@ -93,11 +96,37 @@ impl Tree {
             }
             self.files.push(File {
                 input,
+                split: false,
                 covered,
                 known,
             });
         }
         input
+    }
+
+    /// Covers the kpack split host `data` named `name` for every device of
+    /// the list ([`super::cover_split_host`], its archives found and read
+    /// as `lookup` says) as one more input: its number, or `None` when it
+    /// is no split host. Its code targets no device of its own, so the list
+    /// does not grow: add it once every other input is added and none is
+    /// pending, for a verdict on every device.
+    pub fn add_split_host(
+        &mut self,
+        data: &[u8],
+        name: &str,
+        lookup: super::Lookup<'_, '_>,
+    ) -> Option<usize> {
+        let names: Vec<&str> = self.devices.iter().map(String::as_str).collect();
+        let covered = super::cover_split_host(data, name, &names, lookup)?;
+        let input = self.inputs;
+        self.inputs = self.inputs.saturating_add(1);
+        self.files.push(File {
+            input,
+            split: true,
+            known: alloc::vec![true; covered.verdicts.len()],
+            covered,
+        });
+        Some(input)
     }
 
     /// The first input that must be read again (with
@@ -126,6 +155,14 @@ impl Tree {
                         index,
                         absent(device),
                     );
+                } else if file.split {
+                    let late = Verdict {
+                        reason: "the kpack split host was covered before this device joined \
+                                 the list"
+                            .into(),
+                        ..unknown()
+                    };
+                    place(&mut file.covered.verdicts, &mut file.known, index, late);
                 } else {
                     first = Some(first.map_or(file.input, |f: usize| f.min(file.input)));
                 }
