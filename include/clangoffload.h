@@ -1253,6 +1253,32 @@ typedef struct clangoffload_container {
 // once.
 typedef void (*clangoffload_done_with_fn)(void *context, const uint8_t *data, size_t len);
 
+// The runtime's environment for `clangoffload_kpack_candidates`: each
+// variable's value, if set.
+typedef struct clangoffload_kpack_environment {
+  // Whether `ROCM_KPACK_DISABLE` is set.
+  bool has_disable;
+  // Its value.
+  struct clangoffload_bytes disable;
+  // Whether `ROCM_KPACK_PATH` is set.
+  bool has_path;
+  // Its value (archive files split on `:`).
+  struct clangoffload_bytes path;
+  // Whether `ROCM_KPACK_PATH_PREFIX` is set.
+  bool has_prefix;
+  // Its value (the same form).
+  struct clangoffload_bytes prefix;
+} clangoffload_kpack_environment;
+
+// Called by `clangoffload_coverage_add_split_host` with `context` and an
+// archive path (`path_len` bytes, no NUL): stores in `*out` the bytes of
+// that file, which must stay readable until the call that asked returns,
+// and returns true; false where no file opens.
+typedef bool (*clangoffload_kpack_open_fn)(void *context,
+                                           const uint8_t *path,
+                                           size_t path_len,
+                                           struct clangoffload_bytes *out);
+
 // One file of device code.
 typedef struct clangoffload_covered_file {
   // Its name: the name given, or `<name>!<member>` inside a ZIP archive.
@@ -1670,23 +1696,6 @@ typedef struct clangoffload_kpack_resolution {
   // Its entry in that archive (for `clangoffload_kpack_read`).
   size_t entry;
 } clangoffload_kpack_resolution;
-
-// The runtime's environment for `clangoffload_kpack_candidates`: each
-// variable's value, if set.
-typedef struct clangoffload_kpack_environment {
-  // Whether `ROCM_KPACK_DISABLE` is set.
-  bool has_disable;
-  // Its value.
-  struct clangoffload_bytes disable;
-  // Whether `ROCM_KPACK_PATH` is set.
-  bool has_path;
-  // Its value (archive files split on `:`).
-  struct clangoffload_bytes path;
-  // Whether `ROCM_KPACK_PATH_PREFIX` is set.
-  bool has_prefix;
-  // Its value (the same form).
-  struct clangoffload_bytes prefix;
-} clangoffload_kpack_environment;
 
 // One finding of `clangoffload_kpack_check`; fields a kind does not use
 // are 0 (or empty).
@@ -3517,6 +3526,45 @@ clangoffload_status clangoffload_coverage_add(struct clangoffload_coverage *cove
 // `coverage` is NULL or a live handle; `out_input` NULL or writable.
 clangoffload_status clangoffload_coverage_pending(struct clangoffload_coverage *coverage,
                                                   size_t *out_input);
+
+// Covers the host ROCm's kpack split in `len` bytes at `data`, named
+// `name`, for every device of the coverage's list, as one more input: a
+// device gets code when each of its `HIPK` records resolves for it as the
+// HIP runtime resolves it (an NVIDIA device gets nothing). The archives
+// are looked for from `host_dir` (the host's real directory, symlinks
+// resolved) as the markers and `environment` (NULL: no `ROCM_KPACK_*`
+// set) say, each path once through `open`; `CLANGOFFLOAD_KPACK_FIRST_CANDIDATE`
+// in `flags` takes rocm-kpack's shipped loader's rule. Stores the input's
+// number in `*out_input` if that is not NULL. Its code targets no device
+// of its own: add it once every other input is added and none is pending.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` when the data is no split host (nothing
+// is added).
+//
+// Ownership: the handle keeps what it found; nothing to free.
+//
+// Lifetime: views taken from the handle before the call are no longer
+// valid; the inputs, `environment`, `open`'s bytes and `context` are used
+// during the call only.
+//
+// NULL: `data`, `name` and `host_dir` may be NULL only when their
+// lengths are 0; `coverage` and `open` must not be NULL.
+//
+// # Safety
+// `coverage` is NULL or a live handle; `data`, `name` and `host_dir` NULL
+// or readable for their lengths; `environment` NULL or readable, its views
+// readable where set; `out_input` NULL or writable; `open` callable with
+// `context` during the call.
+clangoffload_status clangoffload_coverage_add_split_host(struct clangoffload_coverage *coverage,
+                                                         const uint8_t *data,
+                                                         size_t len,
+                                                         const char *name,
+                                                         size_t name_len,
+                                                         struct clangoffload_bytes host_dir,
+                                                         const struct clangoffload_kpack_environment *environment,
+                                                         uint32_t flags,
+                                                         clangoffload_kpack_open_fn open,
+                                                         void *context,
+                                                         size_t *out_input);
 
 // Gives input `input` again (the bytes and name first added; empty
 // bytes if it can no longer be read) for the verdicts

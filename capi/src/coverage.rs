@@ -406,6 +406,111 @@ pub unsafe extern "C" fn clangoffload_coverage_pending(
     })
 }
 
+/// Called by `clangoffload_coverage_add_split_host` with `context` and an
+/// archive path (`path_len` bytes, no NUL): stores in `*out` the bytes of
+/// that file, which must stay readable until the call that asked returns,
+/// and returns true; false where no file opens.
+pub type clangoffload_kpack_open_fn = Option<
+    unsafe extern "C" fn(
+        context: *mut core::ffi::c_void,
+        path: *const u8,
+        path_len: usize,
+        out: *mut clangoffload_bytes,
+    ) -> bool,
+>;
+
+/// Covers the host ROCm's kpack split in `len` bytes at `data`, named
+/// `name`, for every device of the coverage's list, as one more input: a
+/// device gets code when each of its `HIPK` records resolves for it as the
+/// HIP runtime resolves it (an NVIDIA device gets nothing). The archives
+/// are looked for from `host_dir` (the host's real directory, symlinks
+/// resolved) as the markers and `environment` (NULL: no `ROCM_KPACK_*`
+/// set) say, each path once through `open`; `CLANGOFFLOAD_KPACK_FIRST_CANDIDATE`
+/// in `flags` takes rocm-kpack's shipped loader's rule. Stores the input's
+/// number in `*out_input` if that is not NULL. Its code targets no device
+/// of its own: add it once every other input is added and none is pending.
+/// `CLANGOFFLOAD_STATUS_NOT_FOUND` when the data is no split host (nothing
+/// is added).
+///
+/// Ownership: the handle keeps what it found; nothing to free.
+///
+/// Lifetime: views taken from the handle before the call are no longer
+/// valid; the inputs, `environment`, `open`'s bytes and `context` are used
+/// during the call only.
+///
+/// NULL: `data`, `name` and `host_dir` may be NULL only when their
+/// lengths are 0; `coverage` and `open` must not be NULL.
+///
+/// # Safety
+/// `coverage` is NULL or a live handle; `data`, `name` and `host_dir` NULL
+/// or readable for their lengths; `environment` NULL or readable, its views
+/// readable where set; `out_input` NULL or writable; `open` callable with
+/// `context` during the call.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_coverage_add_split_host(
+    coverage: *mut clangoffload_coverage,
+    data: *const u8,
+    len: usize,
+    name: *const core::ffi::c_char,
+    name_len: usize,
+    host_dir: clangoffload_bytes,
+    environment: *const crate::kpack::clangoffload_kpack_environment,
+    flags: u32,
+    open: clangoffload_kpack_open_fn,
+    context: *mut core::ffi::c_void,
+    out_input: *mut usize,
+) -> clangoffload_status {
+    use clangoffload::kpack::Loader;
+    ffi_guard!({
+        if flags & !crate::kpack::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
+            return Err(clangoffload_status::InvalidArgument);
+        }
+        // SAFETY: NULL or live and not shared during the call, as promised.
+        let coverage = unsafe { coverage.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
+        // SAFETY: as the caller promises.
+        let input = unsafe { input_args(data, len, name, name_len, None, core::ptr::null_mut()) }?;
+        // SAFETY: readable, as the caller promises.
+        let dir = unsafe { host_dir.as_slice() }?;
+        // SAFETY: NULL or readable, as the caller promises.
+        let environment = unsafe { crate::kpack::environment_arg(environment) }?;
+        let open = open.ok_or(clangoffload_status::NullArgument)?;
+        let out = match out_input.is_null() {
+            true => None,
+            // SAFETY: writable, as the caller promises.
+            false => Some(unsafe { out_arg(out_input) }?),
+        };
+        let mut reader = |path: &[u8]| {
+            let mut view = clangoffload_bytes::of(&[]);
+            // SAFETY: callable with `context` during the call, as the caller
+            // promises; the path is live for the call and `view` writable.
+            let found = unsafe { open(context, path.as_ptr(), path.len(), &mut view) };
+            // SAFETY: the bytes stay readable until this call returns, as
+            // the caller promises.
+            let bytes = found.then(|| unsafe { view.as_slice() }.ok()).flatten();
+            bytes.map(alloc::borrow::Cow::Borrowed)
+        };
+        let lookup = clangoffload::coverage::Lookup {
+            environment: &environment,
+            dir,
+            loader: if flags & crate::kpack::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
+                Loader::FirstCandidate
+            } else {
+                Loader::FallThrough
+            },
+            open: &mut reader,
+        };
+        let number = coverage
+            .tree
+            .add_split_host(input.data, input.name, lookup)
+            .ok_or(clangoffload_status::NotFound)?;
+        coverage.refresh(false);
+        if let Some(out) = out {
+            *out = number;
+        }
+        Ok(())
+    })
+}
+
 /// Gives input `input` again (the bytes and name first added; empty
 /// bytes if it can no longer be read) for the verdicts
 /// `clangoffload_coverage_pending` says it lacks; only the members that

@@ -793,6 +793,29 @@ pub struct clangoffload_kpack_environment {
     pub prefix: clangoffload_bytes,
 }
 
+/// The loader's environment `environment` gives (`NULL`: none set).
+///
+/// # Safety
+/// `environment` is NULL or readable, its views readable where set.
+pub(crate) unsafe fn environment_arg<'a>(
+    environment: *const clangoffload_kpack_environment,
+) -> Result<clangoffload::kpack::Environment<'a>, clangoffload_status> {
+    // SAFETY: NULL or readable, as the caller promises.
+    let given = unsafe { environment.as_ref() };
+    let value = |set: bool, view: clangoffload_bytes| {
+        // SAFETY: readable where set, as the caller promises.
+        set.then(|| unsafe { view.as_slice() }).transpose()
+    };
+    Ok(match given {
+        Some(e) => clangoffload::kpack::Environment::from_values(
+            value(e.has_disable, e.disable)?,
+            value(e.has_path, e.path)?,
+            value(e.has_prefix, e.prefix)?,
+        ),
+        None => clangoffload::kpack::Environment::default(),
+    })
+}
+
 /// The archive paths the runtime tries for record `record` of `host` on a
 /// device of ISA name `isa` (`gfx90a:sramecc+:xnack-`, with or without
 /// `amdgcn-amd-amdhsa--`), in its order: `ROCM_KPACK_PATH`'s alone when it
@@ -832,7 +855,7 @@ pub unsafe extern "C" fn clangoffload_kpack_candidates(
     out: *mut crate::object_bundle::clangoffload_buffer,
     out_disabled: *mut bool,
 ) -> clangoffload_status {
-    use clangoffload::kpack::{arch_list, candidates, place, Environment};
+    use clangoffload::kpack::{arch_list, candidates, place};
     ffi_guard!({
         // SAFETY: NULL or a live handle, as the caller promises.
         let host = unsafe { handle_arg(host) }?;
@@ -849,19 +872,7 @@ pub unsafe extern "C" fn clangoffload_kpack_candidates(
         // SAFETY: `host_dir` is a view readable for the call, as the caller promises.
         let dir = unsafe { host_dir.as_slice() }?;
         // SAFETY: NULL or readable, as the caller promises.
-        let given = unsafe { environment.as_ref() };
-        let value = |set: bool, view: clangoffload_bytes| {
-            // SAFETY: readable, as the caller promises.
-            set.then(|| unsafe { view.as_slice() }).transpose()
-        };
-        let environment = match given {
-            Some(e) => Environment::from_values(
-                value(e.has_disable, e.disable)?,
-                value(e.has_path, e.path)?,
-                value(e.has_prefix, e.prefix)?,
-            ),
-            None => Environment::default(),
-        };
+        let environment = unsafe { environment_arg(environment) }?;
         // SAFETY: `out` is NULL or writable, as the caller promises.
         let out = unsafe { out_arg(out) }?;
         // SAFETY: `out_disabled` is NULL or writable, as the caller promises.

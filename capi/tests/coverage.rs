@@ -230,3 +230,97 @@ fn arguments_are_checked() {
     // SAFETY: releases the handle once.
     unsafe { clangoffload_coverage_free(handle) };
 }
+
+/// Reads the archive at `path` into the list at `context`.
+unsafe extern "C" fn open_archive(
+    context: *mut std::ffi::c_void,
+    path: *const u8,
+    path_len: usize,
+    out: *mut clangoffload_bytes,
+) -> bool {
+    // SAFETY: the test's list, unchanged by the library.
+    let opened = unsafe { &mut *context.cast::<Vec<Vec<u8>>>() };
+    // SAFETY: readable for `path_len` bytes, as the library promises.
+    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
+    let Ok(bytes) = std::fs::read(String::from_utf8_lossy(path).as_ref()) else {
+        return false;
+    };
+    opened.push(bytes);
+    // SAFETY: writable, as the library promises; the bytes live in the
+    // list (a moved Vec keeps its heap bytes) until the test drops it.
+    unsafe { out.write(view(opened.last().unwrap())) };
+    true
+}
+
+#[test]
+fn a_split_host_is_covered_through_its_archives() {
+    let dir = common::root().join("tests/fixtures/kpack/zstd/lib");
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let host = std::fs::read(dir.join("libtwo.so")).unwrap();
+    let name = "libtwo.so";
+    let (status, handle) = new(&["gfx906", "gfx1100", "sm_80"], 0);
+    assert_eq!(status, clangoffload_status::Ok);
+    let mut opened: Vec<Vec<u8>> = Vec::new();
+    let dir_text = dir.to_str().unwrap();
+    let add = |data: &[u8], opened: &mut Vec<Vec<u8>>, flags: u32| {
+        let mut input = usize::MAX;
+        // SAFETY: a live handle; every view live for the call; the context
+        // is the list `open_archive` fills.
+        let status = unsafe {
+            clangoffload_coverage_add_split_host(
+                handle,
+                data.as_ptr(),
+                data.len(),
+                name.as_ptr().cast(),
+                name.len(),
+                view(dir_text.as_bytes()),
+                null(),
+                flags,
+                Some(open_archive),
+                std::ptr::from_mut(opened).cast(),
+                &mut input,
+            )
+        };
+        (status, input)
+    };
+    assert_eq!(add(&host, &mut opened, 0), (clangoffload_status::Ok, 0));
+    assert!(!opened.is_empty());
+    assert_eq!(pending(handle), None);
+    let (loads, entries, reason) = cell(handle, 0, 0);
+    assert!(
+        loads && entries == "hipv4-amdgcn-amd-amdhsa--gfx906",
+        "{entries}"
+    );
+    assert!(reason.contains("test_lib_gfx906.kpack"), "{reason}");
+    let (loads, _, reason) = cell(handle, 0, 1);
+    assert!(!loads && reason.starts_with("error 13:"), "{reason}");
+    assert_eq!(cell(handle, 0, 2).2, "no NVIDIA code in the file");
+    // Not a split host: nothing added; an unknown flag; no reader.
+    let plain = fixture("kpack/inputs/libone.so");
+    assert_eq!(add(&plain, &mut opened, 0).0, clangoffload_status::NotFound);
+    assert_eq!(
+        add(&host, &mut opened, 4).0,
+        clangoffload_status::InvalidArgument
+    );
+    // SAFETY: a live handle; no reader.
+    let status = unsafe {
+        clangoffload_coverage_add_split_host(
+            handle,
+            host.as_ptr(),
+            host.len(),
+            null(),
+            0,
+            view(b""),
+            null(),
+            0,
+            None,
+            null_mut(),
+            null_mut(),
+        )
+    };
+    assert_eq!(status, clangoffload_status::NullArgument);
+    // SAFETY: a live handle.
+    assert_eq!(unsafe { clangoffload_coverage_file_count(handle) }, 1);
+    // SAFETY: releases the handle once.
+    unsafe { clangoffload_coverage_free(handle) };
+}
