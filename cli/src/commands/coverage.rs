@@ -87,12 +87,9 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
             Some(error) => Err(error.clone()),
             None => Read::open(path),
         };
-        let first = coverage.devices().into_iter().next().unwrap_or_default();
         gave.push(match read {
             Err(error) => Gave::Row(Row::new(*package, name, Some(error))),
-            Ok(read) if super::select::split_host_choices(&name, read.data(), &first).is_some() => {
-                Gave::SplitHost
-            }
+            Ok(read) if super::select::split_host(read.data()).is_some() => Gave::SplitHost,
             Ok(read) => {
                 read.add_to(&mut coverage, None, &name).map_err(Failure)?;
                 inputs.push(n);
@@ -114,15 +111,36 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
         }
         .map_err(Failure)?;
     }
+    // Split hosts last, once the list is whole: their archives give each
+    // device's verdict (the library resolves them as the runtime does).
+    for ((package, path, _), gave) in files.iter().zip(gave.iter_mut()) {
+        if let Gave::SplitHost = gave {
+            *gave = split_host(&mut coverage, *package, path)?;
+        }
+    }
     progress.done();
     let devices = coverage.devices();
     let covered = coverage.files();
     let mut rows = Vec::new();
     let mut from = 0;
-    for ((package, path, _), gave) in files.iter().zip(gave) {
+    for ((package, _, _), gave) in files.iter().zip(gave) {
         match gave {
             Gave::Row(row) => rows.push(row),
-            Gave::SplitHost => rows.push(split_host_row(*package, path, &devices)),
+            Gave::SplitHost => {}
+            Gave::File(index) => rows.extend(covered.get(index).map(|f| {
+                Row {
+                    package: *package,
+                    cells: devices
+                        .iter()
+                        .cloned()
+                        .zip(f.cells.iter().cloned())
+                        .collect(),
+                    name: f.name.clone(),
+                    error: f.error.clone(),
+                    targets: f.targets.clone(),
+                    findings: f.findings.clone(),
+                }
+            })),
             Gave::Files(to) => {
                 rows.extend(covered.get(from..to).unwrap_or_default().iter().map(|f| {
                     Row {
@@ -165,8 +183,10 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
 enum Gave {
     /// Its own row: it could not be read.
     Row(Row),
-    /// A kpack split host: its cells come from resolving its records.
+    /// A kpack split host, covered once the list is whole.
     SplitHost,
+    /// The library's file this index (a split host, covered last).
+    File(usize),
     /// The library's files, up to this count.
     Files(usize),
 }
@@ -222,55 +242,28 @@ impl Read {
     }
 }
 
-/// A kpack split host's row: for each device, what resolving its records
-/// gives.
-fn split_host_row(package: usize, path: &Path, devices: &[String]) -> Row {
+/// Covers the kpack split host at `path` for every device of the list:
+/// the library's file, or its own row where it cannot be read.
+fn split_host(coverage: &mut Coverage, package: usize, path: &Path) -> Result<Gave, Failure> {
     let name = path.display().to_string();
     let read = match Read::open(path) {
         Ok(read) => read,
-        Err(error) => return Row::new(package, name, Some(error)),
+        Err(error) => return Ok(Gave::Row(Row::new(package, name, Some(error)))),
     };
-    let mut row = Row::new(package, name.clone(), None);
-    for device in devices {
-        let choices =
-            super::select::split_host_choices(&name, read.data(), device).unwrap_or_default();
-        row.cells.insert(device.clone(), kpack_cell(&choices));
-    }
-    row
-}
-
-/// A split host's verdict: every record must give the device code.
-fn kpack_cell(choices: &[super::select::Choice]) -> Cell {
-    match choices.iter().find(|c| !c.loads) {
-        Some(short) => Cell {
-            applies: true,
-            loads: false,
-            how: None,
-            entry: None,
-            reason: short.reason.clone(),
-        },
-        None => {
-            let mut entries: Vec<&str> = Vec::new();
-            for c in choices {
-                if let Some(entry) = c.entry.as_deref().filter(|e| !entries.contains(e)) {
-                    entries.push(entry);
-                }
-            }
-            Cell {
-                applies: true,
-                loads: !choices.is_empty(),
-                how: choices
-                    .iter()
-                    .filter_map(|c| c.how)
-                    .max_by_key(|h| *h == "generic"),
-                entry: Some(entries.join(", ")),
-                reason: choices
-                    .first()
-                    .map(|c| c.reason.clone())
-                    .unwrap_or_default(),
-            }
-        }
-    }
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = real.parent().map(Path::as_os_str).unwrap_or_default();
+    let index = coverage.file_count();
+    let added = coverage
+        .add_split_host(read.data(), &name, dir.as_encoded_bytes())
+        .map_err(Failure)?;
+    Ok(match added {
+        true => Gave::File(index),
+        false => Gave::Row(Row::new(
+            package,
+            name,
+            Some("no longer a kpack split host".into()),
+        )),
+    })
 }
 
 /// Every regular file under `paths`, each once, in sorted order, with the

@@ -36,7 +36,6 @@ struct Args<'a> {
 
 fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
     let usage = || Failure(crate::help::usage(crate::help::SELECT));
-    let from_env = |name: &str| std::env::var_os(name).map(|v| v.into_encoded_bytes());
     let mut parsed = Args {
         file: "",
         device: "",
@@ -44,11 +43,7 @@ fn parse(args: &[String]) -> Result<Args<'_>, Failure> {
         force: false,
         json: false,
         loader: Loader::FallThrough,
-        environment: Environment {
-            disable: from_env("ROCM_KPACK_DISABLE"),
-            path: from_env("ROCM_KPACK_PATH"),
-            prefix: from_env("ROCM_KPACK_PATH_PREFIX"),
-        },
+        environment: Environment::from_process(),
     };
     let mut words = crate::flags::words::Words::new(args);
     while let Some((flag, inline)) = words.next_word() {
@@ -164,46 +159,8 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What each `HIPK` record of the split host `data` (the file `file`)
-/// gives `device`, resolved as the runtime resolves it in the environment
-/// the process has; `None` when `data` is no split host.
-pub fn split_host_choices(file: &str, data: &[u8], device: &str) -> Option<Vec<Choice>> {
-    let host = split_host(data)?;
-    let from_env = |name: &str| std::env::var_os(name).map(|v| v.into_encoded_bytes());
-    let args = Args {
-        file,
-        device,
-        dir: None,
-        force: false,
-        json: false,
-        loader: Loader::FallThrough,
-        environment: Environment {
-            disable: from_env("ROCM_KPACK_DISABLE"),
-            path: from_env("ROCM_KPACK_PATH"),
-            prefix: from_env("ROCM_KPACK_PATH_PREFIX"),
-        },
-    };
-    let mut report = Report {
-        file,
-        device,
-        choices: Vec::new(),
-        errors: Vec::new(),
-    };
-    let stem = Path::new(file)
-        .file_name()
-        .map_or_else(|| file.to_owned(), |n| n.to_string_lossy().into_owned());
-    if let Err(Failure(why)) = records(&args, &stem, &host, &mut report) {
-        // The host is one: what stopped its resolution is its verdict.
-        let mut failed = Choice::of("kpack record", None, b"");
-        failed.reason = why;
-        failed.error = true;
-        report.choices.push(failed);
-    }
-    Some(report.choices)
-}
-
 /// A host whose `HIPK` records point into kpack archives.
-fn split_host(data: &[u8]) -> Option<Host<'_>> {
+pub(super) fn split_host(data: &[u8]) -> Option<Host<'_>> {
     let host = Host::parse(data).ok()?;
     (!host.records().is_empty()).then_some(host)
 }

@@ -15,6 +15,37 @@ pub struct CoveredFile {
     pub findings: Vec<String>,
 }
 
+/// The library's archive reader for `add_split_host`: maps the file at
+/// `path` and keeps the mapping in the list at `context`.
+///
+/// # Safety
+/// `context` points to a live `Vec<Input>` used by nothing else during the
+/// call; `path` readable for `path_len` bytes; `out` writable.
+unsafe extern "C" fn open_archive(
+    context: *mut std::ffi::c_void,
+    path: *const u8,
+    path_len: usize,
+    out: *mut c::clangoffload_bytes,
+) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: the list `add_split_host` passed, as the library promises to
+    // pass `context` unchanged.
+    let Some(opened) = (unsafe { context.cast::<Vec<crate::io::Input>>().as_mut() }) else {
+        return false;
+    };
+    // SAFETY: readable for `path_len` bytes, as the library promises.
+    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    let Ok(input) = crate::io::Input::open(path, false) else {
+        return false;
+    };
+    // SAFETY: writable, as the library promises; the view is of the
+    // mapping `opened` keeps until the call that asked returns.
+    unsafe { out.write(super::view(input.data())) };
+    opened.push(input);
+    true
+}
+
 /// A file's verdict for one device.
 #[derive(Clone)]
 pub struct Cell {
@@ -123,6 +154,41 @@ impl Coverage {
         };
         match status {
             super::Status::Ok => Ok(()),
+            status => Err(super::status_message(status)),
+        }
+    }
+
+    /// Covers the kpack split host `data` named `name`, whose real
+    /// directory is `dir`, for every device of the list, its archives
+    /// opened (mapped) as the library asks, in the environment this process
+    /// has; false when it is no split host.
+    pub fn add_split_host(&mut self, data: &[u8], name: &str, dir: &[u8]) -> Result<bool, String> {
+        let environment = super::kpack::Environment::from_process();
+        let given = environment.view();
+        let mut opened: Vec<crate::io::Input> = Vec::new();
+        let ptr = self.handle.ptr_mut();
+        // SAFETY: a live handle used by nothing else during the call; every
+        // view is live for the call; `open_archive` is called with a pointer
+        // to `opened`, which outlives the call, and the bytes it hands out
+        // stay mapped until `opened` is dropped after it.
+        let status = unsafe {
+            c::clangoffload_coverage_add_split_host(
+                ptr,
+                data.as_ptr(),
+                data.len(),
+                name.as_ptr().cast(),
+                name.len(),
+                super::view(dir),
+                &given,
+                0,
+                Some(open_archive),
+                std::ptr::from_mut(&mut opened).cast(),
+                std::ptr::null_mut(),
+            )
+        };
+        match status {
+            super::Status::Ok => Ok(true),
+            super::Status::NotFound => Ok(false),
             status => Err(super::status_message(status)),
         }
     }

@@ -238,6 +238,35 @@ pub struct Environment {
     pub prefix: Option<Vec<u8>>,
 }
 
+impl Environment {
+    /// `ROCM_KPACK_DISABLE`, `ROCM_KPACK_PATH` and `ROCM_KPACK_PATH_PREFIX`
+    /// as this process has them.
+    pub fn from_process() -> Self {
+        let from_env = |name: &str| std::env::var_os(name).map(|v| v.into_encoded_bytes());
+        Environment {
+            disable: from_env("ROCM_KPACK_DISABLE"),
+            path: from_env("ROCM_KPACK_PATH"),
+            prefix: from_env("ROCM_KPACK_PATH_PREFIX"),
+        }
+    }
+
+    /// The library's view of it, borrowing it.
+    pub fn view(&self) -> c::clangoffload_kpack_environment {
+        let value = |v: &Option<Vec<u8>>| (v.is_some(), view(v.as_deref().unwrap_or_default()));
+        let (has_disable, disable) = value(&self.disable);
+        let (has_path, path) = value(&self.path);
+        let (has_prefix, prefix) = value(&self.prefix);
+        c::clangoffload_kpack_environment {
+            has_disable,
+            disable,
+            has_path,
+            path,
+            has_prefix,
+            prefix,
+        }
+    }
+}
+
 impl Host<'_> {
     /// The archive paths the runtime tries for record `record` (its place
     /// among `records()`) on a device of ISA name `isa`, in its order, the
@@ -250,18 +279,7 @@ impl Host<'_> {
         environment: &Environment,
         dir: &[u8],
     ) -> Result<(Vec<Vec<u8>>, bool), String> {
-        let value = |v: &Option<Vec<u8>>| (v.is_some(), view(v.as_deref().unwrap_or_default()));
-        let (has_disable, disable) = value(&environment.disable);
-        let (has_path, path) = value(&environment.path);
-        let (has_prefix, prefix) = value(&environment.prefix);
-        let given = c::clangoffload_kpack_environment {
-            has_disable,
-            disable,
-            has_path,
-            path,
-            has_prefix,
-            prefix,
-        };
+        let given = environment.view();
         let (mut out, mut disabled) = (super::Buffer::empty(), false);
         // SAFETY: the handle is live; every view is live for the call; out
         // and disabled are writable.
