@@ -2,15 +2,17 @@
 //! device code under the paths (directories walked once whatever the
 //! links; wheels read member by member, nothing unpacked) and every device,
 //! whether its runtime loads code for it, which, or why not, as plain
-//! objects. Every rule is core's (`clangoffload::coverage`); a kpack split
-//! host, whose archives core does not open, is not covered here: its row
-//! says so (the CLI's `coverage` resolves them).
+//! objects. Every rule is core's (`clangoffload::coverage`), kpack split
+//! hosts resolved through their archives as the runtime finds them.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clangoffload::bundler::Decoding;
-use clangoffload::coverage::Tree;
+use std::os::unix::ffi::OsStrExt;
+
+use clangoffload::coverage::{Lookup, Tree};
+use clangoffload::kpack::{Environment, Loader};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -127,10 +129,8 @@ pub fn coverage(
         read_for_coverage(path)
             .map_err(|e| PyOSError::new_err(format!("'{}': {e}", path.display())))
     };
-    // Each file's input number, or `None` for a kpack split host: its code
-    // is in archives this package does not resolve, which its row says
-    // (it holds no device code of its own, and would otherwise be left
-    // out as if it had none).
+    // Each file's input number; a kpack split host's is given once the list
+    // is whole (its archives give each device's verdict).
     let mut inputs = Vec::new();
     for path in &files {
         let data = read(path)?;
@@ -148,6 +148,27 @@ pub fn coverage(
             .ok_or_else(|| PyValueError::new_err("coverage: no such input"))?;
         let data = read(path).unwrap_or_default();
         tree.add_again(input, &data, &path.display().to_string(), &|_| {});
+    }
+    let environment = std::env::vars_os().fold([None, None, None], |mut found, (k, v)| {
+        let slot = [
+            "ROCM_KPACK_DISABLE",
+            "ROCM_KPACK_PATH",
+            "ROCM_KPACK_PATH_PREFIX",
+        ]
+        .iter()
+        .position(|name| k == *name);
+        if let Some(slot) = slot.and_then(|s| found.get_mut(s)) {
+            *slot = Some(v.into_encoded_bytes());
+        }
+        found
+    });
+    let [disable, kpack_path, prefix] = &environment;
+    let environment =
+        Environment::from_values(disable.as_deref(), kpack_path.as_deref(), prefix.as_deref());
+    for (path, input) in files.iter().zip(inputs.iter_mut()) {
+        if input.is_none() {
+            *input = add_split_host(&mut tree, path, &environment, read(path)?);
+        }
     }
     let names = tree.devices();
     let of = |covered: &clangoffload::coverage::Covered| CoveredFile {
@@ -169,18 +190,20 @@ pub fn coverage(
         findings: covered.findings.iter().map(ToString::to_string).collect(),
     };
     let mut out = Vec::new();
-    // The tree's files come in the order of their inputs.
-    let mut covered = tree.files().peekable();
+    // Each input's files (split hosts were given last).
+    let mut by_input: Vec<Vec<&clangoffload::coverage::Covered>> = Vec::new();
+    by_input.resize_with(tree.inputs(), Vec::new);
+    for (input, covered) in tree.files() {
+        if let Some(list) = by_input.get_mut(input) {
+            list.push(covered);
+        }
+    }
     for (path, input) in files.iter().zip(inputs) {
         match input {
-            Some(input) => {
-                while let Some((_, c)) = covered.next_if(|(i, _)| *i == input) {
-                    out.push(of(c));
-                }
-            }
+            Some(input) => out.extend(by_input.get(input).into_iter().flatten().map(|c| of(c))),
             None => out.push(CoveredFile {
                 file: path.display().to_string(),
-                error: Some(SPLIT_HOST.into()),
+                error: Some("no longer a kpack split host".into()),
                 targets: Vec::new(),
                 findings: Vec::new(),
                 cells: Vec::new(),
@@ -190,9 +213,32 @@ pub fn coverage(
     Ok(out)
 }
 
-/// A split host's row: what this package cannot tell.
-const SPLIT_HOST: &str = "a kpack split host: its device code is in kpack archives, which \
-    clangoffload.coverage does not resolve (`clangoffload coverage` does)";
+/// Covers the kpack split host at `path` (its bytes `data`) for every
+/// device of the tree's list, its archives read as the runtime finds them;
+/// its input number, `None` if it is no split host.
+fn add_split_host(
+    tree: &mut Tree,
+    path: &std::path::Path,
+    environment: &Environment<'_>,
+    data: Vec<u8>,
+) -> Option<usize> {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = real
+        .parent()
+        .map(std::path::Path::as_os_str)
+        .unwrap_or_default();
+    let mut open = |archive: &[u8]| {
+        let archive = std::path::Path::new(std::ffi::OsStr::from_bytes(archive));
+        std::fs::read(archive).ok().map(std::borrow::Cow::Owned)
+    };
+    let lookup = Lookup {
+        environment,
+        dir: dir.as_encoded_bytes(),
+        loader: Loader::FallThrough,
+        open: &mut open,
+    };
+    tree.add_split_host(&data, &path.display().to_string(), lookup)
+}
 
 /// Whether `data` is a host ROCm's kpack split: `HIPK` records in place of
 /// its device code.

@@ -85,17 +85,26 @@ def test_the_default_list_gives_what_asking_for_its_devices_gives(tree: Path) ->
     assert len(default) >= 6 and all(len(f.cells) == len(devices) for f in default)
 
 
-def test_a_split_host_says_it_is_not_resolved(tmp_path: Path) -> None:
-    # Its code is in kpack archives: a row saying so, not a file left out
-    # as if it held no device code; the files beside it are covered.
-    shutil.copy(FIXTURES / "kpack" / "zstd" / "lib" / "libtwo.so", tmp_path / "libtwo-split.so")
-    shutil.copy(FIXTURES / "kpack" / "inputs" / "libone.so", tmp_path / "libone.so")
-    files = clangoffload.coverage([tmp_path], ["gfx90a:xnack+"])
-    assert [Path(f.file).name for f in files] == ["libone.so", "libtwo-split.so"]
-    (split,) = [f for f in files if f.file.endswith("libtwo-split.so")]
-    assert split.error is not None and "kpack split host" in split.error
-    assert split.cells == [] and split.targets == []
-    assert files[0].error is None and len(files[0].cells) == 1
+def test_a_split_host_is_resolved_through_its_archives(tmp_path: Path) -> None:
+    # Its code is in kpack archives (../.kpack beside its lib/): each
+    # device's verdict is what resolving its records gives, in walk order.
+    stage = tmp_path / "stage"
+    shutil.copytree(FIXTURES / "kpack" / "zstd" / ".kpack", stage / ".kpack")
+    (stage / "lib").mkdir()
+    shutil.copy(FIXTURES / "kpack" / "zstd" / "lib" / "libtwo.so", stage / "lib" / "libtwo.so")
+    shutil.copy(FIXTURES / "kpack" / "inputs" / "libone.so", stage / "lib" / "libzzz.so")
+    files = clangoffload.coverage([stage / "lib"], ["gfx906", "gfx1100", "sm_80"])
+    assert [Path(f.file).name for f in files] == ["libtwo.so", "libzzz.so"]
+    split = files[0]
+    assert split.error is None and split.targets == []
+    gfx906, gfx1100, sm80 = split.cells
+    assert gfx906.loads and gfx906.how == "native"
+    assert gfx906.entry == "hipv4-amdgcn-amd-amdhsa--gfx906"
+    assert "test_lib_gfx906.kpack" in gfx906.reason
+    assert not gfx1100.loads and gfx1100.reason.startswith("error 13:")
+    assert not sm80.applies and sm80.reason == "no NVIDIA code in the file"
+    # The library beside it is covered as ever.
+    assert files[1].error is None and len(files[1].cells) == 3
 
 
 def test_bad_devices_and_paths_raise() -> None:
