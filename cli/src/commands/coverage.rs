@@ -91,9 +91,10 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
             Err(error) => Gave::Row(Row::new(*package, name, Some(error))),
             Ok(read) if super::select::split_host(read.data()).is_some() => Gave::SplitHost,
             Ok(read) => {
+                let first = coverage.file_count();
                 read.add_to(&mut coverage, None, &name).map_err(Failure)?;
                 inputs.push(n);
-                Gave::Files(coverage.file_count())
+                Gave::Files(first..coverage.file_count())
             }
         });
     }
@@ -122,27 +123,12 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     let devices = coverage.devices();
     let covered = coverage.files();
     let mut rows = Vec::new();
-    let mut from = 0;
     for ((package, _, _), gave) in files.iter().zip(gave) {
         match gave {
             Gave::Row(row) => rows.push(row),
             Gave::SplitHost => {}
-            Gave::File(index) => rows.extend(covered.get(index).map(|f| {
-                Row {
-                    package: *package,
-                    cells: devices
-                        .iter()
-                        .cloned()
-                        .zip(f.cells.iter().cloned())
-                        .collect(),
-                    name: f.name.clone(),
-                    error: f.error.clone(),
-                    targets: f.targets.clone(),
-                    findings: f.findings.clone(),
-                }
-            })),
-            Gave::Files(to) => {
-                rows.extend(covered.get(from..to).unwrap_or_default().iter().map(|f| {
+            Gave::Files(range) => {
+                rows.extend(covered.get(range).unwrap_or_default().iter().map(|f| {
                     Row {
                         package: *package,
                         cells: devices
@@ -156,7 +142,6 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
                         findings: f.findings.clone(),
                     }
                 }));
-                from = to;
             }
         }
     }
@@ -185,10 +170,8 @@ enum Gave {
     Row(Row),
     /// A kpack split host, covered once the list is whole.
     SplitHost,
-    /// The library's file this index (a split host, covered last).
-    File(usize),
-    /// The library's files, up to this count.
-    Files(usize),
+    /// These of the library's files.
+    Files(std::ops::Range<usize>),
 }
 
 impl Row {
@@ -257,7 +240,7 @@ fn split_host(coverage: &mut Coverage, package: usize, path: &Path) -> Result<Ga
         .add_split_host(read.data(), &name, dir.as_encoded_bytes())
         .map_err(Failure)?;
     Ok(match added {
-        true => Gave::File(index),
+        true => Gave::Files(index..index.saturating_add(1)),
         false => Gave::Row(Row::new(
             package,
             name,
