@@ -213,6 +213,19 @@ pub fn coverage(
     Ok(out)
 }
 
+/// A kpack archive's bytes as resolution reads them (core's
+/// `read_for_resolution`: its header and table, the code objects left
+/// zero and never resident).
+fn read_archive(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    clangoffload::kpack::read_for_resolution(size, &mut |at, buf| {
+        file.read_exact_at(buf, at).is_ok()
+    })
+    .ok_or_else(|| std::io::Error::other("cannot be read"))
+}
+
 /// Covers the kpack split host at `path` (its bytes `data`) for every
 /// device of the tree's list, its archives read as the runtime finds them;
 /// its input number, `None` if it is no split host.
@@ -229,7 +242,7 @@ fn add_split_host(
         .unwrap_or_default();
     let mut open = |archive: &[u8]| {
         let archive = std::path::Path::new(std::ffi::OsStr::from_bytes(archive));
-        std::fs::read(archive).ok().map(std::borrow::Cow::Owned)
+        read_archive(archive).ok().map(std::borrow::Cow::Owned)
     };
     let lookup = Lookup {
         environment,

@@ -123,6 +123,41 @@ pub enum Payload<'data> {
     },
 }
 
+/// An archive file of `size` bytes read as [`Archive::parse`] reads it:
+/// its header and its table of contents (the file from the table on),
+/// through `read` (fills a buffer from a file offset; false when it
+/// cannot), the code objects before the table left zero (pages never
+/// written, so never resident: a split's archives are hundreds of MB). A
+/// file that starts no archive is read whole, for the parse to say why.
+/// `None` when the memory cannot be had or a read fails.
+#[cfg(feature = "alloc")]
+pub fn read_for_resolution(
+    size: u64,
+    read: &mut dyn FnMut(u64, &mut [u8]) -> bool,
+) -> Option<alloc::vec::Vec<u8>> {
+    let mut bytes = crate::bytes::zeroed(size).ok()?;
+    let head = bytes.get_mut(..bytes_len(size.min(64)))?;
+    if !read(0, head) {
+        return None;
+    }
+    let toc = KpackHeader::ref_from_prefix(head)
+        .ok()
+        .filter(|(header, _)| header.magic == *KPACK_MAGIC)
+        .map(|(header, _)| header.toc_offset.get())
+        .filter(|&at| at < size);
+    let (at, rest) = match toc {
+        Some(at) => (at, bytes.get_mut(bytes_len(at)..)?),
+        None => (0, &mut bytes[..]),
+    };
+    read(at, rest).then_some(bytes)
+}
+
+/// A length known to fit memory (it is within a buffer already had).
+#[cfg(feature = "alloc")]
+fn bytes_len(len: u64) -> usize {
+    usize::try_from(len).unwrap_or(usize::MAX)
+}
+
 impl<'data> Archive<'data> {
     /// Reads the header and walks the table of contents, checking it as
     /// the runtime reads it (and every type it relies on). No code object

@@ -1007,3 +1007,41 @@ fn search_paths_are_placed_as_weakly_canonical_places_them() {
     let many = b"gfx90a:a+:b+:c+:d+:e+:f+:g+:h+:i+:j+:k+:l+:m+:n+:o+:p+:q+";
     assert_eq!(feature_subsets(many).len(), 1 << MAX_FEATURES);
 }
+
+#[test]
+fn an_archive_read_for_resolution_parses_as_the_whole_file() {
+    let whole = read("zstd/.kpack/test_lib_gfx90a.kpack");
+    let size = whole.len() as u64;
+    let mut asked = Vec::new();
+    let sparse = read_for_resolution(size, &mut |at, buf| {
+        asked.push((at, buf.len()));
+        let at = at as usize;
+        buf.copy_from_slice(&whole[at..at + buf.len()]);
+        true
+    })
+    .unwrap();
+    let toc = Archive::parse(&whole).unwrap().toc_offset();
+    // The header, then the table to the end; the code objects not read.
+    assert_eq!(asked, [(0, 64), (toc, whole.len() - toc as usize)]);
+    assert!(sparse[64..toc as usize].iter().all(|&b| b == 0));
+    fn entries(data: &[u8]) -> Vec<Entry<'_>> {
+        Archive::parse(data)
+            .unwrap()
+            .entries()
+            .map(Result::unwrap)
+            .collect()
+    }
+    let (a, b) = (entries(&sparse), entries(&whole));
+    assert_eq!(a, b);
+    assert!(!a.is_empty());
+    // A file that is no archive is read whole; a failed read is no bytes.
+    let text = b"not an archive at all".to_vec();
+    let got = read_for_resolution(text.len() as u64, &mut |at, buf| {
+        buf.copy_from_slice(&text[at as usize..at as usize + buf.len()]);
+        true
+    });
+    assert_eq!(got.as_deref(), Some(&text[..]));
+    assert!(read_for_resolution(size, &mut |_, _| false).is_none());
+    // A size no memory holds fails without aborting.
+    assert!(read_for_resolution(u64::MAX, &mut |_, _| true).is_none());
+}
