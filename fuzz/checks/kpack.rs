@@ -17,7 +17,11 @@
 //! - `split_host` never panics (under every key rule); where it splits,
 //!   each code object lies inside its bundle (decoded under 1 MiB), and the
 //!   input's bytes outside `.hip_fatbin` are in the rewritten host no
-//!   longer than the input plus what the split appends.
+//!   longer than the input plus what the split appends;
+//! - coverage of the input as a split host (`cover_split_host`, every
+//!   archive path it asks for opened as the input from its last `KPAK`
+//!   on, read for resolution) never panics, asks each path once, and gives a verdict per
+//!   device, loads only with an entry; an NVIDIA device never loads.
 
 use clangoffload::kpack::{
     records, search_path, split_host, Archive, KeyRule, Marker, Payload, SplitOptions,
@@ -31,6 +35,7 @@ pub fn check(data: &[u8]) {
     archive(data);
     marker(data);
     split(data);
+    covered(data);
     if let Ok(file) = clangoffload::object::ObjectFile::parse(data) {
         for record in records(&file) {
             if let Ok((offset, marker)) = record.marker {
@@ -150,5 +155,39 @@ fn split(data: &[u8]) {
                 assert!(object.bytes(bundle).is_ok(), "{object:?}");
             }
         }
+    }
+}
+
+fn covered(data: &[u8]) {
+    use clangoffload::coverage::{cover_split_host, Lookup};
+    use clangoffload::kpack::{read_for_resolution, Environment, Loader};
+    let devices = ["gfx90a:xnack+", "gfx1100", "gfx11-generic", "sm_80"];
+    // The archive every path opens: the input from its last `KPAK` on (a
+    // host and an archive in one input), else the input.
+    let from = data.windows(4).rposition(|w| w == b"KPAK").unwrap_or(0);
+    let archive = &data[from..];
+    let mut asked: Vec<Vec<u8>> = Vec::new();
+    let mut open = |path: &[u8]| {
+        assert!(!asked.iter().any(|p| p == path), "asked twice");
+        asked.push(path.to_vec());
+        read_for_resolution(archive.len() as u64, &mut |at, buf| {
+            let at = at as usize;
+            buf.copy_from_slice(&archive[at..at + buf.len()]);
+            true
+        })
+        .map(std::borrow::Cow::Owned)
+    };
+    let lookup = Lookup {
+        environment: &Environment::default(),
+        dir: b"/pkg/lib",
+        loader: Loader::FallThrough,
+        open: &mut open,
+    };
+    if let Some(covered) = cover_split_host(data, "host", &devices, lookup) {
+        assert_eq!(covered.verdicts.len(), devices.len());
+        for verdict in &covered.verdicts {
+            assert_eq!(verdict.loads, !verdict.entries.is_empty(), "{verdict:?}");
+        }
+        assert!(!covered.verdicts[3].loads);
     }
 }
