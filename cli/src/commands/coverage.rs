@@ -101,10 +101,13 @@ pub fn run(_program: &str, args: &[String]) -> Result<(), Failure> {
     // Files read before a later one brought a device of their vendor are
     // read again for it (the library says which).
     while let Some(input) = coverage.pending() {
-        let Some((_, path, _)) = inputs.get(input).and_then(|n| files.get(*n)) else {
+        let Some((n, (_, path, _))) = inputs
+            .get(input)
+            .and_then(|&n| files.get(n).map(|file| (n, file)))
+        else {
             break;
         };
-        progress.show(input, path);
+        progress.show(n, path);
         let name = path.display().to_string();
         match Read::open(path) {
             Ok(read) => read.add_to(&mut coverage, Some(input), &name),
