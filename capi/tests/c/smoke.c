@@ -419,6 +419,86 @@ static void test_cuda_write(const char *dir) {
   free(cubin);
 }
 
+/* Archives the coverage asked for, kept until the call that asked returns. */
+struct opened {
+  unsigned char *data[64];
+  size_t count;
+};
+
+static bool open_archive(void *context, const uint8_t *path, size_t path_len, clangoffload_bytes *out) {
+  struct opened *opened = context;
+  char name[4096];
+  size_t len = 0;
+  if (path_len >= sizeof name || opened->count == 64) return false;
+  memcpy(name, path, path_len);
+  name[path_len] = 0;
+  FILE *f = fopen(name, "rb");
+  if (!f) return false;
+  fclose(f);
+  unsigned char *data = read_file(name[0] == '/' ? "" : ".", name, &len);
+  opened->data[opened->count++] = data;
+  out->ptr = data;
+  out->len = len;
+  return true;
+}
+
+static void add_input(clangoffload_coverage *coverage, const char *dir, const char *name, int again, size_t input) {
+  size_t len;
+  unsigned char *data = read_file(dir, name, &len);
+  if (again) {
+    CHECK(clangoffload_coverage_add_again(coverage, input, data, len, name, strlen(name), NULL, NULL) == CLANGOFFLOAD_STATUS_OK);
+  } else {
+    size_t number = 99;
+    CHECK(clangoffload_coverage_add(coverage, data, len, name, strlen(name), NULL, NULL, &number) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(number == input);
+  }
+  free(data);
+}
+
+/* Coverage of several inputs for the growing default list, then a kpack
+ * split host through its archives. */
+static void test_coverage(const char *dir) {
+  const char *inputs[] = {"cuda/clang-sm80.o", "llvm22/clang-hip.fatbin", "cuda/clang-sm70-sm80.o"};
+  clangoffload_coverage *coverage = NULL;
+  CHECK(clangoffload_coverage_new(NULL, 0, CLANGOFFLOAD_COVERAGE_CURRENT_GPUS, 0, &coverage) == CLANGOFFLOAD_STATUS_OK);
+  for (size_t i = 0; i < 3; i++) add_input(coverage, dir, inputs[i], 0, i);
+  size_t input = 99;
+  CHECK(clangoffload_coverage_pending(coverage, &input) == CLANGOFFLOAD_STATUS_OK && input == 0);
+  add_input(coverage, dir, inputs[0], 1, 0);
+  CHECK(clangoffload_coverage_pending(coverage, &input) == CLANGOFFLOAD_STATUS_NOT_FOUND);
+  size_t devices = clangoffload_coverage_device_count(coverage);
+  clangoffload_bytes device;
+  CHECK(clangoffload_coverage_get_device(coverage, devices - 1, &device) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(id_is(device, "sm_70"));
+  clangoffload_coverage_cell cell;
+  CHECK(clangoffload_coverage_get_cell(coverage, 2, devices - 1, &cell) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(cell.loads && cell.how == CLANGOFFLOAD_SELECT_CUBIN);
+
+  char lib[4096];
+  snprintf(lib, sizeof lib, "%s/kpack/zstd/lib", dir);
+  size_t len;
+  unsigned char *host = read_file(dir, "kpack/zstd/lib/libtwo.so", &len);
+  struct opened opened = {{0}, 0};
+  clangoffload_bytes lib_view = {(const uint8_t *)lib, strlen(lib)};
+  CHECK(clangoffload_coverage_add_split_host(coverage, host, len, "libtwo.so", 9, lib_view, NULL, 0, open_archive, &opened, &input) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(input == 3 && opened.count > 0);
+  for (size_t i = 0; i < opened.count; i++) free(opened.data[i]);
+  CHECK(clangoffload_coverage_file_count(coverage) == 4);
+  /* gfx906, the first current GPU's processor, is among the archives. */
+  size_t gfx906 = devices;
+  for (size_t d = 0; d < devices; d++) {
+    CHECK(clangoffload_coverage_get_device(coverage, d, &device) == CLANGOFFLOAD_STATUS_OK);
+    if (id_is(device, "gfx906")) gfx906 = d;
+  }
+  CHECK(gfx906 < devices);
+  CHECK(clangoffload_coverage_get_cell(coverage, 3, gfx906, &cell) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(cell.loads && cell.how == CLANGOFFLOAD_SELECT_NATIVE);
+  CHECK(clangoffload_coverage_get_cell(coverage, 3, devices - 1, &cell) == CLANGOFFLOAD_STATUS_OK);
+  CHECK(!cell.applies && !cell.loads);
+  free(host);
+  clangoffload_coverage_free(coverage);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s FIXTURES_DIR\n", argv[0]);
@@ -435,6 +515,7 @@ int main(int argc, char **argv) {
   test_object_bundle(argv[1]);
   test_text_and_archive(argv[1]);
   test_cuda_write(argv[1]);
+  test_coverage(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;
