@@ -4830,6 +4830,21 @@ clangoffload_status clangoffload_kpack_candidates(const struct clangoffload_kpac
                                                   struct clangoffload_buffer *out,
                                                   bool *out_disabled);
 
+// Stores in `*out` whether the code object resolution chose for a device
+// of ISA name `isa` (`gfx1031`, features allowed), one of architecture
+// `arch` (its entry's), is the generic target's: the runtime tries the
+// ISA's feature subsets first, then the generic target CLR's table gives.
+//
+// Ownership: nothing to free.
+//
+// NULL: `out` must not be NULL.
+//
+// # Safety
+// `isa` and `arch` view readable bytes; `out` NULL or writable.
+clangoffload_status clangoffload_kpack_chose_generic(struct clangoffload_bytes isa,
+                                                     struct clangoffload_bytes arch,
+                                                     bool *out);
+
 // Why resolution failed with the runtime's `kpack_error_t` `code` (5, 8,
 // 13, 14), in a sentence naming the runtime's constant; empty for any
 // other code.

@@ -892,6 +892,35 @@ pub unsafe extern "C" fn clangoffload_kpack_candidates(
     })
 }
 
+/// Stores in `*out` whether the code object resolution chose for a device
+/// of ISA name `isa` (`gfx1031`, features allowed), one of architecture
+/// `arch` (its entry's), is the generic target's: the runtime tries the
+/// ISA's feature subsets first, then the generic target CLR's table gives.
+///
+/// Ownership: nothing to free.
+///
+/// NULL: `out` must not be NULL.
+///
+/// # Safety
+/// `isa` and `arch` view readable bytes; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn clangoffload_kpack_chose_generic(
+    isa: clangoffload_bytes,
+    arch: clangoffload_bytes,
+    out: *mut bool,
+) -> clangoffload_status {
+    ffi_guard!({
+        // SAFETY: readable for the call, as the caller promises.
+        let isa = unsafe { isa.as_slice() }?;
+        // SAFETY: as above.
+        let arch = unsafe { arch.as_slice() }?;
+        // SAFETY: NULL or writable, as the caller promises.
+        let out = unsafe { out_arg(out) }?;
+        *out = clangoffload::kpack::chose_generic(&clangoffload::kpack::arch_list(isa), arch);
+        Ok(())
+    })
+}
+
 /// Why resolution failed with the runtime's `kpack_error_t` `code` (5, 8,
 /// 13, 14), in a sentence naming the runtime's constant; empty for any
 /// other code.

@@ -269,3 +269,25 @@ fn resolution_through_the_c_abi_is_the_runtimes() {
         unsafe { clangoffload_kpack_free(handle.cast_mut()) };
     }
 }
+
+#[test]
+fn a_choice_is_generic_by_the_librarys_rule() {
+    let of = |b: &'static [u8]| clangoffload_bytes {
+        ptr: b.as_ptr(),
+        len: b.len(),
+    };
+    let chose = |isa: &'static [u8], arch: &'static [u8]| {
+        let mut generic = false;
+        // SAFETY: views of static bytes; `generic` writable.
+        let status = unsafe { clangoffload_kpack_chose_generic(of(isa), of(arch), &mut generic) };
+        assert_eq!(status, S::Ok);
+        generic
+    };
+    assert!(chose(b"gfx1031", b"gfx10-3-generic"));
+    assert!(!chose(b"gfx1031", b"gfx1031"));
+    assert!(!chose(b"gfx90a:xnack+", b"gfx90a:xnack+"));
+    // SAFETY: a NULL `out`.
+    let status =
+        unsafe { clangoffload_kpack_chose_generic(of(b"gfx1031"), of(b"x"), std::ptr::null_mut()) };
+    assert_eq!(status, S::NullArgument);
+}

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::kpack::{arch_list, resolve, Environment, Host, Kpack, Loader};
+use crate::ffi::kpack::{arch_list, chose_generic, resolve, Environment, Host, Kpack, Loader};
 use crate::ffi::select::Selection;
 use crate::stdio::{err, outln};
 
@@ -288,7 +288,6 @@ fn records(
                         path: path.as_deref().unwrap_or_default(),
                         kpack,
                         entry,
-                        arches: &arches,
                     };
                     at.fill(args, stem, report, &mut choice);
                 }
@@ -328,7 +327,6 @@ fn archive_alone(
                     path: args.file,
                     kpack: &kpack,
                     entry,
-                    arches: &arches,
                 };
                 at.fill(args, stem, report, &mut choice);
             }
@@ -357,12 +355,11 @@ impl Choice {
 }
 
 /// The code object resolution chose: entry `entry` of `kpack`, the archive
-/// at `path`, for a device of architecture list `arches`.
+/// at `path`.
 struct Chosen<'a> {
     path: &'a str,
     kpack: &'a Kpack<'a>,
     entry: usize,
-    arches: &'a [Vec<u8>],
 }
 
 impl Chosen<'_> {
@@ -373,12 +370,7 @@ impl Chosen<'_> {
         let Some(e) = entries.get(self.entry) else {
             return;
         };
-        let processor = |a: &[u8]| a.split(|&b| b == b':').next().map(<[u8]>::to_vec);
-        // The runtime tries the ISA's subsets, then the generic target's.
-        let generic = self
-            .arches
-            .get(1)
-            .is_some_and(|g| processor(g) == processor(e.arch));
+        let generic = chose_generic(args.device.as_bytes(), e.arch);
         let arch = String::from_utf8_lossy(e.arch);
         choice.loads = true;
         choice.entry = Some(String::from_utf8_lossy(e.id).into_owned());

@@ -320,6 +320,17 @@ pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
     list
 }
 
+/// Whether the code object resolution chose for a device of ISA name
+/// `isa`, one of architecture `arch`, is the generic target's (the
+/// library's rule).
+pub fn chose_generic(isa: &[u8], arch: &[u8]) -> bool {
+    let mut generic = false;
+    // SAFETY: both views are live for the call; `generic` is writable.
+    let status =
+        unsafe { c::clangoffload_kpack_chose_generic(view(isa), view(arch), &mut generic) };
+    status == super::Status::Ok && generic
+}
+
 /// Which loader's rule resolution follows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Loader {

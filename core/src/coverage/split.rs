@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{absent, Covered, Verdict};
-use crate::kpack::{arch_list, binary_key, candidates, place, records, resolve};
+use crate::kpack::{arch_list, binary_key, candidates, chose_generic, place, records, resolve};
 use crate::kpack::{Archive, Environment, KpackRecord, Loader};
 use crate::select::{Device, How};
 
@@ -144,12 +144,11 @@ fn choose(
     let arches = arch_list(device.as_bytes());
     match resolve(lookup.environment, &key, &arches, &only, lookup.loader) {
         Ok(found) => {
-            // The runtime tries the ISA's subsets, then the generic target's.
-            let processor = |a: &[u8]| a.split(|&b| b == b':').next().map(<[u8]>::to_vec);
-            let generic = arches
-                .get(1)
-                .is_some_and(|g| processor(g) == processor(found.entry.arch));
-            let how = if generic { How::Generic } else { How::Native };
+            let how = if chose_generic(&arches, found.entry.arch) {
+                How::Generic
+            } else {
+                How::Native
+            };
             let path = list.get(found.archive).map_or(&[][..], |(p, _)| p);
             let reason = alloc::format!(
                 "{}: the {} code object of '{}'",

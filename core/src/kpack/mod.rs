@@ -47,8 +47,8 @@ pub use host::{binary_key, records, KpackRecord, MarkerProblem};
 pub use host::{moved_fatbin, Marker, SearchPath, SearchPaths, GFXARCH, MAX_MARKER_LEN};
 #[cfg(feature = "alloc")]
 pub use resolve::{
-    arch_list, candidates, clr_generic, feature_subsets, place, resolve, Environment, KpackError,
-    Loader, Resolved, MAX_FEATURES,
+    arch_list, candidates, chose_generic, clr_generic, feature_subsets, place, resolve,
+    Environment, KpackError, Loader, Resolved, MAX_FEATURES,
 };
 #[cfg(feature = "alloc")]
 pub use split::{

@@ -168,6 +168,18 @@ pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
     list
 }
 
+/// Whether the code object resolution chose for a device whose
+/// architecture list is `arches` ([`arch_list`]), one of architecture
+/// `arch`, is the generic target's (the runtime tries the ISA's feature
+/// subsets first, then the generic target's): its processor is the
+/// generic entry's.
+pub fn chose_generic(arches: &[Vec<u8>], arch: &[u8]) -> bool {
+    let processor = |a: &[u8]| a.split(|&b| b == b':').next().map(<[u8]>::to_vec);
+    arches
+        .get(1)
+        .is_some_and(|g| processor(g) == processor(arch))
+}
+
 /// The environment of the runtime's loader, as librocm_kpack reads it once
 /// when its cache is made.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

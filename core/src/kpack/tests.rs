@@ -1045,3 +1045,17 @@ fn an_archive_read_for_resolution_parses_as_the_whole_file() {
     // A size no memory holds fails without aborting.
     assert!(read_for_resolution(u64::MAX, &mut |_, _| true).is_none());
 }
+
+#[test]
+fn a_choice_is_generic_when_its_processor_is_the_generic_targets() {
+    let list = arch_list(b"gfx1031");
+    assert!(chose_generic(&list, b"gfx10-3-generic"));
+    assert!(!chose_generic(&list, b"gfx1031"));
+    // Features do not count; a device without a generic target has none.
+    let xnack = arch_list(b"gfx90c:xnack-");
+    assert!(chose_generic(&xnack, b"gfx9-generic:xnack-"));
+    assert!(!chose_generic(
+        &arch_list(b"gfx90a:xnack+"),
+        b"gfx90a:xnack+"
+    ));
+}
