@@ -5,6 +5,7 @@
 //! `select` chooses each record's code object.
 
 use alloc::borrow::Cow;
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -16,9 +17,6 @@ use crate::select::{Device, How};
 /// Reads the archive file at a path: its bytes, or `None` where none
 /// opens.
 pub type OpenArchive<'l, 'a> = dyn FnMut(&[u8]) -> Option<Cow<'a, [u8]>> + 'l;
-
-/// An archive path and what opening it gave.
-type Opened<'a> = (Vec<u8>, Option<Cow<'a, [u8]>>);
 
 /// Where a split host's archives are looked for, and how they are read.
 pub struct Lookup<'l, 'a> {
@@ -56,24 +54,24 @@ pub fn cover_split_host(
     if records.is_empty() {
         return None;
     }
-    // Every path any device's resolution tries, opened once.
+    // Every path an AMD device's resolution tries, opened once.
     let wanted: Vec<Vec<Vec<Vec<u8>>>> = devices
         .iter()
-        .map(|device| paths(&records, device, &lookup))
+        .map(|device| match Device::parse(device) {
+            Ok(Device::Cuda(_)) => Vec::new(),
+            _ => paths(&records, device, &lookup),
+        })
         .collect();
-    let mut opened: Vec<Opened<'_>> = Vec::new();
+    let mut opened: BTreeMap<&[u8], Option<Cow<'_, [u8]>>> = BTreeMap::new();
     for path in wanted.iter().flatten().flatten() {
-        if !opened.iter().any(|(p, _)| p == path) {
+        if !opened.contains_key(path.as_slice()) {
             let bytes = (lookup.open)(path);
-            opened.push((path.clone(), bytes));
+            opened.insert(path, bytes);
         }
     }
-    let archives: Vec<(&[u8], Option<Archive<'_>>)> = opened
+    let archives: BTreeMap<&[u8], Archive<'_>> = opened
         .iter()
-        .map(|(path, bytes)| {
-            let archive = bytes.as_deref().and_then(|b| Archive::parse(b).ok());
-            (path.as_slice(), archive)
-        })
+        .filter_map(|(path, bytes)| Some((*path, Archive::parse(bytes.as_deref()?).ok()?)))
         .collect();
     let verdicts = devices
         .iter()
@@ -123,7 +121,7 @@ fn choose(
     record: &KpackRecord<'_>,
     device: &str,
     paths: &[Vec<u8>],
-    archives: &[(&[u8], Option<Archive<'_>>)],
+    archives: &BTreeMap<&[u8], Archive<'_>>,
     lookup: &Lookup<'_, '_>,
 ) -> Outcome {
     let marker = match &record.marker {
@@ -133,8 +131,7 @@ fn choose(
     let key = binary_key(marker.kernel_name, record.co_index);
     let mut list: Vec<(&[u8], Archive<'_>)> = Vec::new();
     for path in paths {
-        let found = archives.iter().find(|(p, _)| p == path);
-        if let Some((p, Some(archive))) = found {
+        if let Some((p, archive)) = archives.get_key_value(path.as_slice()) {
             if !list.iter().any(|(q, _)| q == p) {
                 list.push((p, archive.clone()));
             }
