@@ -8,6 +8,7 @@ use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write;
 
 use super::{absent, Covered, Verdict};
 use crate::kpack::{arch_list, binary_key, candidates, chose_generic, place, records, resolve};
@@ -69,9 +70,10 @@ pub fn cover_split_host(
             opened.insert(path, bytes);
         }
     }
-    let archives: BTreeMap<&[u8], Archive<'_>> = opened
+    // Each file that opened, read as an archive or why not.
+    let archives: BTreeMap<&[u8], crate::Result<Archive<'_>>> = opened
         .iter()
-        .filter_map(|(path, bytes)| Some((*path, Archive::parse(bytes.as_deref()?).ok()?)))
+        .filter_map(|(path, bytes)| Some((*path, Archive::parse(bytes.as_deref()?))))
         .collect();
     let verdicts = devices
         .iter()
@@ -121,7 +123,7 @@ fn choose(
     record: &KpackRecord<'_>,
     device: &str,
     paths: &[Vec<u8>],
-    archives: &BTreeMap<&[u8], Archive<'_>>,
+    archives: &BTreeMap<&[u8], crate::Result<Archive<'_>>>,
     lookup: &Lookup<'_, '_>,
 ) -> Outcome {
     let marker = match &record.marker {
@@ -131,7 +133,7 @@ fn choose(
     let key = binary_key(marker.kernel_name, record.co_index);
     let mut list: Vec<(&[u8], Archive<'_>)> = Vec::new();
     for path in paths {
-        if let Some((p, archive)) = archives.get_key_value(path.as_slice()) {
+        if let Some((p, Ok(archive))) = archives.get_key_value(path.as_slice()) {
             if !list.iter().any(|(q, _)| q == p) {
                 list.push((p, archive.clone()));
             }
@@ -160,7 +162,17 @@ fn choose(
             )
         }
         Err(error) => {
-            Outcome::Nothing(alloc::format!("error {}: {}", error.code(), error.reason()))
+            let mut why = alloc::format!("error {}: {}", error.code(), error.reason());
+            // A file there that is no archive the runtime reads is why the
+            // search found nothing: said, not taken for a missing file.
+            let damaged = paths
+                .iter()
+                .find_map(|p| Some((p, archives.get(p.as_slice())?.as_ref().err()?)));
+            if let Some((path, fault)) = damaged {
+                let path = String::from_utf8_lossy(path);
+                let _ = write!(why, "; '{path}' is no kpack archive: {fault}");
+            }
+            Outcome::Nothing(why)
         }
     }
 }
@@ -263,6 +275,44 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), asked.len(), "{asked:?}");
+    }
+
+    #[test]
+    fn a_damaged_archive_is_named_not_taken_for_a_missing_one() {
+        let host = std::fs::read(std::format!("{ZSTD}/lib/libtwo.so")).unwrap();
+        let dir = std::format!("{ZSTD}/lib");
+        // gfx906's archive cut inside its table of contents.
+        let mut open = |path: &[u8]| {
+            let text = String::from_utf8_lossy(path).into_owned();
+            let mut bytes = std::fs::read(&text).ok()?;
+            if text.ends_with("test_lib_gfx906.kpack") {
+                bytes.truncate(bytes.len() - 9);
+            }
+            Some(Cow::Owned(bytes))
+        };
+        let lookup = Lookup {
+            environment: &Environment::default(),
+            dir: dir.as_bytes(),
+            loader: Loader::FallThrough,
+            open: &mut open,
+        };
+        let covered = cover_split_host(&host, "libtwo.so", &["gfx906", "gfx90a:xnack+"], lookup);
+        let verdicts = covered.unwrap().verdicts;
+        assert!(!verdicts[0].loads);
+        assert!(
+            verdicts[0].reason.starts_with("error 13:"),
+            "{}",
+            verdicts[0].reason
+        );
+        assert!(
+            verdicts[0]
+                .reason
+                .contains("test_lib_gfx906.kpack' is no kpack archive: "),
+            "{}",
+            verdicts[0].reason
+        );
+        // The other archive still gives its device code.
+        assert!(verdicts[1].loads, "{:?}", verdicts[1]);
     }
 
     #[test]
