@@ -305,7 +305,7 @@ pub struct SectionHeader {
 }
 
 impl SectionHeader {
-    fn read(class: Class, bytes: &[u8]) -> Option<SectionHeader> {
+    pub(crate) fn read(class: Class, bytes: &[u8]) -> Option<SectionHeader> {
         Some(match class {
             Class::Elf64 => {
                 let h = SectionHeader64::ref_from_prefix(bytes).ok()?.0;
@@ -347,6 +347,26 @@ impl SectionHeader {
         } else {
             self.size
         }
+    }
+
+    /// Its `Elf64_Shdr` bytes (kpack's split writes section headers back).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn elf64_bytes(&self) -> [u8; 64] {
+        let h = SectionHeader64 {
+            sh_name: U32::new(self.name),
+            sh_type: U32::new(self.kind),
+            sh_flags: U64::new(self.flags),
+            sh_addr: U64::new(self.addr),
+            sh_offset: U64::new(self.offset),
+            sh_size: U64::new(self.size),
+            sh_link: U32::new(self.link),
+            sh_info: U32::new(self.info),
+            sh_addralign: U64::new(self.addralign),
+            sh_entsize: U64::new(self.entsize),
+        };
+        let mut out = [0u8; 64];
+        out.copy_from_slice(h.as_bytes());
+        out
     }
 }
 
