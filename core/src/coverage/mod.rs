@@ -9,8 +9,9 @@ mod sparse;
 mod split;
 mod tree;
 
+pub use crate::select::{Lookup, OpenArchive};
 pub use sparse::SparseElf;
-pub use split::{cover_split_host, Lookup, OpenArchive};
+pub use split::cover_split_host;
 pub use tree::Tree;
 
 use alloc::string::String;

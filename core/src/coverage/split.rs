@@ -2,44 +2,13 @@
 //! found through each `HIPK` record's marker; a device gets code when
 //! every record resolves for it as the HIP runtime resolves it (archive
 //! paths, feature subsets and the generic target in CLR's order), as
-//! `select` chooses each record's code object.
+//! `select` chooses each record's code object (`select::select_split_host`).
 
-use alloc::borrow::Cow;
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write;
 
 use super::{absent, Covered, Verdict};
-use crate::kpack::{arch_list, binary_key, candidates, chose_generic, place, records, resolve};
-use crate::kpack::{Archive, Environment, KpackRecord, Loader};
-use crate::select::{Device, How};
-
-/// Reads the archive file at a path: its bytes, or `None` where none
-/// opens.
-pub type OpenArchive<'l, 'a> = dyn FnMut(&[u8]) -> Option<Cow<'a, [u8]>> + 'l;
-
-/// Where a split host's archives are looked for, and how they are read.
-pub struct Lookup<'l, 'a> {
-    /// The loader's environment (`ROCM_KPACK_*`).
-    pub environment: &'l Environment<'l>,
-    /// The host's real directory (symlinks resolved): where relative
-    /// search paths start.
-    pub dir: &'l [u8],
-    /// Which loader's rule decides.
-    pub loader: Loader,
-    /// The bytes of the archive file at a path, or `None` where none opens.
-    pub open: &'l mut OpenArchive<'l, 'a>,
-}
-
-/// What record of a split host gives a device.
-enum Outcome {
-    /// Its code object: the entry's ID, whether the generic target's, and
-    /// why.
-    Loads(String, How, String),
-    /// Why none.
-    Nothing(String),
-}
+use crate::select::{select_split_host, Device, How, KpackChoice, KpackOutcome, Lookup};
 
 /// Covers `data`, named `name`, for the devices `devices` names (an NVIDIA
 /// one gets nothing: a split host's code is AMD's): `None` when it is no
@@ -50,44 +19,17 @@ pub fn cover_split_host(
     devices: &[&str],
     lookup: Lookup<'_, '_>,
 ) -> Option<Covered> {
-    let file = crate::object::ObjectFile::parse(data).ok()?;
-    let records = records(&file);
-    if records.is_empty() {
-        return None;
-    }
-    // Every path an AMD device's resolution tries, opened once.
-    let wanted: Vec<Vec<Vec<Vec<u8>>>> = devices
+    let amd: Vec<&str> = devices
         .iter()
-        .map(|device| match Device::parse(device) {
-            Ok(Device::Cuda(_)) => Vec::new(),
-            _ => paths(&records, device, &lookup),
-        })
+        .copied()
+        .filter(|device| !matches!(Device::parse(device), Ok(Device::Cuda(_))))
         .collect();
-    let mut opened: BTreeMap<&[u8], Option<Cow<'_, [u8]>>> = BTreeMap::new();
-    for path in wanted.iter().flatten().flatten() {
-        if !opened.contains_key(path.as_slice()) {
-            let bytes = (lookup.open)(path);
-            opened.insert(path, bytes);
-        }
-    }
-    // Each file that opened, read as an archive or why not.
-    let archives: BTreeMap<&[u8], crate::Result<Archive<'_>>> = opened
-        .iter()
-        .filter_map(|(path, bytes)| Some((*path, Archive::parse(bytes.as_deref()?))))
-        .collect();
+    let mut chosen = select_split_host(data, &amd, lookup)?.into_iter();
     let verdicts = devices
         .iter()
-        .zip(&wanted)
-        .map(|(device, wanted)| match Device::parse(device) {
+        .map(|device| match Device::parse(device) {
             Ok(parsed @ Device::Cuda(_)) => absent(&parsed),
-            _ => {
-                let outcomes: Vec<Outcome> = records
-                    .iter()
-                    .zip(wanted)
-                    .map(|(record, paths)| choose(record, device, paths, &archives, &lookup))
-                    .collect();
-                verdict(&outcomes)
-            }
+            _ => verdict(&chosen.next().unwrap_or_default()),
         })
         .collect();
     Some(Covered {
@@ -100,116 +42,36 @@ pub fn cover_split_host(
     })
 }
 
-/// The archive paths each record's resolution for `device` tries, in the
-/// runtime's order (none for a record without a marker).
-fn paths(records: &[KpackRecord<'_>], device: &str, lookup: &Lookup<'_, '_>) -> Vec<Vec<Vec<u8>>> {
-    let arches = arch_list(device.as_bytes());
-    records
-        .iter()
-        .map(|record| match &record.marker {
-            Ok((_, marker)) => {
-                let search: Vec<_> = marker.search_paths().collect();
-                candidates(lookup.environment, &search, &arches, &|rel| {
-                    place(lookup.dir, rel)
-                })
-            }
-            Err(_) => Vec::new(),
-        })
-        .collect()
-}
-
-/// What `record` gives `device` from the archives at `paths` that opened.
-fn choose(
-    record: &KpackRecord<'_>,
-    device: &str,
-    paths: &[Vec<u8>],
-    archives: &BTreeMap<&[u8], crate::Result<Archive<'_>>>,
-    lookup: &Lookup<'_, '_>,
-) -> Outcome {
-    let marker = match &record.marker {
-        Ok((_, marker)) => marker,
-        Err(problem) => return Outcome::Nothing(alloc::format!("{problem}")),
-    };
-    let key = binary_key(marker.kernel_name, record.co_index);
-    let mut list: Vec<(&[u8], Archive<'_>)> = Vec::new();
-    for path in paths {
-        if let Some((p, Ok(archive))) = archives.get_key_value(path.as_slice()) {
-            if !list.iter().any(|(q, _)| q == p) {
-                list.push((p, archive.clone()));
-            }
-        }
-    }
-    let only: Vec<Archive<'_>> = list.iter().map(|(_, a)| a.clone()).collect();
-    let arches = arch_list(device.as_bytes());
-    match resolve(lookup.environment, &key, &arches, &only, lookup.loader) {
-        Ok(found) => {
-            let how = if chose_generic(&arches, found.entry.arch) {
-                How::Generic
-            } else {
-                How::Native
-            };
-            let path = list.get(found.archive).map_or(&[][..], |(p, _)| p);
-            let reason = alloc::format!(
-                "{}: the {} code object of '{}'",
-                how.name(),
-                String::from_utf8_lossy(found.entry.arch),
-                String::from_utf8_lossy(path)
-            );
-            Outcome::Loads(
-                String::from_utf8_lossy(found.entry.id()).into_owned(),
-                how,
-                reason,
-            )
-        }
-        Err(error) => {
-            let mut why = alloc::format!("error {}: {}", error.code(), error.reason());
-            // A file there that is no archive the runtime reads is why the
-            // search found nothing: said, not taken for a missing file.
-            let damaged = paths
-                .iter()
-                .find_map(|p| Some((p, archives.get(p.as_slice())?.as_ref().err()?)));
-            if let Some((path, fault)) = damaged {
-                let path = String::from_utf8_lossy(path);
-                let _ = write!(why, "; '{path}' is no kpack archive: {fault}");
-            }
-            Outcome::Nothing(why)
-        }
-    }
-}
-
 /// Every record must give the device code (the runtime loads each code
 /// object as its kernels are launched): the first that gives none says
 /// why; else the chosen IDs, each once, generic if any is.
-fn verdict(outcomes: &[Outcome]) -> Verdict {
+fn verdict(choices: &[KpackChoice]) -> Verdict {
     let mut verdict = Verdict {
         applies: true,
-        loads: !outcomes.is_empty(),
+        loads: !choices.is_empty(),
         entries: Vec::new(),
         how: None,
         reason: String::new(),
     };
-    for outcome in outcomes {
-        match outcome {
-            Outcome::Nothing(why) => {
-                return Verdict {
-                    loads: false,
-                    entries: Vec::new(),
-                    how: None,
-                    reason: why.clone(),
-                    ..verdict
-                };
-            }
-            Outcome::Loads(id, how, reason) => {
-                if !verdict.entries.contains(id) {
-                    verdict.entries.push(id.clone());
-                }
-                if verdict.how != Some(How::Generic) {
-                    verdict.how = Some(*how);
-                }
-                if verdict.reason.is_empty() {
-                    verdict.reason.clone_from(reason);
-                }
-            }
+    for choice in choices {
+        let KpackOutcome::Loads(load) = &choice.outcome else {
+            return Verdict {
+                loads: false,
+                entries: Vec::new(),
+                how: None,
+                reason: choice.outcome.reason().into(),
+                ..verdict
+            };
+        };
+        let id = String::from_utf8_lossy(&load.id).into_owned();
+        if !verdict.entries.contains(&id) {
+            verdict.entries.push(id);
+        }
+        if verdict.how != Some(How::Generic) {
+            verdict.how = Some(load.how);
+        }
+        if verdict.reason.is_empty() {
+            verdict.reason.clone_from(&load.reason);
         }
     }
     verdict
@@ -221,6 +83,8 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
+    use crate::kpack::{Environment, Loader};
+    use alloc::borrow::Cow;
 
     const ZSTD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/kpack/zstd");
 
