@@ -921,6 +921,10 @@ typedef struct clangoffload_kpack_findings clangoffload_kpack_findings;
 // Borrows the buffer.
 typedef struct clangoffload_kpack_host clangoffload_kpack_host;
 
+// What `clangoffload_select_split_host` or `clangoffload_select_kpack`
+// found, read by index; owns its texts.
+typedef struct clangoffload_kpack_selection clangoffload_kpack_selection;
+
 // A host's split: the rewritten host and its code objects. Borrows the
 // input buffer; owns the rewritten host and one decoded bundle.
 typedef struct clangoffload_kpack_split clangoffload_kpack_split;
@@ -1270,10 +1274,11 @@ typedef struct clangoffload_kpack_environment {
   struct clangoffload_bytes prefix;
 } clangoffload_kpack_environment;
 
-// Called by `clangoffload_coverage_add_split_host` with `context` and an
-// archive path (`path_len` bytes, no NUL): stores in `*out` the bytes of
-// that file, which must stay readable until the call that asked returns,
-// and returns true; false where no file opens.
+// Called by `clangoffload_coverage_add_split_host` and
+// `clangoffload_select_split_host` with `context` and an archive path
+// (`path_len` bytes, no NUL): stores in `*out` the bytes of that file,
+// which must stay readable until the call that asked returns, and returns
+// true; false where no file opens.
 typedef bool (*clangoffload_kpack_open_fn)(void *context,
                                            const uint8_t *path,
                                            size_t path_len,
@@ -2005,6 +2010,37 @@ typedef struct clangoffload_selected {
   // `CLANGOFFLOAD_STATUS_OK` unless the container could not be read.
   uint32_t error_status;
 } clangoffload_selected;
+
+// One `HIPK` record, or one binary key of an archive, and what it gives
+// the device. Views borrow the selection handle.
+typedef struct clangoffload_kpack_choice {
+  // Whether `offset` is a record's file offset (a key of an archive
+  // alone has none).
+  bool has_offset;
+  // The record's file offset.
+  uint64_t offset;
+  // The binary key (`<kernel_name>#<co_index>`).
+  struct clangoffload_bytes key;
+  // Whether the device loads a code object for it.
+  bool loads;
+  // How (`CLANGOFFLOAD_SELECT_NATIVE` or `_GENERIC`); 0 when nothing
+  // loads.
+  uint32_t how;
+  // The code object's ID (empty if none).
+  struct clangoffload_bytes id;
+  // The path of the archive that holds it, as opened (empty if none).
+  struct clangoffload_bytes path;
+  // Its entry in that archive (`clangoffload_kpack_get_entry`,
+  // `clangoffload_kpack_read` on the archive parsed from those bytes).
+  size_t entry;
+  // The runtime's `kpack_error_t` when nothing loads (5 kernel not
+  // found, 8 disabled, 13 no archive, 14 no architecture); 0 otherwise.
+  uint32_t kpack_error;
+  // Whether the record itself cannot be read (it has no marker).
+  bool unreadable;
+  // Why this code, or why none.
+  struct clangoffload_bytes reason;
+} clangoffload_kpack_choice;
 
 // One entry of a text bundle; the views borrow the parsed buffer.
 typedef struct clangoffload_text_bundle_entry {
@@ -6187,6 +6223,107 @@ clangoffload_status clangoffload_selection_get_failure(const struct clangoffload
 //
 // NULL: never NULL with a non-zero length. Pure; takes no pointer.
 struct clangoffload_bytes clangoffload_select_how_name(uint32_t how);
+
+// Resolves each `HIPK` record of the host ROCm's kpack split in `len`
+// bytes at `data` for the device `device` (an ISA name or target ID,
+// `gfx90a:xnack+`) as the HIP runtime resolves it: its archives looked
+// for from `host_dir` (the host's real directory, symlinks resolved) as
+// its marker and `environment` (NULL: no `ROCM_KPACK_*` set) say, each
+// path opened once through `open`, the loader `flags` names
+// (`CLANGOFFLOAD_KPACK_FIRST_CANDIDATE`: rocm-kpack's shipped one).
+// Stores the records' choices, in record order, in a handle in `*out`.
+// `CLANGOFFLOAD_STATUS_NOT_FOUND` when the data is no split host.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_selection_free`; on failure `*out` is
+// untouched.
+//
+// Lifetime: the handle owns its texts; the inputs, `environment`,
+// `open`'s bytes and `context` are used during the call only (a choice
+// names its archive by path: read its code object from the bytes that
+// path gives).
+//
+// NULL: `data`, `device` and `host_dir` may be NULL only when their
+// lengths are 0; `open` and `out` must not be NULL.
+//
+// # Safety
+// `data` and `device` NULL or readable for their lengths; `host_dir`
+// views readable bytes; `environment` NULL or readable, its views
+// readable where set; `open` callable with `context` during the call;
+// `out` NULL or writable.
+clangoffload_status clangoffload_select_split_host(const uint8_t *data,
+                                                   size_t len,
+                                                   const char *device,
+                                                   size_t device_len,
+                                                   struct clangoffload_bytes host_dir,
+                                                   const struct clangoffload_kpack_environment *environment,
+                                                   uint32_t flags,
+                                                   clangoffload_kpack_open_fn open,
+                                                   void *context,
+                                                   struct clangoffload_kpack_selection **out);
+
+// Resolves each binary key of `kpack` (the archive file at `path`) for
+// the device `device` in that archive alone, as the runtime would (each
+// key once, in the order its table first lists it), in `environment`
+// (NULL: no `ROCM_KPACK_*` set) by the loader `flags` names. Stores the
+// keys' choices in a handle in `*out`.
+//
+// Ownership: on success `*out` is a new handle owned by the caller,
+// released with `clangoffload_kpack_selection_free`.
+//
+// Lifetime: the handle owns its texts; `kpack` and the views are read
+// during the call only.
+//
+// NULL: `device` may be NULL only when `device_len` is 0; `kpack` and
+// `out` must not be NULL.
+//
+// # Safety
+// `kpack` NULL or a live handle; `path` views readable bytes; `device`
+// NULL or readable for `device_len` bytes; `environment` NULL or
+// readable, its views readable where set; `out` NULL or writable.
+clangoffload_status clangoffload_select_kpack(const struct clangoffload_kpack *kpack,
+                                              struct clangoffload_bytes path,
+                                              const char *device,
+                                              size_t device_len,
+                                              const struct clangoffload_kpack_environment *environment,
+                                              uint32_t flags,
+                                              struct clangoffload_kpack_selection **out);
+
+// Releases a handle from `clangoffload_select_split_host` or
+// `clangoffload_select_kpack`.
+//
+// Ownership: the handle is released with the texts its choices name.
+//
+// NULL: a NULL `selection` does nothing.
+//
+// # Safety
+// `selection` is NULL or a live handle not yet freed.
+void clangoffload_kpack_selection_free(struct clangoffload_kpack_selection *selection);
+
+// How many records or keys.
+//
+// Ownership: nothing to free; returns a plain number.
+//
+// NULL: a NULL `selection` gives 0.
+//
+// # Safety
+// `selection` is NULL or a live handle.
+size_t clangoffload_kpack_selection_count(const struct clangoffload_kpack_selection *selection);
+
+// Stores choice `index` in `*out`; `CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE`
+// past the last.
+//
+// Ownership: nothing to free.
+//
+// Lifetime: `out`'s views borrow the handle.
+//
+// NULL: `selection` or `out` NULL gives `CLANGOFFLOAD_STATUS_NULL_ARGUMENT`.
+//
+// # Safety
+// `selection` is NULL or a live handle; `out` is NULL or writable.
+clangoffload_status clangoffload_kpack_selection_get(const struct clangoffload_kpack_selection *selection,
+                                                     size_t index,
+                                                     struct clangoffload_kpack_choice *out);
 
 // Starts reading a file of `size` bytes; `*out` gets the handle. The
 // image (`size` bytes of zero pages: only what is given takes memory) is

@@ -406,19 +406,6 @@ pub unsafe extern "C" fn clangoffload_coverage_pending(
     })
 }
 
-/// Called by `clangoffload_coverage_add_split_host` with `context` and an
-/// archive path (`path_len` bytes, no NUL): stores in `*out` the bytes of
-/// that file, which must stay readable until the call that asked returns,
-/// and returns true; false where no file opens.
-pub type clangoffload_kpack_open_fn = Option<
-    unsafe extern "C" fn(
-        context: *mut core::ffi::c_void,
-        path: *const u8,
-        path_len: usize,
-        out: *mut clangoffload_bytes,
-    ) -> bool,
->;
-
 /// Covers the host ROCm's kpack split in `len` bytes at `data`, named
 /// `name`, for every device of the coverage's list, as one more input: a
 /// device gets code when each of its `HIPK` records resolves for it as the
@@ -456,15 +443,12 @@ pub unsafe extern "C" fn clangoffload_coverage_add_split_host(
     host_dir: clangoffload_bytes,
     environment: *const crate::kpack::clangoffload_kpack_environment,
     flags: u32,
-    open: clangoffload_kpack_open_fn,
+    open: crate::kpack::clangoffload_kpack_open_fn,
     context: *mut core::ffi::c_void,
     out_input: *mut usize,
 ) -> clangoffload_status {
-    use clangoffload::kpack::Loader;
     ffi_guard!({
-        if flags & !crate::kpack::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
-            return Err(clangoffload_status::InvalidArgument);
-        }
+        let loader = crate::kpack::loader(flags)?;
         // SAFETY: NULL or live and not shared during the call, as promised.
         let coverage = unsafe { coverage.as_mut() }.ok_or(clangoffload_status::NullArgument)?;
         // SAFETY: as the caller promises.
@@ -473,30 +457,18 @@ pub unsafe extern "C" fn clangoffload_coverage_add_split_host(
         let dir = unsafe { host_dir.as_slice() }?;
         // SAFETY: NULL or readable, as the caller promises.
         let environment = unsafe { crate::kpack::environment_arg(environment) }?;
-        let open = open.ok_or(clangoffload_status::NullArgument)?;
+        // SAFETY: `open` callable with `context` during the call, as the
+        // caller promises.
+        let mut reader = unsafe { crate::kpack::archive_reader(open, context) }?;
         let out = match out_input.is_null() {
             true => None,
             // SAFETY: writable, as the caller promises.
             false => Some(unsafe { out_arg(out_input) }?),
         };
-        let mut reader = |path: &[u8]| {
-            let mut view = clangoffload_bytes::of(&[]);
-            // SAFETY: callable with `context` during the call, as the caller
-            // promises; the path is live for the call and `view` writable.
-            let found = unsafe { open(context, path.as_ptr(), path.len(), &mut view) };
-            // SAFETY: the bytes stay readable until this call returns, as
-            // the caller promises.
-            let bytes = found.then(|| unsafe { view.as_slice() }.ok()).flatten();
-            bytes.map(alloc::borrow::Cow::Borrowed)
-        };
-        let lookup = clangoffload::coverage::Lookup {
+        let lookup = clangoffload::select::Lookup {
             environment: &environment,
             dir,
-            loader: if flags & crate::kpack::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
-                Loader::FirstCandidate
-            } else {
-                Loader::FallThrough
-            },
+            loader,
             open: &mut reader,
         };
         let number = coverage

@@ -2,6 +2,7 @@
 //! facts, its architectures and entries, and each entry's code object
 //! copied or decoded into the caller's buffer.
 
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use clangoffload::kpack::{Archive, Entry, Scheme};
@@ -18,7 +19,7 @@ pub const CLANGOFFLOAD_KPACK_ZSTD_PER_KERNEL: u32 = 1;
 
 /// A kpack archive read in place, its entries listed. Borrows the buffer.
 pub struct clangoffload_kpack {
-    archive: Archive<'static>,
+    pub(crate) archive: Archive<'static>,
     arches: Vec<&'static [u8]>,
     entries: Vec<Entry<'static>>,
 }
@@ -722,7 +723,7 @@ pub unsafe extern "C" fn clangoffload_kpack_resolve(
     flags: u32,
     out: *mut clangoffload_kpack_resolution,
 ) -> clangoffload_status {
-    use clangoffload::kpack::{resolve, Environment, Loader};
+    use clangoffload::kpack::{resolve, Environment};
     ffi_guard!({
         if flags & !(CLANGOFFLOAD_KPACK_FIRST_CANDIDATE | CLANGOFFLOAD_KPACK_DISABLED) != 0 {
             return Err(clangoffload_status::InvalidArgument);
@@ -750,11 +751,7 @@ pub unsafe extern "C" fn clangoffload_kpack_resolve(
             disabled: flags & CLANGOFFLOAD_KPACK_DISABLED != 0,
             ..Environment::default()
         };
-        let loader = if flags & CLANGOFFLOAD_KPACK_FIRST_CANDIDATE != 0 {
-            Loader::FirstCandidate
-        } else {
-            Loader::FallThrough
-        };
+        let loader = loader(flags & !CLANGOFFLOAD_KPACK_DISABLED)?;
         *out = match resolve(&environment, key, &list, &parsed, loader) {
             Ok(found) => clangoffload_kpack_resolution {
                 kpack_error: 0,
@@ -791,6 +788,58 @@ pub struct clangoffload_kpack_environment {
     pub has_prefix: bool,
     /// Its value (the same form).
     pub prefix: clangoffload_bytes,
+}
+
+/// Called by `clangoffload_coverage_add_split_host` and
+/// `clangoffload_select_split_host` with `context` and an archive path
+/// (`path_len` bytes, no NUL): stores in `*out` the bytes of that file,
+/// which must stay readable until the call that asked returns, and returns
+/// true; false where no file opens.
+pub type clangoffload_kpack_open_fn = Option<
+    unsafe extern "C" fn(
+        context: *mut core::ffi::c_void,
+        path: *const u8,
+        path_len: usize,
+        out: *mut clangoffload_bytes,
+    ) -> bool,
+>;
+
+/// An archive file's bytes, or `None` where none opens.
+type Opened<'a> = Option<Cow<'a, [u8]>>;
+
+/// The caller's `open` as the reader core's lookup takes.
+///
+/// # Safety
+/// `open` is callable with `context` while the reader lives, and the bytes
+/// it gives stay readable that long.
+pub(crate) unsafe fn archive_reader<'a>(
+    open: clangoffload_kpack_open_fn,
+    context: *mut core::ffi::c_void,
+) -> Result<impl FnMut(&[u8]) -> Opened<'a>, clangoffload_status> {
+    let open = open.ok_or(clangoffload_status::NullArgument)?;
+    Ok(move |path: &[u8]| {
+        let mut view = clangoffload_bytes::of(&[]);
+        // SAFETY: callable with `context` while the reader lives, as the
+        // caller promises; the path is live for the call and `view`
+        // writable.
+        let found = unsafe { open(context, path.as_ptr(), path.len(), &mut view) };
+        // SAFETY: the bytes stay readable while the reader lives, as the
+        // caller promises.
+        let bytes = found.then(|| unsafe { view.as_slice() }.ok()).flatten();
+        bytes.map(Cow::Borrowed)
+    })
+}
+
+/// The loader `flags` names: `CLANGOFFLOAD_KPACK_FIRST_CANDIDATE`
+/// (rocm-kpack's shipped one) or none (every candidate in turn); any other
+/// flag is `InvalidArgument`.
+pub(crate) fn loader(flags: u32) -> Result<clangoffload::kpack::Loader, clangoffload_status> {
+    use clangoffload::kpack::Loader;
+    match flags {
+        0 => Ok(Loader::FallThrough),
+        CLANGOFFLOAD_KPACK_FIRST_CANDIDATE => Ok(Loader::FirstCandidate),
+        _ => Err(clangoffload_status::InvalidArgument),
+    }
 }
 
 /// The loader's environment `environment` gives (`NULL`: none set).

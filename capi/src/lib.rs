@@ -51,6 +51,8 @@ pub mod registration;
 #[cfg(feature = "alloc")]
 pub mod select;
 #[cfg(feature = "alloc")]
+pub mod select_kpack;
+#[cfg(feature = "alloc")]
 pub mod sparse;
 pub mod status;
 #[cfg(feature = "alloc")]
@@ -88,6 +90,8 @@ pub use packager::*;
 pub use registration::*;
 #[cfg(feature = "alloc")]
 pub use select::*;
+#[cfg(feature = "alloc")]
+pub use select_kpack::*;
 #[cfg(feature = "alloc")]
 pub use sparse::*;
 pub use status::*;

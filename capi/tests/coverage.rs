@@ -16,7 +16,7 @@ use std::mem::MaybeUninit;
 use std::ptr::{null, null_mut};
 
 use clangoffload_capi::*;
-use common::fixture;
+use common::{fixture, open_archive, Opened};
 
 const INPUTS: [&str; 3] = [
     "cuda/clang-sm80.o",
@@ -231,27 +231,6 @@ fn arguments_are_checked() {
     unsafe { clangoffload_coverage_free(handle) };
 }
 
-/// Reads the archive at `path` into the list at `context`.
-unsafe extern "C" fn open_archive(
-    context: *mut std::ffi::c_void,
-    path: *const u8,
-    path_len: usize,
-    out: *mut clangoffload_bytes,
-) -> bool {
-    // SAFETY: the test's list, unchanged by the library.
-    let opened = unsafe { &mut *context.cast::<Vec<Vec<u8>>>() };
-    // SAFETY: readable for `path_len` bytes, as the library promises.
-    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
-    let Ok(bytes) = std::fs::read(String::from_utf8_lossy(path).as_ref()) else {
-        return false;
-    };
-    opened.push(bytes);
-    // SAFETY: writable, as the library promises; the bytes live in the
-    // list (a moved Vec keeps its heap bytes) until the test drops it.
-    unsafe { out.write(view(opened.last().unwrap())) };
-    true
-}
-
 #[test]
 fn a_split_host_is_covered_through_its_archives() {
     let dir = common::root().join("tests/fixtures/kpack/zstd/lib");
@@ -260,9 +239,9 @@ fn a_split_host_is_covered_through_its_archives() {
     let name = "libtwo.so";
     let (status, handle) = new(&["gfx906", "gfx1100", "sm_80"], 0);
     assert_eq!(status, clangoffload_status::Ok);
-    let mut opened: Vec<Vec<u8>> = Vec::new();
+    let mut opened = Opened::new();
     let dir_text = dir.to_str().unwrap();
-    let add = |data: &[u8], opened: &mut Vec<Vec<u8>>, flags: u32| {
+    let add = |data: &[u8], opened: &mut Opened, flags: u32| {
         let mut input = usize::MAX;
         // SAFETY: a live handle; every view live for the call; the context
         // is the list `open_archive` fills.

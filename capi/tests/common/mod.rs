@@ -207,3 +207,39 @@ pub fn tools_present(tools: &[&str], what: &str) -> bool {
     }
     missing.is_empty()
 }
+
+/// The archives the library asked a test's `open_archive` for: each path
+/// and its bytes.
+pub type Opened = Vec<(String, Vec<u8>)>;
+
+/// A `clangoffload_kpack_open_fn` for tests: reads the archive at `path`
+/// into the `Opened` at `context`.
+///
+/// # Safety
+/// `context` points to a live `Opened` used by nothing else during the
+/// call; `path` readable for `path_len` bytes; `out` writable.
+pub unsafe extern "C" fn open_archive(
+    context: *mut std::ffi::c_void,
+    path: *const u8,
+    path_len: usize,
+    out: *mut clangoffload_capi::clangoffload_bytes,
+) -> bool {
+    // SAFETY: the test's list, unchanged by the library.
+    let opened = unsafe { &mut *context.cast::<Opened>() };
+    // SAFETY: readable for `path_len` bytes, as the library promises.
+    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
+    let path = String::from_utf8_lossy(path).into_owned();
+    let Ok(data) = std::fs::read(&path) else {
+        return false;
+    };
+    opened.push((path, data));
+    let bytes = &opened.last().unwrap().1;
+    let view = clangoffload_capi::clangoffload_bytes {
+        ptr: bytes.as_ptr(),
+        len: bytes.len(),
+    };
+    // SAFETY: writable, as the library promises; the bytes live in the
+    // list (a moved Vec keeps its heap bytes) until the test drops it.
+    unsafe { out.write(view) };
+    true
+}
