@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Failure;
-use crate::ffi::kpack::{arch_list, chose_generic, resolve, Environment, Host, Kpack, Loader};
+use crate::ffi::kpack::{
+    select_kpack, select_split_host, Environment, Host, Kpack, KpackChoice, Loader,
+};
 use crate::ffi::select::Selection;
 use crate::stdio::{err, outln};
 
@@ -131,8 +133,8 @@ pub fn run(program: &str, args: &[String]) -> Result<(), Failure> {
     };
     if crate::ffi::kpack::is_kpack(data) {
         archive_alone(&args, &stem, data, &mut report)?;
-    } else if let Some(host) = split_host(data) {
-        records(&args, &stem, &host, &mut report)?;
+    } else if split_host(data).is_some() {
+        records(&args, &stem, data, &mut report)?;
     } else {
         containers(&args, data, &mut report)?;
     }
@@ -203,198 +205,121 @@ fn containers(args: &Args<'_>, data: &[u8], report: &mut Report<'_>) -> Result<(
     Ok(())
 }
 
-/// Each `HIPK` record resolved as the runtime resolves it: the candidate
-/// archives of every record first, then each existing one opened once (by
-/// canonical path; unreadable ones skipped, as the runtime skips them),
-/// then each record's key looked up in its candidates that opened.
+/// Each `HIPK` record resolved by the library as the runtime resolves it
+/// (the archives its markers name, from the host's real directory, each
+/// opened once).
 fn records(
     args: &Args<'_>,
     stem: &str,
-    host: &Host<'_>,
+    data: &[u8],
     report: &mut Report<'_>,
 ) -> Result<(), Failure> {
+    let failed = |e: String| Failure(format!("'{}': {e}", args.file));
     let real = std::fs::canonicalize(args.file).unwrap_or_else(|_| PathBuf::from(args.file));
     let dir = real.parent().map(Path::to_path_buf).unwrap_or_default();
-    let records = host.records();
-    let mut wanted = Vec::new();
-    for (place, record) in records.iter().enumerate() {
-        wanted.push(match record.problem {
-            Some(_) => (Vec::new(), false),
-            None => host
-                .candidates(
-                    place,
-                    args.device.as_bytes(),
-                    &args.environment,
-                    dir.as_os_str().as_encoded_bytes(),
-                )
-                .map_err(|e| Failure(format!("'{}': {e}", args.file)))?,
-        });
-    }
-    let mut canonical: Vec<PathBuf> = Vec::new();
-    let per_record: Vec<Vec<usize>> = wanted
-        .iter()
-        .map(|(paths, _)| {
-            let mut mine = Vec::new();
-            for path in paths {
-                let path = PathBuf::from(String::from_utf8_lossy(path).into_owned());
-                let Ok(real) = std::fs::canonicalize(&path) else {
-                    continue;
-                };
-                if !real.is_file() {
-                    continue;
-                }
-                let index = canonical
-                    .iter()
-                    .position(|p| *p == real)
-                    .unwrap_or_else(|| {
-                        canonical.push(real);
-                        canonical.len().saturating_sub(1)
-                    });
-                if !mine.contains(&index) {
-                    mine.push(index);
-                }
+    let dir = dir.as_os_str().as_encoded_bytes();
+    let (choices, opened) =
+        select_split_host(data, args.device, dir, &args.environment, args.loader)
+            .map_err(failed)?
+            .ok_or_else(|| failed("no longer a kpack split host".into()))?;
+    // Each archive a code object is written from, read once.
+    let mut archives: Vec<(Vec<u8>, Result<Kpack<'_>, String>)> = Vec::new();
+    for chosen in choices {
+        let kpack = match (&args.dir, chosen.loads) {
+            (Some(_), true) => {
+                let at = archives.iter().position(|(p, _)| *p == chosen.path);
+                let at = at.unwrap_or_else(|| {
+                    let kpack = opened
+                        .get(&chosen.path)
+                        .ok_or_else(|| "no longer mapped".to_owned())
+                        .and_then(Kpack::parse);
+                    archives.push((chosen.path.clone(), kpack));
+                    archives.len().saturating_sub(1)
+                });
+                archives.get(at).map(|(_, k)| k.as_ref())
             }
-            mine
-        })
-        .collect();
-    let inputs: Vec<Option<crate::io::Input>> = canonical
-        .iter()
-        .map(|p| crate::io::Input::open(p, false).ok())
-        .collect();
-    let kpacks: Vec<Option<Kpack<'_>>> = inputs
-        .iter()
-        .map(|i| i.as_ref().and_then(|i| Kpack::parse(i.data()).ok()))
-        .collect();
-    let arches = arch_list(args.device.as_bytes());
-    for ((record, (_, disabled)), mine) in records.iter().zip(&wanted).zip(&per_record) {
-        let key = crate::ffi::kpack::binary_key(record.kernel_name, record.co_index);
-        let mut choice = Choice::of("kpack record", Some(record.offset), &key);
-        if let Some(problem) = &record.problem {
-            choice.reason.clone_from(problem);
-            choice.error = true;
-            report.choices.push(choice);
-            continue;
-        }
-        let opened: Vec<(usize, &Kpack<'_>)> = mine
-            .iter()
-            .filter_map(|&i| kpacks.get(i)?.as_ref().map(|k| (i, k)))
-            .collect();
-        let list: Vec<&Kpack<'_>> = opened.iter().map(|(_, k)| *k).collect();
-        match resolve(&list, &key, &arches, args.loader, *disabled) {
-            Ok((archive, entry)) => {
-                if let Some(&(i, kpack)) = opened.get(archive) {
-                    let path = canonical.get(i).map(|p| p.display().to_string());
-                    let at = Chosen {
-                        path: path.as_deref().unwrap_or_default(),
-                        kpack,
-                        entry,
-                    };
-                    at.fill(args, stem, report, &mut choice);
-                }
-            }
-            Err((code, why)) => choice.reason = format!("error {code}: {why}"),
-        }
+            _ => None,
+        };
+        let choice = kpack_choice(args, stem, "kpack record", chosen, kpack, report);
         report.choices.push(choice);
     }
     Ok(())
 }
 
-/// A kpack archive alone: each binary key, resolved in it.
+/// A kpack archive alone: each binary key, resolved in it by the library.
 fn archive_alone(
     args: &Args<'_>,
     stem: &str,
     data: &[u8],
     report: &mut Report<'_>,
 ) -> Result<(), Failure> {
-    let kpack = Kpack::parse(data).map_err(|e| Failure(format!("'{}': {e}", args.file)))?;
-    let arches = arch_list(args.device.as_bytes());
-    let mut keys: Vec<&[u8]> = Vec::new();
-    for entry in kpack.entries() {
-        if !keys.contains(&entry.key) {
-            keys.push(entry.key);
-        }
-    }
-    let disabled = args
-        .environment
-        .disable
-        .as_ref()
-        .is_some_and(|v| v.first().is_some_and(|&c| c != b'0'));
-    for key in keys {
-        let mut choice = Choice::of("kpack key", None, key);
-        match resolve(&[&kpack], key, &arches, args.loader, disabled) {
-            Ok((_, entry)) => {
-                let at = Chosen {
-                    path: args.file,
-                    kpack: &kpack,
-                    entry,
-                };
-                at.fill(args, stem, report, &mut choice);
-            }
-            Err((code, why)) => choice.reason = format!("error {code}: {why}"),
-        }
+    let failed = |e: String| Failure(format!("'{}': {e}", args.file));
+    let kpack = Kpack::parse(data).map_err(failed)?;
+    let path = args.file.as_bytes();
+    let choices =
+        select_kpack(&kpack, path, args.device, &args.environment, args.loader).map_err(failed)?;
+    for chosen in choices {
+        let choice = kpack_choice(args, stem, "kpack key", chosen, Some(Ok(&kpack)), report);
         report.choices.push(choice);
     }
     Ok(())
 }
 
-impl Choice {
-    /// A record or key not resolved yet.
-    fn of(kind: &str, offset: Option<u64>, key: &[u8]) -> Self {
-        Choice {
-            kind: kind.into(),
-            offset,
-            key: Some(String::from_utf8_lossy(key).into_owned()),
-            loads: false,
-            entry: None,
-            how: None,
-            reason: String::new(),
-            output: None,
-            error: false,
-        }
+/// `chosen` as `select` reports it, its code object written under `-o` (as
+/// `extract` names it) from `kpack`, the archive that holds it.
+fn kpack_choice(
+    args: &Args<'_>,
+    stem: &str,
+    kind: &str,
+    chosen: KpackChoice,
+    kpack: Option<Result<&Kpack<'_>, &String>>,
+    report: &mut Report<'_>,
+) -> Choice {
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut choice = Choice {
+        kind: kind.into(),
+        offset: chosen.offset,
+        key: Some(lossy(&chosen.key)),
+        loads: chosen.loads,
+        entry: chosen.loads.then(|| lossy(&chosen.id)),
+        how: chosen.how,
+        reason: chosen.reason,
+        output: None,
+        error: chosen.unreadable,
+    };
+    let (Some(dir), true) = (&args.dir, chosen.loads) else {
+        return choice;
+    };
+    let written = match kpack {
+        Some(Ok(kpack)) => write_entry(kpack, chosen.entry, dir, stem, args.force),
+        Some(Err(e)) => Err(format!("'{}': {e}", lossy(&chosen.path))),
+        None => Err(format!("'{}': not read", lossy(&chosen.path))),
+    };
+    match written {
+        Ok(out) => choice.output = Some(out.display().to_string()),
+        Err(e) => report.errors.push(format!("'{}': {e}", args.file)),
     }
+    choice
 }
 
-/// The code object resolution chose: entry `entry` of `kpack`, the archive
-/// at `path`.
-struct Chosen<'a> {
-    path: &'a str,
-    kpack: &'a Kpack<'a>,
+/// Entry `entry` of `kpack` written into `dir`, named as `extract` names
+/// it: the path written.
+fn write_entry(
+    kpack: &Kpack<'_>,
     entry: usize,
-}
-
-impl Chosen<'_> {
-    /// Fills `choice` with the code object, written under `-o` as `extract`
-    /// names it.
-    fn fill(&self, args: &Args<'_>, stem: &str, report: &mut Report<'_>, choice: &mut Choice) {
-        let entries = self.kpack.entries();
-        let Some(e) = entries.get(self.entry) else {
-            return;
-        };
-        let generic = chose_generic(args.device.as_bytes(), e.arch);
-        let arch = String::from_utf8_lossy(e.arch);
-        choice.loads = true;
-        choice.entry = Some(String::from_utf8_lossy(e.id).into_owned());
-        choice.how = Some(if generic { "generic" } else { "native" });
-        choice.reason = format!(
-            "{}: the {arch} code object of '{}'",
-            if generic { "generic" } else { "native" },
-            self.path
-        );
-        let Some(dir) = &args.dir else {
-            return;
-        };
-        let written = self.kpack.output_name(self.entry, stem).and_then(|name| {
-            let out = dir.join(name);
-            self.kpack
-                .read(self.entry, e.original_size, 0)
-                .and_then(|bytes| write(&out, &bytes, args.force))
-                .map(|()| out)
-        });
-        match written {
-            Ok(out) => choice.output = Some(out.display().to_string()),
-            Err(e) => report.errors.push(format!("'{}': {e}", args.file)),
-        }
-    }
+    dir: &Path,
+    stem: &str,
+    force: bool,
+) -> Result<PathBuf, String> {
+    let size = kpack
+        .entries()
+        .get(entry)
+        .map(|e| e.original_size)
+        .ok_or_else(|| format!("no entry {entry}"))?;
+    let out = dir.join(kpack.output_name(entry, stem)?);
+    let bytes = kpack.read(entry, size, 0)?;
+    write(&out, &bytes, force)?;
+    Ok(out)
 }
 
 fn write(path: &Path, bytes: &[u8], force: bool) -> Result<(), String> {

@@ -15,37 +15,6 @@ pub struct CoveredFile {
     pub findings: Vec<String>,
 }
 
-/// The library's archive reader for `add_split_host`: maps the file at
-/// `path` and keeps the mapping in the list at `context`.
-///
-/// # Safety
-/// `context` points to a live `Vec<Input>` used by nothing else during the
-/// call; `path` readable for `path_len` bytes; `out` writable.
-unsafe extern "C" fn open_archive(
-    context: *mut std::ffi::c_void,
-    path: *const u8,
-    path_len: usize,
-    out: *mut c::clangoffload_bytes,
-) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    // SAFETY: the list `add_split_host` passed, as the library promises to
-    // pass `context` unchanged.
-    let Some(opened) = (unsafe { context.cast::<Vec<crate::io::Input>>().as_mut() }) else {
-        return false;
-    };
-    // SAFETY: readable for `path_len` bytes, as the library promises.
-    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
-    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
-    let Ok(input) = crate::io::Input::open(path, false) else {
-        return false;
-    };
-    // SAFETY: writable, as the library promises; the view is of the
-    // mapping `opened` keeps until the call that asked returns.
-    unsafe { out.write(super::view(input.data())) };
-    opened.push(input);
-    true
-}
-
 /// A file's verdict for one device.
 #[derive(Clone)]
 pub struct Cell {
@@ -165,7 +134,7 @@ impl Coverage {
     pub fn add_split_host(&mut self, data: &[u8], name: &str, dir: &[u8]) -> Result<bool, String> {
         let environment = super::kpack::Environment::from_process();
         let given = environment.view();
-        let mut opened: Vec<crate::io::Input> = Vec::new();
+        let mut opened = super::kpack::Opened::default();
         let ptr = self.handle.ptr_mut();
         // SAFETY: a live handle used by nothing else during the call; every
         // view is live for the call; `open_archive` is called with a pointer
@@ -181,7 +150,7 @@ impl Coverage {
                 super::view(dir),
                 &given,
                 0,
-                Some(open_archive),
+                Some(super::kpack::open_archive),
                 std::ptr::from_mut(&mut opened).cast(),
                 std::ptr::null_mut(),
             )

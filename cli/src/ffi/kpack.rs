@@ -267,70 +267,6 @@ impl Environment {
     }
 }
 
-impl Host<'_> {
-    /// The archive paths the runtime tries for record `record` (its place
-    /// among `records()`) on a device of ISA name `isa`, in its order, the
-    /// host's real directory being `dir`; and whether the environment turns
-    /// the loader off.
-    pub fn candidates(
-        &self,
-        record: usize,
-        isa: &[u8],
-        environment: &Environment,
-        dir: &[u8],
-    ) -> Result<(Vec<Vec<u8>>, bool), String> {
-        let given = environment.view();
-        let (mut out, mut disabled) = (super::Buffer::empty(), false);
-        // SAFETY: the handle is live; every view is live for the call; out
-        // and disabled are writable.
-        let status = unsafe {
-            c::clangoffload_kpack_candidates(
-                self.handle.ptr(),
-                record,
-                view(isa),
-                &given,
-                view(dir),
-                &mut out.0,
-                &mut disabled,
-            )
-        };
-        check_status(status, &blank_error())?;
-        let paths = out
-            .bytes()
-            .split(|&b| b == 0)
-            .filter(|p| !p.is_empty())
-            .map(<[u8]>::to_vec)
-            .collect();
-        Ok((paths, disabled))
-    }
-}
-
-/// CLR's architecture list for a device of ISA name `isa`: the ISA without
-/// `amdgcn-amd-amdhsa--`, then its generic target where CLR's table has
-/// one.
-pub fn arch_list(isa: &[u8]) -> Vec<Vec<u8>> {
-    let bare = isa.strip_prefix(b"amdgcn-amd-amdhsa--").unwrap_or(isa);
-    let mut list = vec![bare.to_vec()];
-    let generic = bytes_out(|buf, cap, len, _| {
-        // SAFETY: the view is live for the call; buf is NULL or writable
-        // for `cap` bytes.
-        unsafe { c::clangoffload_kpack_generic_target(view(isa), buf, cap, len) }
-    });
-    list.extend(generic.ok().filter(|g| !g.is_empty()));
-    list
-}
-
-/// Whether the code object resolution chose for a device of ISA name
-/// `isa`, one of architecture `arch`, is the generic target's (the
-/// library's rule).
-pub fn chose_generic(isa: &[u8], arch: &[u8]) -> bool {
-    let mut generic = false;
-    // SAFETY: both views are live for the call; `generic` is writable.
-    let status =
-        unsafe { c::clangoffload_kpack_chose_generic(view(isa), view(arch), &mut generic) };
-    status == super::Status::Ok && generic
-}
-
 /// Which loader's rule resolution follows.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Loader {
@@ -341,50 +277,174 @@ pub enum Loader {
     FallThrough,
 }
 
-/// The archive and entry the runtime loads for `key` on a device of
-/// architecture list `arches` among `archives` (those of the candidates
-/// that opened, in order), or the runtime's error code and why.
-pub fn resolve(
-    archives: &[&Kpack<'_>],
-    key: &[u8],
-    arches: &[Vec<u8>],
+impl Loader {
+    /// The library's flags for it.
+    pub fn flags(self) -> u32 {
+        match self {
+            Loader::FirstCandidate => c::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE,
+            Loader::FallThrough => 0,
+        }
+    }
+}
+
+/// A record of a split host, or a binary key of an archive alone, and what
+/// it gives the device: the library's choice.
+pub struct KpackChoice {
+    /// The record's file offset (a key of an archive alone: none).
+    pub offset: Option<u64>,
+    pub key: Vec<u8>,
+    pub loads: bool,
+    /// `native` or `generic` when it loads.
+    pub how: Option<&'static str>,
+    /// The code object's ID.
+    pub id: Vec<u8>,
+    /// The archive that holds it, as opened, and its entry there.
+    pub path: Vec<u8>,
+    pub entry: usize,
+    /// The record cannot be read (it has no marker).
+    pub unreadable: bool,
+    /// Why this code, or why none.
+    pub reason: String,
+}
+
+/// The archive files the library asked for, each mapped under the path it
+/// asked by and kept until this is dropped.
+#[derive(Default)]
+pub struct Opened(Vec<(Vec<u8>, crate::io::Input)>);
+
+impl Opened {
+    /// The bytes of the archive opened at `path`.
+    pub fn get(&self, path: &[u8]) -> Option<&[u8]> {
+        self.0
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, i)| i.data())
+    }
+}
+
+/// The library's archive reader (`clangoffload_kpack_open_fn`): maps the
+/// file at `path` and keeps the mapping in the `Opened` at `context`.
+///
+/// # Safety
+/// `context` points to a live `Opened` used by nothing else during the
+/// call; `path` readable for `path_len` bytes; `out` writable.
+pub(super) unsafe extern "C" fn open_archive(
+    context: *mut std::ffi::c_void,
+    path: *const u8,
+    path_len: usize,
+    out: *mut c::clangoffload_bytes,
+) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: the `Opened` the caller passed, as the library promises to
+    // pass `context` unchanged.
+    let Some(opened) = (unsafe { context.cast::<Opened>().as_mut() }) else {
+        return false;
+    };
+    // SAFETY: readable for `path_len` bytes, as the library promises.
+    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
+    let file = std::path::Path::new(std::ffi::OsStr::from_bytes(path));
+    let Ok(input) = crate::io::Input::open(file, false) else {
+        return false;
+    };
+    // SAFETY: writable, as the library promises; the view is of the
+    // mapping `opened` keeps until it is dropped, after the call that
+    // asked returns.
+    unsafe { out.write(view(input.data())) };
+    opened.0.push((path.to_vec(), input));
+    true
+}
+
+/// What each `HIPK` record of the split host `data`, whose real directory
+/// is `dir`, gives `device`, resolved by the library as the runtime
+/// resolves it (its archives mapped as it asks, and returned with the
+/// choices); `None` when it is no split host.
+pub fn select_split_host(
+    data: &[u8],
+    device: &str,
+    dir: &[u8],
+    environment: &Environment,
     loader: Loader,
-    disabled: bool,
-) -> Result<(usize, usize), (u32, &'static str)> {
-    let handles: Vec<_> = archives.iter().map(|k| k.handle.ptr()).collect();
-    let views: Vec<_> = arches.iter().map(|a| view(a)).collect();
-    let mut flags = 0;
-    if loader == Loader::FirstCandidate {
-        flags |= c::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE;
-    }
-    if disabled {
-        flags |= c::CLANGOFFLOAD_KPACK_DISABLED;
-    }
-    let found = record(|out| {
-        // SAFETY: every handle and view is live for the call; out is
+) -> Result<Option<(Vec<KpackChoice>, Opened)>, String> {
+    let given = environment.view();
+    let mut opened = Opened::default();
+    let mut status = super::Status::Ok;
+    let made = Handle::make(c::clangoffload_kpack_selection_free, |out| {
+        // SAFETY: every view is live for the call; `open_archive` is called
+        // with a pointer to `opened`, which outlives the call, and the
+        // bytes it hands out stay mapped until `opened` is dropped; out is
         // writable.
-        unsafe {
-            c::clangoffload_kpack_resolve(
-                handles.as_ptr(),
-                handles.len(),
-                view(key),
-                views.as_ptr(),
-                views.len(),
-                flags,
+        status = unsafe {
+            c::clangoffload_select_split_host(
+                data.as_ptr(),
+                data.len(),
+                device.as_ptr().cast(),
+                device.len(),
+                view(dir),
+                &given,
+                loader.flags(),
+                Some(open_archive),
+                std::ptr::from_mut(&mut opened).cast(),
                 out,
             )
-        }
-    })
-    .ok_or((0, "the library refused the resolution"))?;
-    match found.kpack_error {
-        0 => Ok((found.archive, found.entry)),
-        code => {
-            let reason = c::clangoffload_kpack_error_reason(code);
-            // SAFETY: a view of the library's static storage.
-            let text = unsafe { super::slice(reason) };
-            Err((code, std::str::from_utf8(text).unwrap_or_default()))
-        }
+        };
+        check_status(status, &blank_error())
+    });
+    match made {
+        Ok(handle) => Ok(Some((choices(&handle), opened))),
+        Err(_) if status == super::Status::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
+}
+
+/// What each binary key of `kpack` (the archive file at `path`) gives
+/// `device`, resolved in it alone.
+pub fn select_kpack(
+    kpack: &Kpack<'_>,
+    path: &[u8],
+    device: &str,
+    environment: &Environment,
+    loader: Loader,
+) -> Result<Vec<KpackChoice>, String> {
+    let given = environment.view();
+    let handle = Handle::make(c::clangoffload_kpack_selection_free, |out| {
+        // SAFETY: the archive handle and every view are live for the call;
+        // out is writable.
+        let status = unsafe {
+            c::clangoffload_select_kpack(
+                kpack.handle.ptr(),
+                view(path),
+                device.as_ptr().cast(),
+                device.len(),
+                &given,
+                loader.flags(),
+                out,
+            )
+        };
+        check_status(status, &blank_error())
+    })?;
+    Ok(choices(&handle))
+}
+
+/// Every choice of a selection, copied out of it.
+fn choices(handle: &Handle<'_, c::clangoffload_kpack_selection>) -> Vec<KpackChoice> {
+    handle
+        .list(
+            c::clangoffload_kpack_selection_count,
+            c::clangoffload_kpack_selection_get,
+        )
+        .into_iter()
+        .map(|r| KpackChoice {
+            offset: r.has_offset.then_some(r.offset),
+            key: handle.bytes(r.key).to_vec(),
+            loads: r.loads,
+            how: r.loads.then(|| super::select::how_name(r.how)),
+            id: handle.bytes(r.id).to_vec(),
+            path: handle.bytes(r.path).to_vec(),
+            entry: r.entry,
+            unreadable: r.unreadable,
+            reason: String::from_utf8_lossy(handle.bytes(r.reason)).into_owned(),
+        })
+        .collect()
 }
 
 /// The key the runtime looks a record's code object up by.
