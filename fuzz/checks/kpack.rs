@@ -6,6 +6,8 @@
 //! - every architecture, key and ID is a view of the input; a stored code
 //!   object is one too, of its entry's blob;
 //! - an entry is found by `entry(key, arch)` (the first with both);
+//! - each key of an archive alone resolved for a device (`select_archive`)
+//!   is listed once, and a code object chosen is the entry its index names;
 //! - `contents` (under a 1 MiB limit) gives exactly `original_size` bytes
 //!   for a zstd entry, the same bytes `read_into` writes into a buffer of
 //!   that size, and `read_into` refuses one byte less;
@@ -104,6 +106,33 @@ fn archive(data: &[u8]) {
         }
     }
     assert!(count <= archive.entry_count());
+    selected(&archive);
+}
+
+/// Each key of the archive alone resolved for a device: each key once; a
+/// code object chosen is the entry its index names, under its ID.
+fn selected(archive: &Archive<'_>) {
+    use clangoffload::kpack::{Environment, Loader};
+    use clangoffload::select::{select_archive, KpackOutcome};
+    let choices = select_archive(
+        archive,
+        b"a.kpack",
+        "gfx90a:xnack+",
+        &Environment::default(),
+        Loader::FallThrough,
+    );
+    for (i, choice) in choices.iter().enumerate() {
+        assert!(
+            !choices[..i].iter().any(|c| c.key == choice.key),
+            "key twice"
+        );
+        assert_eq!(choice.offset, None);
+        if let KpackOutcome::Loads(load) = &choice.outcome {
+            let entry = archive.entries().nth(load.entry).unwrap().unwrap();
+            assert_eq!((entry.key, entry.id()), (&choice.key[..], &load.id[..]));
+            assert_eq!(load.path, b"a.kpack");
+        }
+    }
 }
 
 fn marker(data: &[u8]) {
