@@ -32,7 +32,14 @@
 //!   (`cuda_entry_image`) is freed as the caller frees it; `cuda_fatbin_prune`
 //!   asked for its size then given exactly that size succeeds with that
 //!   length and one byte less is `BUFFER_TOO_SMALL`; pruning in place keeps
-//!   the file's length and, on an error, its bytes.
+//!   the file's length and, on an error, its bytes;
+//! - kpack choices (`select_split_host`, every archive path it asks for
+//!   opened as the input from its last `KPAK` on, by both loaders;
+//!   `select_kpack` on the input parsed as an archive): each path asked
+//!   for once, each choice read by index and none past the count, its
+//!   texts readable, a choice loads exactly when it has a way (`how`) and
+//!   no runtime error, and a chosen code object is the entry its index
+//!   names in the archive its path gave, under the choice's key and ID.
 
 use std::mem::MaybeUninit;
 
@@ -59,6 +66,7 @@ pub fn check(data: &[u8]) {
     extraction(data);
     cuda(data);
     prune(data);
+    kpack(data);
 }
 
 /// Fails on a panic caught at the boundary.
@@ -825,4 +833,199 @@ fn prune(data: &[u8]) {
         Status::Ok => assert!(changed > 0 || copy == data, "changed bytes, said none"),
         _ => assert!(copy == data, "an error that changed the bytes"),
     }
+}
+
+/// The archive bytes of the kpack checks: the input from its last `KPAK`
+/// on (a split host followed by its archive), else the input.
+fn kpack_archive(data: &[u8]) -> &[u8] {
+    let from = data.windows(4).rposition(|w| w == b"KPAK").unwrap_or(0);
+    &data[from..]
+}
+
+/// What `open_archive` was asked for.
+struct Asked<'a> {
+    archive: &'a [u8],
+    paths: Vec<Vec<u8>>,
+}
+
+/// A `clangoffload_kpack_open_fn` giving `Asked::archive` for every path.
+///
+/// # Safety
+/// `context` points to a live `Asked` used by nothing else during the
+/// call; `path` readable for `path_len` bytes; `out` writable.
+unsafe extern "C" fn open_archive(
+    context: *mut std::ffi::c_void,
+    path: *const u8,
+    path_len: usize,
+    out: *mut c::clangoffload_bytes,
+) -> bool {
+    // SAFETY: the check's record, unchanged by the library.
+    let asked = unsafe { &mut *context.cast::<Asked>() };
+    // SAFETY: readable for `path_len` bytes, as the library promises.
+    let path = unsafe { std::slice::from_raw_parts(path, path_len) };
+    // A path asked twice fails later, in `kpack`, not across the boundary.
+    asked.paths.push(path.to_vec());
+    // SAFETY: writable, as the library promises; the bytes are the input's,
+    // alive for the whole check.
+    unsafe { out.write(bytes(asked.archive)) };
+    true
+}
+
+fn kpack(data: &[u8]) {
+    let archive = kpack_archive(data);
+    for flags in [0, c::CLANGOFFLOAD_KPACK_FIRST_CANDIDATE] {
+        let mut asked = Asked {
+            archive,
+            paths: Vec::new(),
+        };
+        let dir = b"/pkg/lib";
+        let device = DEVICES[0];
+        let mut selection = std::ptr::null_mut();
+        // SAFETY: `data`, `device` and `dir` readable for their lengths,
+        // `open_archive` callable with `asked` during the call, `selection`
+        // a local.
+        let status = unsafe {
+            c::clangoffload_select_split_host(
+                data.as_ptr(),
+                data.len(),
+                device.as_ptr().cast(),
+                device.len(),
+                bytes(dir),
+                std::ptr::null(),
+                flags,
+                Some(open_archive),
+                (&mut asked as *mut Asked).cast(),
+                &mut selection,
+            )
+        };
+        for (i, path) in asked.paths.iter().enumerate() {
+            assert!(!asked.paths[..i].contains(path), "a path asked twice");
+        }
+        if no_panic(status, "select_split_host") == Status::Ok {
+            choices(selection, archive, &asked.paths, true);
+        }
+    }
+    let mut kpack = std::ptr::null_mut();
+    let mut err = error();
+    // SAFETY: `data` readable for its length, the outputs locals.
+    let status =
+        unsafe { c::clangoffload_kpack_parse(data.as_ptr(), data.len(), &mut kpack, &mut err) };
+    if no_panic(status, "kpack_parse") != Status::Ok {
+        return;
+    }
+    let path = b"a.kpack";
+    // An ISA name as the runtime has it (its feature subsets tried), a
+    // target ID, a device whose code is the generic target's.
+    for device in ["gfx90a:sramecc+:xnack-", DEVICES[0], DEVICES[1]] {
+        let mut selection = std::ptr::null_mut();
+        // SAFETY: `kpack` a live handle, `path` and `device` readable, the
+        // output a local.
+        let status = unsafe {
+            c::clangoffload_select_kpack(
+                kpack,
+                bytes(path),
+                device.as_ptr().cast(),
+                device.len(),
+                std::ptr::null(),
+                0,
+                &mut selection,
+            )
+        };
+        if no_panic(status, "select_kpack") == Status::Ok {
+            choices(selection, data, &[path.to_vec()], false);
+        }
+    }
+    // SAFETY: parsed above, freed once.
+    unsafe { c::clangoffload_kpack_free(kpack) };
+}
+
+/// Reads every choice of `selection` (then frees it): a record's choice
+/// has its offset, a key of an archive alone none and is listed once; a
+/// code object chosen is the entry its index names in `archive` (what
+/// every path gave), under the choice's key and ID.
+fn choices(
+    selection: *mut c::clangoffload_kpack_selection,
+    archive: &[u8],
+    paths: &[Vec<u8>],
+    records: bool,
+) {
+    let mut kpack = std::ptr::null_mut();
+    let mut err = error();
+    // SAFETY: `archive` readable for its length, the outputs locals.
+    let parsed = unsafe {
+        c::clangoffload_kpack_parse(archive.as_ptr(), archive.len(), &mut kpack, &mut err)
+    };
+    // SAFETY: a live handle until freed below.
+    let count = unsafe { c::clangoffload_kpack_selection_count(selection) };
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for index in 0..=count {
+        let mut choice = MaybeUninit::<c::clangoffload_kpack_choice>::uninit();
+        // SAFETY: a live handle, `choice` a local.
+        let status =
+            unsafe { c::clangoffload_kpack_selection_get(selection, index, choice.as_mut_ptr()) };
+        if index == count {
+            assert_eq!(status, Status::IndexOutOfRange, "a choice past the count");
+            break;
+        }
+        assert_eq!(status, Status::Ok, "choice {index} of {count}");
+        // SAFETY: written on OK.
+        let choice = unsafe { choice.assume_init() };
+        let [key, id, path, reason] =
+            [choice.key, choice.id, choice.path, choice.reason].map(|v| view(v).to_vec());
+        assert!(!reason.is_empty(), "a choice without a reason");
+        assert_eq!(choice.has_offset, records);
+        assert_eq!(
+            choice.loads,
+            choice.how != 0 && choice.kpack_error == 0 && !choice.unreadable,
+            "loads, how and error disagree: {choice:?}"
+        );
+        if !records {
+            assert!(!keys.contains(&key), "a key twice");
+            keys.push(key.clone());
+        }
+        eprintln!(
+            "DBG records={records} loads={} how={} err={} key={}",
+            choice.loads,
+            choice.how,
+            choice.kpack_error,
+            String::from_utf8_lossy(&key)
+        );
+        if !choice.loads {
+            continue;
+        }
+        assert!(paths.contains(&path), "a path never opened");
+        assert_eq!(
+            parsed,
+            Status::Ok,
+            "chosen from an archive that does not parse"
+        );
+        let mut entry = MaybeUninit::<c::clangoffload_kpack_entry>::uninit();
+        // SAFETY: `kpack` live (parsed), `entry` a local.
+        let status =
+            unsafe { c::clangoffload_kpack_get_entry(kpack, choice.entry, entry.as_mut_ptr()) };
+        assert_eq!(status, Status::Ok, "the chosen entry's index");
+        // SAFETY: written on OK.
+        let entry = unsafe { entry.assume_init() };
+        let named = if entry.target.len > 0 {
+            entry.target
+        } else {
+            entry.arch
+        };
+        assert_eq!((view(entry.key), view(named)), (&key[..], &id[..]));
+    }
+    // SAFETY: a live handle, freed once.
+    unsafe { c::clangoffload_kpack_selection_free(selection) };
+    // SAFETY: NULL (does nothing) or a live handle, freed once.
+    unsafe { c::clangoffload_kpack_free(kpack) };
+}
+
+/// The bytes a view of the library's names (empty for an empty view).
+fn view<'a>(view: c::clangoffload_bytes) -> &'a [u8] {
+    if view.len == 0 {
+        return &[];
+    }
+    assert!(!view.ptr.is_null(), "a NULL view with a length");
+    // SAFETY: the library's views are readable for their length while
+    // their handle lives; callers copy or compare them before freeing it.
+    unsafe { std::slice::from_raw_parts(view.ptr, view.len) }
 }
