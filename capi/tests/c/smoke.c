@@ -422,8 +422,18 @@ static void test_cuda_write(const char *dir) {
 /* Archives the coverage asked for, kept until the call that asked returns. */
 struct opened {
   unsigned char *data[64];
+  size_t len[64];
+  char *path[64];
   size_t count;
 };
+
+static void free_opened(struct opened *opened) {
+  for (size_t i = 0; i < opened->count; i++) {
+    free(opened->data[i]);
+    free(opened->path[i]);
+  }
+  opened->count = 0;
+}
 
 static bool open_archive(void *context, const uint8_t *path, size_t path_len, clangoffload_bytes *out) {
   struct opened *opened = context;
@@ -436,7 +446,10 @@ static bool open_archive(void *context, const uint8_t *path, size_t path_len, cl
   if (!f) return false;
   fclose(f);
   unsigned char *data = read_file(name[0] == '/' ? "" : ".", name, &len);
-  opened->data[opened->count++] = data;
+  opened->data[opened->count] = data;
+  opened->len[opened->count] = len;
+  opened->path[opened->count] = malloc(path_len + 1);
+  memcpy(opened->path[opened->count++], name, path_len + 1);
   out->ptr = data;
   out->len = len;
   return true;
@@ -478,11 +491,12 @@ static void test_coverage(const char *dir) {
   snprintf(lib, sizeof lib, "%s/kpack/zstd/lib", dir);
   size_t len;
   unsigned char *host = read_file(dir, "kpack/zstd/lib/libtwo.so", &len);
-  struct opened opened = {{0}, 0};
+  struct opened opened;
+  memset(&opened, 0, sizeof opened);
   clangoffload_bytes lib_view = {(const uint8_t *)lib, strlen(lib)};
   CHECK(clangoffload_coverage_add_split_host(coverage, host, len, "libtwo.so", 9, lib_view, NULL, 0, open_archive, &opened, &input) == CLANGOFFLOAD_STATUS_OK);
   CHECK(input == 3 && opened.count > 0);
-  for (size_t i = 0; i < opened.count; i++) free(opened.data[i]);
+  free_opened(&opened);
   CHECK(clangoffload_coverage_file_count(coverage) == 4);
   /* gfx906, the first current GPU's processor, is among the archives. */
   size_t gfx906 = devices;
@@ -497,6 +511,66 @@ static void test_coverage(const char *dir) {
   CHECK(!cell.applies && !cell.loads);
   free(host);
   clangoffload_coverage_free(coverage);
+}
+
+/* Checks each choice of `selection` (then frees it): each loads `want`
+ * natively, from an archive `opened` gave, as the entry its index names. */
+static void check_choices(clangoffload_kpack_selection *selection, const struct opened *opened, int records, const char *want) {
+  size_t count = clangoffload_kpack_selection_count(selection);
+  CHECK(count >= 2);
+  clangoffload_kpack_choice choice;
+  for (size_t i = 0; i < count; i++) {
+    CHECK(clangoffload_kpack_selection_get(selection, i, &choice) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(choice.loads && choice.how == CLANGOFFLOAD_SELECT_NATIVE && choice.kpack_error == 0);
+    CHECK(choice.has_offset == (records != 0) && id_is(choice.id, want) && choice.reason.len > 0);
+    size_t from = opened->count;
+    for (size_t j = 0; j < opened->count; j++) {
+      if (id_is(choice.path, opened->path[j])) from = j;
+    }
+    CHECK(from < opened->count);
+    if (from == opened->count) continue;
+    clangoffload_kpack *kpack = NULL;
+    clangoffload_kpack_entry entry;
+    CHECK(clangoffload_kpack_parse(opened->data[from], opened->len[from], &kpack, NULL) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(clangoffload_kpack_get_entry(kpack, choice.entry, &entry) == CLANGOFFLOAD_STATUS_OK);
+    CHECK(entry.key.len == choice.key.len && memcmp(entry.key.ptr, choice.key.ptr, entry.key.len) == 0);
+    clangoffload_kpack_free(kpack);
+  }
+  CHECK(clangoffload_kpack_selection_get(selection, count, &choice) == CLANGOFFLOAD_STATUS_INDEX_OUT_OF_RANGE);
+  clangoffload_kpack_selection_free(selection);
+}
+
+/* What gfx906 loads from a kpack split host (its archives through an open
+ * callback), then from one of its archives alone. */
+static void test_select_kpack(const char *dir) {
+  char lib[4096];
+  snprintf(lib, sizeof lib, "%s/kpack/zstd/lib", dir);
+  clangoffload_bytes lib_view = {(const uint8_t *)lib, strlen(lib)};
+  size_t len;
+  unsigned char *host = read_file(dir, "kpack/zstd/lib/libtwo.so", &len);
+  struct opened opened;
+  memset(&opened, 0, sizeof opened);
+  clangoffload_kpack_selection *selection = NULL;
+  CHECK(clangoffload_select_split_host(host, len, "gfx906", 6, lib_view, NULL, CLANGOFFLOAD_KPACK_FIRST_CANDIDATE, open_archive, &opened, &selection) == CLANGOFFLOAD_STATUS_OK);
+  if (selection) check_choices(selection, &opened, 1, "hipv4-amdgcn-amd-amdhsa--gfx906");
+  for (size_t i = 0; i < opened.count; i++) {
+    for (size_t j = 0; j < i; j++) CHECK(strcmp(opened.path[i], opened.path[j]) != 0);
+  }
+  free_opened(&opened);
+  free(host);
+
+  char archive[4096];
+  snprintf(archive, sizeof archive, "%s/kpack/zstd/.kpack/test_lib_gfx906.kpack", dir);
+  clangoffload_bytes path = {(const uint8_t *)archive, strlen(archive)};
+  clangoffload_bytes bytes;
+  CHECK(open_archive(&opened, path.ptr, path.len, &bytes));
+  clangoffload_kpack *kpack = NULL;
+  CHECK(clangoffload_kpack_parse(opened.data[0], opened.len[0], &kpack, NULL) == CLANGOFFLOAD_STATUS_OK);
+  selection = NULL;
+  CHECK(clangoffload_select_kpack(kpack, path, "gfx906", 6, NULL, 0, &selection) == CLANGOFFLOAD_STATUS_OK);
+  clangoffload_kpack_free(kpack);
+  if (selection) check_choices(selection, &opened, 0, "hipv4-amdgcn-amd-amdhsa--gfx906");
+  free_opened(&opened);
 }
 
 int main(int argc, char **argv) {
@@ -516,6 +590,7 @@ int main(int argc, char **argv) {
   test_text_and_archive(argv[1]);
   test_cuda_write(argv[1]);
   test_coverage(argv[1]);
+  test_select_kpack(argv[1]);
   if (failures) {
     fprintf(stderr, "%d checks failed\n", failures);
     return 1;
