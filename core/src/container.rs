@@ -124,8 +124,11 @@ pub fn declared_extent(prefix: &[u8]) -> Result<Extent> {
         return compressed_extent(prefix);
     }
     if OffloadBinary::is_offload_binary(prefix) {
-        if prefix.len() < 40 {
-            return Ok(Extent::NeedAtLeast(40));
+        // The 32 bytes every version's header starts with say the size (a
+        // version 1 or 2 binary may be just those 32 bytes: asking for a
+        // version 3 header's 40 would read past it).
+        if prefix.len() < 32 {
+            return Ok(Extent::NeedAtLeast(32));
         }
         return OffloadBinary::declared_size(prefix).map(Extent::Known);
     }

@@ -920,8 +920,17 @@ fn extents_come_from_headers_without_reading_payloads() {
     let (size, read) = extent_by_prefixes(&hip);
     assert_eq!(size, hip.len() as u64);
     assert!(read < 512, "read {read} bytes of the header");
+    // The 32 bytes every version's header starts with give the size.
     let binary = v1();
-    assert_eq!(extent_by_prefixes(&binary), (binary.len() as u64, 40));
+    assert_eq!(extent_by_prefixes(&binary), (binary.len() as u64, 32));
+    // A version 2 binary of no entries is those 32 bytes alone: the reader
+    // must not ask for a version 3 header's 40 (fuzz: offload_binary).
+    let mut empty = Vec::from(&binary[..32]);
+    empty[4] = 2;
+    empty[8..16].copy_from_slice(&32u64.to_le_bytes());
+    empty[16..32].fill(0);
+    assert!(OffloadBinary::parse(&empty).is_ok());
+    assert_eq!(extent_by_prefixes(&empty), (32, 32));
     let compressed = clangoffload::compressed::compress(
         &hip,
         &clangoffload::compressed::CompressOptions {
