@@ -10,7 +10,7 @@
 //! compressed bytes can contain `CCOB`.
 
 use crate::back_to_back::BackToBack;
-use crate::{Bundle, CompressedBundle, Error, ErrorKind, FileKind, OffloadBinary, Result};
+use crate::{Bundle, CompressedBundle, Error, ErrorKind, Field, FileKind, OffloadBinary, Result};
 
 /// One container found in a sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,13 +124,21 @@ pub fn declared_extent(prefix: &[u8]) -> Result<Extent> {
         return compressed_extent(prefix);
     }
     if OffloadBinary::is_offload_binary(prefix) {
-        // The 32 bytes every version's header starts with say the size (a
-        // version 1 or 2 binary may be just those 32 bytes: asking for a
-        // version 3 header's 40 would read past it).
-        if prefix.len() < 32 {
-            return Ok(Extent::NeedAtLeast(32));
-        }
-        return OffloadBinary::declared_size(prefix).map(Extent::Known);
+        // The header is 32 bytes up to version 2 (a binary may be those 32
+        // bytes alone) and 40 from version 3: the 32 bytes every version
+        // starts with say which, and a header cut short asks for its own
+        // length.
+        return match OffloadBinary::declared_size(prefix) {
+            Err(e) => match e.kind() {
+                ErrorKind::Truncated {
+                    field: Field::OffloadBinaryHeader,
+                    needed,
+                    ..
+                } => Ok(Extent::NeedAtLeast(needed)),
+                _ => Err(e),
+            },
+            size => size.map(Extent::Known),
+        };
     }
     if Bundle::is_bundle(prefix) {
         return bundle_extent(prefix);

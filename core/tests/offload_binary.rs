@@ -931,6 +931,15 @@ fn extents_come_from_headers_without_reading_payloads() {
     empty[16..32].fill(0);
     assert!(OffloadBinary::parse(&empty).is_ok());
     assert_eq!(extent_by_prefixes(&empty), (32, 32));
+    // A version 3 header is 40 bytes: 32 of them ask for the rest (fuzz:
+    // c_abi, where this said TRUNCATED with no extent).
+    let mut v3 = empty.clone();
+    v3[4] = 3;
+    v3[8..16].copy_from_slice(&48u64.to_le_bytes());
+    use clangoffload::container::{declared_extent, Extent};
+    assert_eq!(declared_extent(&v3), Ok(Extent::NeedAtLeast(40)));
+    v3.resize(40, 0);
+    assert_eq!(declared_extent(&v3), Ok(Extent::Known(48)));
     let compressed = clangoffload::compressed::compress(
         &hip,
         &clangoffload::compressed::CompressOptions {
