@@ -57,12 +57,14 @@ for target in "$@"; do
   # With -jobs, libFuzzer writes each job's output to fuzz-<n>.log.
   cat fuzz-*.log >>"$log" 2>/dev/null
   rm -f fuzz-*.log
-  sum() { grep -o "stat::$1: *[0-9]*" "$log" | awk '{ s += $2 } END { print s + 0 }'; }
-  max() { grep -o "stat::$1: *[0-9]*" "$log" | awk '$2 > m { m = $2 } END { print m + 0 }'; }
+  # -a: a log may hold bytes that are no text (a target's output), and
+  # grep then prints "binary file matches" instead of the lines.
+  sum() { grep -ao "stat::$1: *[0-9]*" "$log" | awk '{ s += $2 } END { print s + 0 }'; }
+  max() { grep -ao "stat::$1: *[0-9]*" "$log" | awk '$2 > m { m = $2 } END { print m + 0 }'; }
   execs=$(sum number_of_executed_units)
   rate=$(sum average_exec_per_sec)
   rss=$(max peak_rss_mb)
-  last=$(grep -E "^#[0-9]+.*cov: " "$log" | tail -1)
+  last=$(grep -aE "^#[0-9]+.*cov: " "$log" | tail -1)
   cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$last")
@@ -70,7 +72,7 @@ for target in "$@"; do
     result="no crash"
   else
     failed=1
-    artifact=$(grep -o "artifacts/$target/[^ ]*" "$log" | head -1)
+    artifact=$(grep -ao "artifacts/$target/[^ ]*" "$log" | head -1)
     result="CRASH (exit $status)${artifact:+: \`$artifact\`}"
     echo "== $target: see $log" >&2
   fi
