@@ -640,6 +640,36 @@ mod tests {
         assert_eq!(status, clangoffload_status::UnknownContainer);
     }
 
+    /// An OffloadBinary header: magic, `version`, `size`, no entries.
+    fn offload_binary_header(version: u8, size: u64) -> [u8; 40] {
+        let mut header = [0u8; 40];
+        header[..4].copy_from_slice(&[0x10, 0xff, 0x10, 0xad]);
+        header[4] = version;
+        header[8..16].copy_from_slice(&size.to_le_bytes());
+        header
+    }
+
+    #[test]
+    fn extent_of_an_offload_binary_whose_header_is_all_of_it() {
+        let mut extent = 0u64;
+        let null = std::ptr::null_mut();
+        // A version 2 binary of no entries is its 32-byte header: its end
+        // as the bound is enough (found by fuzzing: it asked for 40).
+        let v2 = offload_binary_header(2, 32);
+        // SAFETY: 32 readable bytes.
+        let status = unsafe { clangoffload_container_extent(v2.as_ptr(), 32, &mut extent, null) };
+        assert_eq!((status, extent), (clangoffload_status::Ok, 32));
+        // A version 3 header is 40 bytes: 32 of them are not enough, and
+        // the bytes needed are told.
+        let v3 = offload_binary_header(3, 40);
+        // SAFETY: 32 of its 40 readable bytes.
+        let status = unsafe { clangoffload_container_extent(v3.as_ptr(), 32, &mut extent, null) };
+        assert_eq!((status, extent), (clangoffload_status::Truncated, 40));
+        // SAFETY: its 40 readable bytes.
+        let status = unsafe { clangoffload_container_extent(v3.as_ptr(), 40, &mut extent, null) };
+        assert_eq!((status, extent), (clangoffload_status::Ok, 40));
+    }
+
     #[test]
     fn a_walk_over_a_file_that_is_not_elf_ends_after_its_error() {
         let data = fixture("llvm22/hip-4096.bundle");
