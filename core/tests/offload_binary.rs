@@ -1066,6 +1066,25 @@ fn extents_of_damaged_headers() {
     let mut binary = v1();
     binary[4] = 9;
     assert!(declared_extent(&binary).is_err());
+    // A size below its version's header, said from the 32 bytes every
+    // version starts with (a version 3 header is 40), at the size field.
+    let mut short = binary[..32].to_vec();
+    for (version, size) in [(2u8, 16u64), (3, 32)] {
+        short[4] = version;
+        short[8..16].copy_from_slice(&size.to_le_bytes());
+        let e = declared_extent(&short).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::BinarySizeTooSmall { .. }) && e.offset() == 8,
+            "{e:?}"
+        );
+    }
+    // A size of 2^64 - 1 is what the header says: the reader's bound
+    // refuses it, not a guess here.
+    short[4] = 2;
+    short[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert_eq!(declared_extent(&short), Ok(Extent::Known(u64::MAX)));
+    // Eight bytes of any version ask for the 32 all versions share.
+    assert_eq!(declared_extent(&short[..8]), Ok(Extent::NeedAtLeast(32)));
 }
 
 #[test]

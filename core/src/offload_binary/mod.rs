@@ -371,19 +371,22 @@ impl<'data> OffloadBinary<'data> {
                 ))
             }
         };
+        // The size first: the 32 bytes read say whether the binary is
+        // shorter than its version's header, and a reader of unknown length
+        // must not be sent past a binary's declared end for the rest.
+        let size = header.size.get();
+        if size < header_len {
+            return Err(Error::new(
+                ErrorKind::BinarySizeTooSmall { size, header_len },
+                8,
+            ));
+        }
         if to_u64(data.len()) < header_len {
             return Err(Error::truncated(
                 Field::OffloadBinaryHeader,
                 header_len,
                 to_u64(data.len()),
                 0,
-            ));
-        }
-        let size = header.size.get();
-        if size < header_len {
-            return Err(Error::new(
-                ErrorKind::BinarySizeTooSmall { size, header_len },
-                8,
             ));
         }
         Ok((version, size, header_len))
